@@ -1,0 +1,39 @@
+package io.cobble.flink.v1_17;
+
+import io.cobble.flink.shim.FlinkLine;
+import io.cobble.flink.shim.FlinkLineShim;
+import io.cobble.flink.shim.RecoveryClaimMode;
+import java.util.Map;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.GlobalConfiguration;
+import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
+
+/** Flink 1.17 and 1.18: {@code flink-conf.yaml}, {@code RestoreMode}. */
+public final class Line117Shim implements FlinkLineShim {
+
+  @Override
+  public FlinkLine line() {
+    return FlinkLine.LINE_1_17;
+  }
+
+  @Override
+  public String checkpointDirKey(String flinkVersion) {
+    return CheckpointingOptions.CHECKPOINTS_DIRECTORY.key();
+  }
+
+  @Override
+  public String configFileName(String flinkVersion) {
+    return GlobalConfiguration.FLINK_CONF_FILENAME;
+  }
+
+  @Override
+  public String recoveryClaimModeKey(String flinkVersion) {
+    return SavepointConfigOptions.RESTORE_MODE.key();
+  }
+
+  @Override
+  public RecoveryClaimMode recoveryClaimMode(
+      String flinkVersion, Map<String, String> configuration) {
+    return FlinkLineShim.claimModeFrom(configuration, recoveryClaimModeKey(flinkVersion));
+  }
+}

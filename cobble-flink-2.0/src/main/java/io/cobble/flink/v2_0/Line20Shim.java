@@ -1,0 +1,43 @@
+package io.cobble.flink.v2_0;
+
+import io.cobble.flink.shim.FlinkLine;
+import io.cobble.flink.shim.FlinkLineShim;
+import io.cobble.flink.shim.RecoveryClaimMode;
+import java.util.Map;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.GlobalConfiguration;
+import org.apache.flink.configuration.StateRecoveryOptions;
+
+/** Flink 2.0 and later: {@code config.yaml} only, {@code RecoveryClaimMode}. */
+public final class Line20Shim implements FlinkLineShim {
+
+  /** Flink 2.x still reads the 1.x key as a deprecated alias of the claim mode. */
+  private static final String LEGACY_CLAIM_MODE_KEY = "execution.savepoint-restore-mode";
+
+  @Override
+  public FlinkLine line() {
+    return FlinkLine.LINE_2_0;
+  }
+
+  @Override
+  public String checkpointDirKey(String flinkVersion) {
+    return CheckpointingOptions.CHECKPOINTS_DIRECTORY.key();
+  }
+
+  @Override
+  public String configFileName(String flinkVersion) {
+    return GlobalConfiguration.FLINK_CONF_FILENAME;
+  }
+
+  @Override
+  public String recoveryClaimModeKey(String flinkVersion) {
+    return StateRecoveryOptions.RESTORE_MODE.key();
+  }
+
+  @Override
+  public RecoveryClaimMode recoveryClaimMode(
+      String flinkVersion, Map<String, String> configuration) {
+    return FlinkLineShim.claimModeFrom(
+        configuration, recoveryClaimModeKey(flinkVersion), LEGACY_CLAIM_MODE_KEY);
+  }
+}

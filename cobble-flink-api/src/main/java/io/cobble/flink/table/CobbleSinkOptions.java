@@ -1,0 +1,35 @@
+package io.cobble.flink.table;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.MemorySize;
+
+/** Options of the Cobble SQL sink. */
+public final class CobbleSinkOptions {
+
+  public static final ConfigOption<Integer> SINK_PARALLELISM =
+      ConfigOptions.key("sink.parallelism")
+          .intType()
+          .noDefaultValue()
+          .withDescription("Number of sink writers; each owns a contiguous range of buckets.");
+
+  public static final ConfigOption<Integer> SNAPSHOT_RETENTION =
+      ConfigOptions.key("snapshot.retention")
+          .intType()
+          .defaultValue(1)
+          .withDescription("Number of committed global snapshots kept; older ones expire.");
+
+  public static final ConfigOption<Boolean> SINK_USE_MANAGED_MEMORY_ALLOCATOR =
+      ConfigOptions.key("sink.use-managed-memory-allocator")
+          .booleanType()
+          .defaultValue(false)
+          .withDescription("Whether each writer declares its buffer as Flink managed memory.");
+
+  public static final ConfigOption<MemorySize> SINK_WRITER_BUFFER_MEMORY =
+      ConfigOptions.key("sink.writer-buffer-memory")
+          .memoryType()
+          .defaultValue(MemorySize.parse("256mb"))
+          .withDescription("Write-buffer budget of one sink writer.");
+
+  private CobbleSinkOptions() {}
+}

@@ -1,0 +1,43 @@
+package io.cobble.flink.shim;
+
+import java.util.Map;
+
+/**
+ * What differs between Flink lines for the version-neutral Cobble code. Each line module implements
+ * it once and registers the implementation for {@link java.util.ServiceLoader}; the answers may
+ * depend on the running minor version inside the line (1.19 versus 1.20, for example).
+ */
+public interface FlinkLineShim {
+
+  /** The line this implementation was compiled for. */
+  FlinkLine line();
+
+  /** The configuration key that names the checkpoint directory on the given Flink version. */
+  String checkpointDirKey(String flinkVersion);
+
+  /** The cluster configuration file name that the given Flink version reads. */
+  String configFileName(String flinkVersion);
+
+  /** The configuration key holding the restore (claim) mode on the given Flink version. */
+  String recoveryClaimModeKey(String flinkVersion);
+
+  /**
+   * The restore mode a job configuration asks for on the given Flink version, honouring the
+   * deprecated key where Flink still does, and Flink's default ({@code NO_CLAIM}) when unset.
+   */
+  RecoveryClaimMode recoveryClaimMode(String flinkVersion, Map<String, String> configuration);
+
+  /**
+   * Reads the claim mode from the first key present, in the order given (new key before its
+   * deprecated aliases), defaulting to Flink's {@code NO_CLAIM}.
+   */
+  static RecoveryClaimMode claimModeFrom(Map<String, String> configuration, String... keys) {
+    for (String key : keys) {
+      String value = configuration.get(key);
+      if (value != null) {
+        return RecoveryClaimMode.parse(key, value);
+      }
+    }
+    return RecoveryClaimMode.NO_CLAIM;
+  }
+}
