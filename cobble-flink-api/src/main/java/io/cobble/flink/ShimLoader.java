@@ -11,8 +11,8 @@ import java.util.stream.Collectors;
 
 /**
  * Finds the line shim packaged with this Cobble jar and checks, at first use, that it serves the
- * running Flink. A jar for the wrong line fails here with the name of the jar to use instead, before
- * any line-specific class can fail with a linkage error.
+ * running Flink. A jar for the wrong line fails here with the name of the jar to use instead,
+ * before any line-specific class can fail with a linkage error.
  */
 public final class ShimLoader {
 

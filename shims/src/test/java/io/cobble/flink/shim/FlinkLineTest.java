@@ -13,8 +13,15 @@ class FlinkLineTest {
   @Test
   void everySupportedMinorHasExactlyOneLine() {
     String[][] expected = {
-      {"1.17.2", "1.17"}, {"1.18.1", "1.17"}, {"1.19.3", "1.19"}, {"1.20.3", "1.19"},
-      {"2.0.0", "2.0"}, {"2.1.1", "2.0"}, {"2.2.0", "2.0"}, {"2.3.0", "2.0"}, {"2.3-SNAPSHOT", "2.0"}
+      {"1.17.2", "1.17"},
+      {"1.18.1", "1.17"},
+      {"1.19.3", "1.19"},
+      {"1.20.3", "1.19"},
+      {"2.0.0", "2.0"},
+      {"2.1.1", "2.0"},
+      {"2.2.0", "2.0"},
+      {"2.3.0", "2.0"},
+      {"2.3-SNAPSHOT", "2.0"}
     };
     for (String[] pair : expected) {
       long serving = FlinkLine.all().stream().filter(l -> l.serves(pair[0])).count();
