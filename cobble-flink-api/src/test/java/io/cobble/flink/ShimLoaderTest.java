@@ -1,0 +1,108 @@
+package io.cobble.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.CobbleVersion;
+import io.cobble.flink.shim.FlinkLine;
+import io.cobble.flink.shim.FlinkLineShim;
+import io.cobble.flink.shim.RecoveryClaimMode;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ShimLoaderTest {
+
+  /** A shim that answers only its line, enough for selecting among lines. */
+  private static final class LineOnlyShim implements FlinkLineShim {
+    private final FlinkLine line;
+
+    LineOnlyShim(FlinkLine line) {
+      this.line = line;
+    }
+
+    @Override
+    public FlinkLine line() {
+      return line;
+    }
+
+    @Override
+    public String checkpointDirKey(String flinkVersion) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public String configFileName(String flinkVersion) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public String recoveryClaimModeKey(String flinkVersion) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public RecoveryClaimMode recoveryClaimMode(String flinkVersion, Map<String, String> config) {
+      throw new UnsupportedOperationException();
+    }
+  }
+
+  private static String jar(String line) {
+    return "cobble-flink-dist-" + CobbleVersion.get() + "-1-flink-" + line + ".jar";
+  }
+
+  @Test
+  void selectsTheShimServingTheRunningVersion() {
+    FlinkLineShim shim = new LineOnlyShim(FlinkLine.LINE_1_19);
+    assertSame(shim, ShimLoader.select(List.of(shim), "1.20.3"));
+  }
+
+  @Test
+  void wrongLineNamesTheJarToUseInstead() {
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () -> ShimLoader.select(List.of(new LineOnlyShim(FlinkLine.LINE_1_17)), "2.1.1"));
+    assertTrue(e.getMessage().contains(jar("1.17")), e.getMessage());
+    assertTrue(e.getMessage().contains("2.1.1"), e.getMessage());
+    assertTrue(e.getMessage().contains("Use " + jar("2.0") + " instead"), e.getMessage());
+  }
+
+  @Test
+  void unsupportedFlinkListsTheSupportedLines() {
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () -> ShimLoader.select(List.of(new LineOnlyShim(FlinkLine.LINE_1_17)), "1.16.3"));
+    assertTrue(e.getMessage().contains("not supported"), e.getMessage());
+    assertTrue(e.getMessage().contains("Flink 2.0 and later"), e.getMessage());
+  }
+
+  @Test
+  void missingOrDuplicateLineModulesAreExplained() {
+    IllegalStateException none =
+        assertThrows(
+            IllegalStateException.class,
+            () -> ShimLoader.select(Collections.emptyList(), "1.19.3"));
+    assertTrue(none.getMessage().contains(jar("1.19")), none.getMessage());
+    IllegalStateException two =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                ShimLoader.select(
+                    Arrays.asList(
+                        new LineOnlyShim(FlinkLine.LINE_1_17),
+                        new LineOnlyShim(FlinkLine.LINE_2_0)),
+                    "2.0.0"));
+    assertTrue(two.getMessage().contains("keep only " + jar("2.0")), two.getMessage());
+  }
+
+  @Test
+  void noShimIsPackagedWithTheNeutralModule() {
+    assertEquals(0, ShimLoader.discover().size());
+  }
+}
