@@ -1,0 +1,86 @@
+package io.cobble.linkage;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * The version-neutrality check of the build: every Flink module against every minor it serves. One
+ * test per module; each prints its per-minor counts and fails listing every unresolved link.
+ */
+class FlinkLinkageTest {
+  /** Every supported minor, oldest first: the version-neutral modules compile against the first. */
+  static final List<String> SUPPORTED =
+      List.of("1.17.2", "1.18.1", "1.19.3", "1.20.3", "2.0.0", "2.1.1", "2.2.0", "2.3.0");
+
+  @TestFactory
+  Stream<DynamicTest> everyModuleLinksOnEveryMinorItServes() {
+    return Stream.of(
+        check("shims", List.of(), SUPPORTED),
+        check("cobble-flink-api", List.of("shims", "cobble"), SUPPORTED),
+        check(
+            "cobble-flink-1.17",
+            List.of("cobble-flink-api", "shims", "cobble"),
+            List.of("1.17.2", "1.18.1")),
+        check(
+            "cobble-flink-1.19",
+            List.of("cobble-flink-api", "shims", "cobble"),
+            List.of("1.19.3", "1.20.3")),
+        check(
+            "cobble-flink-2.0",
+            List.of("cobble-flink-api", "shims", "cobble"),
+            List.of("2.0.0", "2.1.1", "2.2.0", "2.3.0")));
+  }
+
+  private static DynamicTest check(String module, List<String> dependencies, List<String> minors) {
+    return DynamicTest.dynamicTest(
+        module + " on " + String.join(", ", minors),
+        () -> {
+          Path flinkRoot = Paths.get(property("linkage.flink.dir"));
+          List<LinkageReport> reports =
+              new LinkageChecker(
+                      module,
+                      modulePath(module),
+                      dependencies.stream()
+                          .map(FlinkLinkageTest::modulePath)
+                          .collect(Collectors.toList()))
+                  .check(
+                      minors.stream()
+                          .map(minor -> FlinkMinor.copiedInto(flinkRoot, minor))
+                          .collect(Collectors.toList()));
+          reports.forEach(report -> System.out.println(report.format()));
+          assertTrue(
+              reports.stream().allMatch(r -> r.referencesChecked() > 0),
+              module + " has no Flink references at all: is the right jar under check?");
+          String problems =
+              reports.stream()
+                  .flatMap(r -> r.problems().stream())
+                  .map(LinkageProblem::toString)
+                  .collect(Collectors.joining(System.lineSeparator()));
+          assertTrue(
+              problems.isEmpty(),
+              "Flink linkage broken (see linkage-check in README):"
+                  + System.lineSeparator()
+                  + problems);
+        });
+  }
+
+  private static Path modulePath(String module) {
+    return Paths.get(property("linkage.module." + module));
+  }
+
+  private static String property(String name) {
+    String value = System.getProperty(name);
+    if (value == null || value.startsWith("${")) {
+      throw new IllegalStateException(
+          name + " is not set: run through Maven (mvn -pl linkage-check verify)");
+    }
+    return value;
+  }
+}
