@@ -1,47 +1,65 @@
 package io.cobble.linkage;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.flink.shim.FlinkLine;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
  * The version-neutrality check of the build: every Flink module against every minor it serves. One
- * test per module; each prints its per-minor counts and fails listing every unresolved link.
+ * test per module; each prints its per-minor counts and fails listing every unresolved link. Which
+ * minors a line module serves comes from {@link FlinkLine}, the same claim its dist jar makes at
+ * runtime.
  */
 class FlinkLinkageTest {
-  /** Every supported minor, oldest first: the version-neutral modules compile against the first. */
+  /** Every supported minor, oldest first: each module is compiled against the first it serves. */
   static final List<String> SUPPORTED =
       List.of("1.17.2", "1.18.1", "1.19.3", "1.20.3", "2.0.0", "2.1.1", "2.2.0", "2.3.0");
 
+  private static final List<String> LINE_MODULE_DEPENDENCIES =
+      List.of("cobble-flink-api", "shims", "cobble");
+
   @TestFactory
   Stream<DynamicTest> everyModuleLinksOnEveryMinorItServes() {
-    return Stream.of(
-        check("shims", List.of(), SUPPORTED),
-        check("cobble-flink-api", List.of("shims", "cobble"), SUPPORTED),
-        check(
-            "cobble-flink-1.17",
-            List.of("cobble-flink-api", "shims", "cobble"),
-            List.of("1.17.2", "1.18.1")),
-        check(
-            "cobble-flink-1.19",
-            List.of("cobble-flink-api", "shims", "cobble"),
-            List.of("1.19.3", "1.20.3")),
-        check(
-            "cobble-flink-2.0",
-            List.of("cobble-flink-api", "shims", "cobble"),
-            List.of("2.0.0", "2.1.1", "2.2.0", "2.3.0")));
+    Stream<DynamicTest> neutral =
+        Stream.of(
+            check("shims", List.of(), SUPPORTED),
+            check("cobble-flink-api", List.of("shims", "cobble"), SUPPORTED));
+    Stream<DynamicTest> lines =
+        FlinkLine.all().stream()
+            .map(
+                line ->
+                    check(
+                        "cobble-flink-" + line.lineName(),
+                        LINE_MODULE_DEPENDENCIES,
+                        SUPPORTED.stream().filter(line::serves).collect(Collectors.toList())));
+    return Stream.concat(neutral, lines);
+  }
+
+  @Test
+  void everySupportedMinorIsServedByExactlyOneLine() {
+    for (String minor : SUPPORTED) {
+      assertEquals(
+          1,
+          FlinkLine.all().stream().filter(line -> line.serves(minor)).count(),
+          "Flink " + minor + " must be served by exactly one line");
+    }
   }
 
   private static DynamicTest check(String module, List<String> dependencies, List<String> minors) {
     return DynamicTest.dynamicTest(
         module + " on " + String.join(", ", minors),
         () -> {
+          assertFalse(minors.isEmpty(), module + " serves no supported minor");
           Path flinkRoot = Paths.get(property("linkage.flink.dir"));
           List<LinkageReport> reports =
               new LinkageChecker(
