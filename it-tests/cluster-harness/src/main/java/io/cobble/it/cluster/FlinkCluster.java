@@ -278,6 +278,18 @@ public final class FlinkCluster implements AutoCloseable {
     waitUntil("slots-total >= " + slots, timeout, () -> slotsTotal() >= slots, jobManager);
   }
 
+  /**
+   * Waits until the JobManager lists exactly {@code count} TaskManagers with slots (after a kill,
+   * the dead one stays listed until {@code heartbeat.timeout}).
+   */
+  public void waitForTaskManagerCount(int count, Duration timeout) {
+    waitUntil(
+        count + " TaskManager(s) registered",
+        timeout,
+        () -> taskManagerIds().size() == count,
+        jobManager);
+  }
+
   @Override
   public void close() {
     List<ManagedProcess> reversed = new ArrayList<>(processes);

@@ -68,6 +68,7 @@ public final class SqlSession implements AutoCloseable {
           "/v2/sessions/" + handle + "/operations/" + operation + "/result/0?rowFormat=JSON";
       List<String> columns = new ArrayList<>();
       List<List<Object>> rows = new ArrayList<>();
+      List<String> kinds = new ArrayList<>();
       String jobId = null;
       String resultKind = null;
       while (next != null) {
@@ -99,6 +100,7 @@ public final class SqlSession implements AutoCloseable {
             fields.add(RestJson.MAPPER.treeToValue(it.next(), Object.class));
           }
           rows.add(fields);
+          kinds.add(row.path("kind").asText("INSERT"));
         }
         if ("EOS".equals(type)) {
           next = null;
@@ -113,7 +115,7 @@ public final class SqlSession implements AutoCloseable {
         jobId = rows.isEmpty() ? null : String.valueOf(rows.get(0).get(0));
       }
       closeOperation(operation);
-      return new StatementResult(statement, resultKind, columns, rows, jobId);
+      return new StatementResult(statement, resultKind, columns, rows, kinds, jobId);
     } catch (IOException e) {
       throw new UncheckedIOException("SQL Gateway call failed for: " + statement, e);
     }

@@ -12,18 +12,29 @@ public final class StatementResult {
   private final List<String> columns;
   private final List<List<Object>> rows;
   private final String jobId;
+  private final List<String> rowKinds;
 
   StatementResult(
       String statement,
       String resultKind,
       List<String> columns,
       List<List<Object>> rows,
+      List<String> rowKinds,
       String jobId) {
     this.statement = statement;
     this.resultKind = resultKind;
     this.columns = Collections.unmodifiableList(columns);
     this.rows = Collections.unmodifiableList(rows);
+    this.rowKinds = Collections.unmodifiableList(rowKinds);
     this.jobId = jobId;
+  }
+
+  /**
+   * The change kind of each row ({@code INSERT}, {@code UPDATE_BEFORE}, {@code UPDATE_AFTER},
+   * {@code DELETE}); a streaming aggregate returns a changelog.
+   */
+  public List<String> rowKinds() {
+    return rowKinds;
   }
 
   public String statement() {

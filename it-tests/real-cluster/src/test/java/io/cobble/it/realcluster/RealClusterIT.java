@@ -235,4 +235,47 @@ class RealClusterIT {
           });
     }
   }
+
+  /** The harness can SIGKILL the TaskManager and start a new one that runs jobs. */
+  @Test
+  void taskManagerKillAndRestart() throws Exception {
+    List<String> selected = minors();
+    String version = selected.get(selected.size() - 1);
+    try (FlinkCluster cluster =
+        FlinkCluster.builder(distribution(version), workDir("flink-" + version + "-tm-restart"))
+            .addLibJar(distJar(lineOf(version)))
+            .config("heartbeat.interval", "1000")
+            .config("heartbeat.timeout", "5000")
+            .build()) {
+      cluster.start();
+      withLogsOnFailure(
+          cluster,
+          () -> {
+            java.util.Set<String> before = cluster.taskManagerIds();
+            assertEquals(1, before.size(), "TaskManagers: " + before);
+            cluster.killTaskManager();
+            assertTrue(!cluster.taskManager().isAlive());
+            assertEquals(137, cluster.taskManager().exitCode(), "SIGKILL exit code");
+            cluster.waitForTaskManagerCount(0, Duration.ofSeconds(60));
+
+            cluster.startTaskManager();
+            java.util.Set<String> after = cluster.taskManagerIds();
+            assertEquals(1, after.size(), "TaskManagers: " + after);
+            assertTrue(!after.equals(before), "a new TaskManager is expected: " + after);
+            try (SqlSession sql = cluster.openSqlSession()) {
+              sql.execute(DATAGEN);
+              sql.execute(
+                  "CREATE TABLE hole (id BIGINT, v STRING) WITH ('connector' = 'blackhole')");
+              StatementResult insert = sql.execute("INSERT INTO hole SELECT id, v FROM gen");
+              assertEquals(
+                  "FINISHED", cluster.waitForJob(insert.jobId().orElseThrow(), JOB_TIMEOUT));
+              // A bounded query's rows come back through the gateway too.
+              StatementResult rows = sql.execute("SELECT COUNT(*) AS n FROM gen");
+              assertEquals(List.of("n"), rows.columns());
+              Object last = rows.rows().get(rows.rows().size() - 1).get(0);
+              assertEquals(200L, ((Number) last).longValue(), "rows: " + rows.rows());
+            }
+          });
+    }
+  }
 }
