@@ -1,0 +1,1179 @@
+package io.cobble;
+
+import io.cobble.cache.BlockCache;
+import io.cobble.compaction.Compaction;
+import io.cobble.compaction.CompactionJob;
+import io.cobble.compaction.CompactionPicker;
+import io.cobble.compaction.OutputWriter;
+import io.cobble.iterator.KvIterator;
+import io.cobble.memtable.AdaptiveMemTable;
+import io.cobble.memtable.HashMemTable;
+import io.cobble.memtable.MemTable;
+import io.cobble.memtable.SkipListMemTable;
+import io.cobble.memtable.VecMemTable;
+import io.cobble.merge.MergeOperator;
+import io.cobble.row.ColumnLayout;
+import io.cobble.row.Layouts;
+import io.cobble.row.RowState;
+import io.cobble.row.ValueLoader;
+import io.cobble.schema.ColumnSpec;
+import io.cobble.schema.Schema;
+import io.cobble.sst.BloomFilter;
+import io.cobble.sst.Table;
+import io.cobble.sst.TableOptions;
+import io.cobble.util.ByteReader;
+import io.cobble.util.ByteWriter;
+import io.cobble.util.Bytes;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Manifest;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
+import io.cobble.version.VersionEdit;
+import io.cobble.version.VersionSet;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One shard of Cobble: owns bucket ranges and column families, each family an LSM tree. Safe for
+ * concurrent use; writes are serialised internally, reads run in parallel against an immutable
+ * {@link Version}. Data not yet flushed is lost on a crash by design; {@link #close()} flushes.
+ *
+ * <p>Internal key order is bucket (2 bytes big-endian) then the caller's key, so a bucket range
+ * is a contiguous key range of every tree. In the shared memtable the family id (2 bytes)
+ * precedes that, so a flush writes one L0 table per family it touched.
+ */
+public final class Db implements AutoCloseable {
+  private static final String LOCK_FILE = "LOCK";
+
+  private final Path dir;
+  private final Config config;
+  private final Clock clock;
+  private final FileChannel lockChannel;
+  private final FileLock fileLock;
+  private final BlockCache cache;
+  private final VersionSet versions;
+  private final CompactionPicker picker;
+  private final ReentrantLock mutex = new ReentrantLock();
+  private final Condition changed = mutex.newCondition();
+  private final ExecutorService flushExecutor;
+  private final ExecutorService compactionExecutor;
+  private final Set<Integer> compacting = new HashSet<>();
+  private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+  private final ThreadLocal<RowState[]> combineScratch =
+      ThreadLocal.withInitial(() -> new RowState[] {new RowState(), new RowState()});
+  private final ValueLoader loader;
+  private volatile Layouts layouts;
+  private volatile boolean closed;
+  private volatile Throwable backgroundError;
+  private boolean flushScheduled;
+  private int runningCompactions;
+  private long memtableIds;
+  private MemTableType nextAdaptiveType = MemTableType.SKIPLIST;
+
+  private final AtomicLong flushes = new AtomicLong();
+  private final AtomicLong flushBytes = new AtomicLong();
+  private final AtomicLong compactions = new AtomicLong();
+  private final AtomicLong trivialMoves = new AtomicLong();
+  private final AtomicLong expiredDrops = new AtomicLong();
+  private final AtomicLong compactionIn = new AtomicLong();
+  private final AtomicLong compactionOut = new AtomicLong();
+  private final AtomicLong stallWaits = new AtomicLong();
+  private final AtomicLong stallNanos = new AtomicLong();
+
+  /** Per-thread reusable buffers so reads and writes allocate only their results. */
+  private static final class Scratch {
+    final ByteWriter key = new ByteWriter(64);
+    final ByteWriter row = new ByteWriter(128);
+    final ByteReader reader = new ByteReader();
+    RowState acc = new RowState();
+    RowState tmp = new RowState();
+  }
+
+  private Db(Path dir, Config config) {
+    this.dir = dir;
+    this.config = config;
+    this.clock = config.clock();
+    try {
+      Files.createDirectories(dir);
+      lockChannel =
+          FileChannel.open(
+              dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      throw new CobbleException("cannot open Db directory " + dir, e);
+    }
+    try {
+      fileLock = lockChannel.tryLock();
+    } catch (IOException | java.nio.channels.OverlappingFileLockException e) {
+      closeQuietly(lockChannel);
+      throw new CobbleException("Db directory " + dir + " is already open (LOCK is held)", e);
+    }
+    if (fileLock == null) {
+      closeQuietly(lockChannel);
+      throw new CobbleException("Db directory " + dir + " is already open by another process");
+    }
+    this.cache = new BlockCache(config.blockCacheSize());
+    this.picker = new CompactionPicker(config);
+    try {
+      long[] seq = {0};
+      Manifest m = Manifest.readLatest(dir, seq);
+      Schema schema = m == null ? Schema.initial() : m.schema;
+      if (m != null && m.totalBuckets != config.totalBuckets()) {
+        throw new IllegalArgumentException(
+            "invalid total-buckets "
+                + config.totalBuckets()
+                + " for "
+                + dir
+                + ": the DB was created with "
+                + m.totalBuckets
+                + " and the bucket count is fixed");
+      }
+      layouts = new Layouts(schema, config.mergeOperatorResolver());
+      versions =
+          new VersionSet(
+              dir,
+              config.totalBuckets(),
+              config.maxLevels(),
+              m == null ? 1 : m.nextFileNumber,
+              seq[0],
+              schema,
+              f -> {});
+      loader = versions::loadValue;
+      List<Tree> trees = recoverTrees(m, schema);
+      versions.initialize(newMemTable(), trees, m == null ? Collections.emptyMap() : m.vlogSizes);
+      if (m == null) {
+        mutex.lock();
+        try {
+          versions.apply(new VersionEdit().schema(schema));
+        } finally {
+          mutex.unlock();
+        }
+      }
+      deleteOrphans();
+    } catch (RuntimeException e) {
+      closeQuietly(lockChannel);
+      throw e;
+    }
+    flushExecutor = Executors.newSingleThreadExecutor(daemon("cobble-flush"));
+    compactionExecutor =
+        Executors.newFixedThreadPool(config.compactionThreads(), daemon("cobble-compaction"));
+    mutex.lock();
+    try {
+      maybeScheduleCompactions();
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** Opens (creating if needed) the Db stored in {@code dir}. */
+  public static Db open(Path dir, Config config) {
+    if (dir == null || config == null) {
+      throw new IllegalArgumentException("dir and config must not be null");
+    }
+    return new Db(dir, config);
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  private static void closeQuietly(AutoCloseable c) {
+    try {
+      c.close();
+    } catch (Exception ignored) {
+      // Best effort during failure handling.
+    }
+  }
+
+  private List<Tree> recoverTrees(Manifest m, Schema schema) {
+    int slots = new Layouts(schema, config.mergeOperatorResolver()).familySlots();
+    List<List<List<FileMeta>>> levels = new ArrayList<>();
+    for (int f = 0; f < slots; f++) {
+      List<List<FileMeta>> l = new ArrayList<>();
+      for (int i = 0; i < config.maxLevels(); i++) {
+        l.add(new ArrayList<>());
+      }
+      levels.add(l);
+    }
+    List<Table> opened = new ArrayList<>();
+    try {
+      if (m != null) {
+        for (Manifest.FileEntry e : m.files) {
+          if (e.level >= config.maxLevels()) {
+            throw new IllegalArgumentException(
+                "invalid compaction.max-levels "
+                    + config.maxLevels()
+                    + ": the DB in "
+                    + dir
+                    + " has files at level "
+                    + e.level);
+          }
+          Table t = openTable(e.number, e.level);
+          opened.add(t);
+          levels
+              .get(e.family)
+              .get(e.level)
+              .add(new FileMeta(e.number, e.family, e.size, e.properties, t));
+        }
+      }
+    } catch (RuntimeException ex) {
+      for (Table t : opened) {
+        t.close();
+      }
+      throw ex;
+    }
+    List<Tree> trees = new ArrayList<>();
+    for (List<List<FileMeta>> l : levels) {
+      for (int i = 1; i < l.size(); i++) {
+        l.get(i).sort((a, b) -> Bytes.compare(a.smallest(), b.smallest()));
+      }
+      trees.add(new Tree(l));
+    }
+    return trees;
+  }
+
+  private Table openTable(long number, int level) {
+    boolean pin = level <= config.pinnedMetadataMaxLevel();
+    return Table.open(
+        versions.tablePath(number), number, cache, pin, pin && config.pinPartitions());
+  }
+
+  /** Removes files no manifest refers to: leftovers of interrupted flushes and compactions. */
+  private void deleteOrphans() {
+    Set<String> live = new HashSet<>();
+    Version v = versions.current();
+    for (Tree t : v.trees()) {
+      for (FileMeta f : t.allFiles()) {
+        live.add(versions.tablePath(f.number()).getFileName().toString());
+      }
+    }
+    for (Long n : v.vlogs()) {
+      live.add(versions.vlogPath(n).getFileName().toString());
+    }
+    try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+      for (Path p : (Iterable<Path>) s::iterator) {
+        String name = p.getFileName().toString();
+        boolean data = name.endsWith(".sst") || name.endsWith(".vlog") || name.endsWith(".tmp");
+        if (data && !live.contains(name)) {
+          Files.deleteIfExists(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new CobbleException("cannot clean up " + dir, e);
+    }
+  }
+
+  // ---------------------------------------------------------------- memtables
+
+  private MemTable newMemTable() {
+    long id = ++memtableIds;
+    switch (config.memtableType()) {
+      case SKIPLIST:
+        return new SkipListMemTable(id, this::combine);
+      case HASH:
+        return new HashMemTable(id, this::combine);
+      case VEC:
+        return new VecMemTable(id, this::combine);
+      default:
+        return new AdaptiveMemTable(id, this::combine, nextAdaptiveType);
+    }
+  }
+
+  /** Memtable row fold; memtable rows never hold value-log pointers. */
+  private byte[] combine(byte[] key, byte[] older, byte[] newer) {
+    ColumnLayout layout = layouts.byId(Bytes.getShort(key, 0));
+    RowState[] s = combineScratch.get();
+    s[0].decode(layout, newer);
+    s[1].decode(layout, older);
+    s[0].mergeOlder(s[1], loader);
+    return s[0].encode();
+  }
+
+  // ---------------------------------------------------------------- validation
+
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("Db " + dir + " is closed");
+    }
+  }
+
+  private void checkBucket(int bucket) {
+    if (bucket < 0 || bucket >= config.totalBuckets()) {
+      throw new IllegalArgumentException(
+          "bucket " + bucket + " out of range: valid buckets are 0.." + (config.totalBuckets() - 1));
+    }
+    if (!config.ownsBucket(bucket)) {
+      throw new IllegalArgumentException(
+          "bucket "
+              + bucket
+              + " is not owned by this shard: owned ranges are "
+              + config.values().get("bucket-ranges"));
+    }
+  }
+
+  private static void checkKey(byte[] key) {
+    if (key == null) {
+      throw new IllegalArgumentException("key must not be null");
+    }
+  }
+
+  private static int[] checkProjection(ColumnLayout layout, int[] projection) {
+    if (projection != null) {
+      for (int c : projection) {
+        layout.checkColumn(c);
+      }
+    }
+    return projection;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  public void put(int bucket, String family, byte[] key, int column, byte[] value) {
+    put(bucket, family, key, column, value, WriteBatch.DEFAULT_TTL);
+  }
+
+  public void put(
+      int bucket, String family, byte[] key, int column, byte[] value, long ttlMillis) {
+    writeOne(WriteBatch.Kind.PUT, bucket, family, key, column, value, ttlMillis);
+  }
+
+  public void merge(int bucket, String family, byte[] key, int column, byte[] operand) {
+    merge(bucket, family, key, column, operand, WriteBatch.DEFAULT_TTL);
+  }
+
+  public void merge(
+      int bucket, String family, byte[] key, int column, byte[] operand, long ttlMillis) {
+    writeOne(WriteBatch.Kind.MERGE, bucket, family, key, column, operand, ttlMillis);
+  }
+
+  public void delete(int bucket, String family, byte[] key, int column) {
+    writeOne(WriteBatch.Kind.DELETE, bucket, family, key, column, null, 0);
+  }
+
+  public void deleteRow(int bucket, String family, byte[] key) {
+    writeOne(WriteBatch.Kind.DELETE_ROW, bucket, family, key, 0, null, 0);
+  }
+
+  public void write(WriteBatch batch) {
+    checkOpen();
+    Layouts l = layouts;
+    for (WriteBatch.Op op : batch.ops) {
+      validate(l, op.kind, op.bucket, op.family, op.key, op.column, op.value, op.ttl);
+    }
+    mutex.lock();
+    try {
+      makeRoomForWrite();
+      for (WriteBatch.Op op : batch.ops) {
+        apply(layouts, op.kind, op.bucket, op.family, op.key, op.column, op.value, op.ttl);
+      }
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  private void writeOne(
+      WriteBatch.Kind kind,
+      int bucket,
+      String family,
+      byte[] key,
+      int column,
+      byte[] value,
+      long ttl) {
+    checkOpen();
+    validate(layouts, kind, bucket, family, key, column, value, ttl);
+    mutex.lock();
+    try {
+      makeRoomForWrite();
+      apply(layouts, kind, bucket, family, key, column, value, ttl);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  private void validate(
+      Layouts l,
+      WriteBatch.Kind kind,
+      int bucket,
+      String family,
+      byte[] key,
+      int column,
+      byte[] value,
+      long ttl) {
+    checkBucket(bucket);
+    checkKey(key);
+    ColumnLayout layout = l.require(family);
+    if (kind == WriteBatch.Kind.DELETE_ROW) {
+      return;
+    }
+    layout.checkColumn(column);
+    if (kind == WriteBatch.Kind.DELETE) {
+      return;
+    }
+    if (value == null) {
+      throw new IllegalArgumentException(
+          "value must not be null (use delete) for column " + column + " of '" + family + "'");
+    }
+    if (ttl < WriteBatch.DEFAULT_TTL) {
+      throw new IllegalArgumentException(
+          "invalid ttl " + ttl + " ms: use a positive ttl, 0 for none or -1 for ttl.default");
+    }
+    MergeOperator op = layout.operator(column);
+    if (kind == WriteBatch.Kind.MERGE) {
+      if (op == null) {
+        throw new IllegalArgumentException(
+            "column "
+                + column
+                + " of family '"
+                + family
+                + "' has no merge operator; declare one with ColumnSpec.merging(name, operator)");
+      }
+      op.validateOperand(value);
+    }
+  }
+
+  /** Encodes a one-column (or all-column delete) delta and applies it. Under the mutex. */
+  private void apply(
+      Layouts l,
+      WriteBatch.Kind kind,
+      int bucket,
+      String family,
+      byte[] key,
+      int column,
+      byte[] value,
+      long ttl) {
+    ColumnLayout layout = l.require(family);
+    Scratch s = scratch.get();
+    ByteWriter k = s.key;
+    k.reset();
+    k.writeByte(layout.familyId() >>> 8);
+    k.writeByte(layout.familyId());
+    k.writeByte(bucket >>> 8);
+    k.writeByte(bucket);
+    k.writeBytes(key);
+    ByteWriter w = s.row;
+    w.reset();
+    MemTable mem = versions.current().active();
+    if (kind == WriteBatch.Kind.DELETE_ROW) {
+      w.writeVarInt(layout.size());
+      for (int i = 0; i < layout.size(); i++) {
+        w.writeVarInt(layout.id(i));
+        w.writeByte(RowState.DELETE);
+      }
+    } else {
+      w.writeVarInt(1);
+      w.writeVarInt(layout.id(column));
+      if (kind == WriteBatch.Kind.DELETE) {
+        w.writeByte(RowState.DELETE);
+      } else {
+        long now = clock.nowMillis();
+        long effectiveTtl = ttl == WriteBatch.DEFAULT_TTL ? config.defaultTtlMillis() : ttl;
+        long expiry = effectiveTtl == 0 ? 0 : now + effectiveTtl;
+        MergeOperator op = layout.operator(column);
+        byte[] stored = value;
+        if (op != null && op.elementTtl()) {
+          stored = op.toStored(value, expiry);
+          expiry = 0;
+        }
+        if (kind == WriteBatch.Kind.PUT) {
+          w.writeByte(RowState.PUT);
+          w.writeVarLong(expiry);
+        } else {
+          w.writeByte(RowState.MERGE);
+          w.writeVarLong(expiry);
+          w.writeVarLong(now);
+          mem.noteMerge(now);
+        }
+        w.writeLengthPrefixed(stored);
+      }
+    }
+    mem.put(k.array(), k.size(), w.toByteArray());
+  }
+
+  /** Blocks while memtables are full or L0 is over the stall limit; rotates the memtable. */
+  private void makeRoomForWrite() {
+    long stallStart = 0;
+    try {
+      while (true) {
+        checkOpen();
+        Throwable bg = backgroundError;
+        if (bg != null) {
+          throw new CobbleException("background work failed; writes are disabled", bg);
+        }
+        Version v = versions.current();
+        int maxL0 = 0;
+        for (Tree t : v.trees()) {
+          maxL0 = Math.max(maxL0, t.level(0).size());
+        }
+        boolean stall = v.immutables().size() + maxL0 >= config.writeStallLimit();
+        if (!stall) {
+          if (v.active().approximateBytes() < config.memtableCapacity()) {
+            return;
+          }
+          if (v.immutables().size() < config.memtableBufferCount() - 1) {
+            rotateMemTable();
+            return;
+          }
+        }
+        if (stallStart == 0) {
+          stallStart = System.nanoTime();
+          stallWaits.incrementAndGet();
+        }
+        try {
+          changed.await(50, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new CobbleException("interrupted while waiting for a flush or compaction", e);
+        }
+      }
+    } finally {
+      if (stallStart != 0) {
+        stallNanos.addAndGet(System.nanoTime() - stallStart);
+      }
+    }
+  }
+
+  /** Seals the active memtable and schedules its flush. Under the mutex. */
+  private void rotateMemTable() {
+    Version v = versions.current();
+    MemTable old = v.active();
+    if (old instanceof AdaptiveMemTable) {
+      nextAdaptiveType = ((AdaptiveMemTable) old).nextType();
+    }
+    List<MemTable> imms = new ArrayList<>();
+    imms.add(old);
+    imms.addAll(v.immutables());
+    versions.apply(new VersionEdit().memtables(newMemTable(), imms));
+    scheduleFlush();
+  }
+
+  private void scheduleFlush() {
+    if (!flushScheduled) {
+      flushScheduled = true;
+      flushExecutor.execute(this::flushLoop);
+    }
+  }
+
+  // ---------------------------------------------------------------- flush
+
+  private void flushLoop() {
+    while (true) {
+      MemTable imm;
+      mutex.lock();
+      try {
+        List<MemTable> imms = versions.current().immutables();
+        if (imms.isEmpty() || backgroundError != null) {
+          flushScheduled = false;
+          changed.signalAll();
+          return;
+        }
+        imm = imms.get(imms.size() - 1);
+      } finally {
+        mutex.unlock();
+      }
+      try {
+        flushMemTable(imm);
+      } catch (Throwable t) {
+        mutex.lock();
+        try {
+          backgroundError = t;
+          flushScheduled = false;
+          changed.signalAll();
+        } finally {
+          mutex.unlock();
+        }
+        return;
+      }
+    }
+  }
+
+  private TableOptions tableOptions(int level) {
+    return new TableOptions(
+        config.blockSize(),
+        config.blockRestartInterval(),
+        config.bloomFilterEnabled(),
+        config.bloomBitsPerKey(),
+        config.partitionedIndex(),
+        config.lz4ForLevel(level));
+  }
+
+  private OutputWriter outputWriter(int family, int level, long targetSize) {
+    boolean pin = level <= config.pinnedMetadataMaxLevel();
+    return new OutputWriter(
+        versions,
+        family,
+        layouts.schema().id(),
+        tableOptions(level),
+        targetSize,
+        config.valueSeparationThreshold(),
+        cache,
+        pin,
+        pin && config.pinPartitions());
+  }
+
+  /** Writes one L0 table per family present in the memtable, then installs them. */
+  private void flushMemTable(MemTable imm) {
+    Layouts l = layouts;
+    List<FileMeta> outputs = new ArrayList<>();
+    List<OutputWriter> writers = new ArrayList<>();
+    long bytes = 0;
+    try {
+      KvIterator it = imm.iterator();
+      RowState row = new RowState();
+      ByteReader reader = new ByteReader();
+      OutputWriter out = null;
+      int family = -1;
+      for (it.seekToFirst(); it.valid(); it.next()) {
+        byte[] key = it.key();
+        int fam = Bytes.getShort(key, 0);
+        if (fam != family) {
+          family = fam;
+          out = outputWriter(fam, 0, Long.MAX_VALUE);
+          writers.add(out);
+        }
+        byte[] value = it.value();
+        row.decode(l.byId(fam), value, 0, value.length, reader);
+        if (row.isEmpty()) {
+          continue;
+        }
+        out.add(Arrays.copyOfRange(key, 2, key.length), row);
+      }
+      VersionEdit edit = new VersionEdit();
+      for (OutputWriter w : writers) {
+        for (FileMeta f : w.finish()) {
+          outputs.add(f);
+          edit.add(0, f);
+        }
+        for (Map.Entry<Long, Long> e : w.vlogSizes().entrySet()) {
+          edit.addVlog(e.getKey(), e.getValue());
+        }
+        bytes += w.bytesWritten();
+      }
+      mutex.lock();
+      try {
+        List<MemTable> imms = new ArrayList<>(versions.current().immutables());
+        imms.remove(imm);
+        edit.memtables(null, imms);
+        versions.apply(edit);
+        flushes.incrementAndGet();
+        flushBytes.addAndGet(bytes);
+        changed.signalAll();
+        maybeScheduleCompactions();
+      } finally {
+        mutex.unlock();
+      }
+    } catch (RuntimeException e) {
+      for (OutputWriter w : writers) {
+        w.close();
+      }
+      for (FileMeta f : outputs) {
+        f.table().close();
+        deleteQuietly(versions.tablePath(f.number()));
+      }
+      throw e;
+    }
+  }
+
+  private static void deleteQuietly(Path p) {
+    try {
+      Files.deleteIfExists(p);
+    } catch (IOException ignored) {
+      // Swept as an orphan on the next open.
+    }
+  }
+
+  // ---------------------------------------------------------------- compaction
+
+  /** Starts due compactions for idle trees. Under the mutex. */
+  private void maybeScheduleCompactions() {
+    if (closed || backgroundError != null || compactionExecutor == null) {
+      return;
+    }
+    Version v = versions.current();
+    for (int fam = 0; fam < v.trees().size(); fam++) {
+      if (compacting.contains(fam) || layouts.byId(fam) == null) {
+        continue;
+      }
+      Compaction c = picker.pick(v, fam, clock.nowMillis());
+      if (c == null) {
+        continue;
+      }
+      compacting.add(fam);
+      runningCompactions++;
+      compactionExecutor.execute(() -> runBackgroundCompaction(c));
+    }
+  }
+
+  private void runBackgroundCompaction(Compaction c) {
+    try {
+      runCompaction(c);
+    } catch (Throwable t) {
+      mutex.lock();
+      try {
+        backgroundError = t;
+      } finally {
+        mutex.unlock();
+      }
+    } finally {
+      mutex.lock();
+      try {
+        compacting.remove(c.family());
+        runningCompactions--;
+        changed.signalAll();
+        maybeScheduleCompactions();
+      } finally {
+        mutex.unlock();
+      }
+    }
+  }
+
+  /** Executes a compaction whose tree is marked as compacting, and installs the result. */
+  private void runCompaction(Compaction c) {
+    VersionEdit edit = new VersionEdit();
+    for (FileMeta f : c.allInputs()) {
+      edit.remove(f);
+    }
+    long out = 0;
+    if (c.kind() == Compaction.Kind.TRIVIAL_MOVE) {
+      edit.add(c.outputLevel(), c.inputs().get(0));
+    } else if (c.kind() == Compaction.Kind.MERGE) {
+      ColumnLayout layout = layouts.byId(c.family());
+      int readAhead = config.readAheadEnabled() ? config.readAheadSize() : 1;
+      try (OutputWriter w = outputWriter(c.family(), c.outputLevel(), config.targetFileSize())) {
+        new CompactionJob(c, layout, loader, readAhead).run(w);
+        for (FileMeta f : w.finish()) {
+          edit.add(c.outputLevel(), f);
+        }
+        for (Map.Entry<Long, Long> e : w.vlogSizes().entrySet()) {
+          edit.addVlog(e.getKey(), e.getValue());
+        }
+        out = w.bytesWritten();
+      }
+    }
+    mutex.lock();
+    try {
+      versions.apply(edit);
+      switch (c.kind()) {
+        case TRIVIAL_MOVE:
+          trivialMoves.incrementAndGet();
+          break;
+        case DROP_EXPIRED:
+          expiredDrops.incrementAndGet();
+          break;
+        default:
+          compactions.incrementAndGet();
+          compactionIn.addAndGet(c.inputBytes());
+          compactionOut.addAndGet(out);
+          break;
+      }
+      changed.signalAll();
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** Flushes, then compacts every tree until each lives in a single level. */
+  public void compactAll() {
+    flush();
+    for (int fam = 0; fam < layouts.familySlots(); fam++) {
+      while (true) {
+        Compaction c;
+        mutex.lock();
+        try {
+          while (compacting.contains(fam)) {
+            awaitChange();
+          }
+          c = picker.pickManual(versions.current(), fam, clock.nowMillis());
+          if (c == null) {
+            break;
+          }
+          compacting.add(fam);
+          runningCompactions++;
+        } finally {
+          mutex.unlock();
+        }
+        try {
+          runCompaction(c);
+        } finally {
+          mutex.lock();
+          try {
+            compacting.remove(fam);
+            runningCompactions--;
+            changed.signalAll();
+          } finally {
+            mutex.unlock();
+          }
+        }
+      }
+    }
+    mutex.lock();
+    try {
+      maybeScheduleCompactions();
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** Waits until no compaction is running or due (tests and benchmarks use this). */
+  public void waitForCompactions() {
+    mutex.lock();
+    try {
+      while (true) {
+        if (backgroundError != null) {
+          throw new CobbleException("background work failed", backgroundError);
+        }
+        maybeScheduleCompactions();
+        if (runningCompactions == 0) {
+          return;
+        }
+        awaitChange();
+      }
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  private void awaitChange() {
+    try {
+      changed.await(50, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CobbleException("interrupted", e);
+    }
+  }
+
+  /** Seals the active memtable (if not empty) and waits until every memtable is flushed. */
+  public void flush() {
+    checkOpen();
+    flushInternal();
+  }
+
+  private void flushInternal() {
+    mutex.lock();
+    try {
+      if (versions.current().active().entryCount() > 0) {
+        while (versions.current().immutables().size() >= config.memtableBufferCount() - 1) {
+          checkBackground();
+          scheduleFlush();
+          awaitChange();
+        }
+        rotateMemTable();
+      }
+      while (!versions.current().immutables().isEmpty()) {
+        checkBackground();
+        scheduleFlush();
+        awaitChange();
+      }
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  private void checkBackground() {
+    if (backgroundError != null) {
+      throw new CobbleException("background work failed", backgroundError);
+    }
+  }
+
+  // ---------------------------------------------------------------- schema
+
+  public Schema schema() {
+    return layouts.schema();
+  }
+
+  public void createFamily(String name, List<ColumnSpec> columns) {
+    changeSchema(layouts.schema().addFamily(name, columns));
+  }
+
+  public void addColumn(String family, ColumnSpec column) {
+    changeSchema(layouts.schema().addColumn(family, column));
+  }
+
+  public void dropColumn(String family, String column) {
+    changeSchema(layouts.schema().dropColumn(family, column));
+  }
+
+  private void changeSchema(Schema next) {
+    checkOpen();
+    Layouts resolved = new Layouts(next, config.mergeOperatorResolver());
+    mutex.lock();
+    try {
+      Schema current = layouts.schema();
+      if (next.id() != current.id() + 1) {
+        throw new IllegalStateException("concurrent schema change; retry");
+      }
+      versions.apply(new VersionEdit().schema(next));
+      layouts = resolved;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  public byte[][] get(int bucket, String family, byte[] key) {
+    return get(bucket, family, key, ReadOptions.DEFAULT);
+  }
+
+  /** The row's (projected) column values, or null when none of them has a live value. */
+  public byte[][] get(int bucket, String family, byte[] key, ReadOptions options) {
+    checkOpen();
+    checkBucket(bucket);
+    checkKey(key);
+    Layouts l = layouts;
+    ColumnLayout layout = l.require(family);
+    int[] projection = checkProjection(layout, options.projection());
+    Version v = versions.acquire();
+    try {
+      return read(v, layout, bucket, key, projection);
+    } finally {
+      v.unref();
+    }
+  }
+
+  public List<byte[][]> multiGet(int bucket, String family, List<byte[]> keys, ReadOptions options) {
+    checkOpen();
+    checkBucket(bucket);
+    ColumnLayout layout = layouts.require(family);
+    int[] projection = checkProjection(layout, options.projection());
+    List<byte[][]> out = new ArrayList<>(keys.size());
+    Version v = versions.acquire();
+    try {
+      for (byte[] key : keys) {
+        checkKey(key);
+        out.add(read(v, layout, bucket, key, projection));
+      }
+    } finally {
+      v.unref();
+    }
+    return out;
+  }
+
+  private byte[][] read(Version v, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
+    Scratch s = scratch.get();
+    ByteWriter k = s.key;
+    k.reset();
+    k.writeByte(layout.familyId() >>> 8);
+    k.writeByte(layout.familyId());
+    k.writeByte(bucket >>> 8);
+    k.writeByte(bucket);
+    k.writeBytes(key);
+    RowState acc = s.acc;
+    RowState tmp = s.tmp;
+    boolean found = false;
+    byte[] raw = v.active().get(k.array(), k.size());
+    if (raw != null) {
+      acc.decode(layout, raw, 0, raw.length, s.reader);
+      found = true;
+    }
+    for (MemTable m : v.immutables()) {
+      if (found && acc.isFinal(projection)) {
+        break;
+      }
+      raw = m.get(k.array(), k.size());
+      if (raw != null) {
+        if (!found) {
+          acc.decode(layout, raw, 0, raw.length, s.reader);
+          found = true;
+        } else {
+          tmp.decode(layout, raw, 0, raw.length, s.reader);
+          acc.mergeOlder(tmp, loader);
+        }
+      }
+    }
+    if (!(found && acc.isFinal(projection)) && layout.familyId() < v.trees().size()) {
+      byte[] sstKey = Arrays.copyOfRange(k.array(), 2, k.size());
+      long hash = BloomFilter.hash(sstKey);
+      Tree tree = v.tree(layout.familyId());
+      levels:
+      for (int level = 0; level < tree.levelCount(); level++) {
+        if (level == 0) {
+          for (FileMeta f : tree.level(0)) {
+            if (f.contains(sstKey)) {
+              found = fold(f, sstKey, hash, layout, found, s);
+              if (found && s.acc.isFinal(projection)) {
+                break levels;
+              }
+            }
+          }
+        } else {
+          FileMeta f = tree.find(level, sstKey);
+          if (f != null) {
+            found = fold(f, sstKey, hash, layout, found, s);
+            if (found && s.acc.isFinal(projection)) {
+              break;
+            }
+          }
+        }
+      }
+    }
+    if (!found) {
+      return null;
+    }
+    return s.acc.toUser(projection, clock.nowMillis(), loader);
+  }
+
+  private boolean fold(
+      FileMeta f, byte[] key, long hash, ColumnLayout layout, boolean found, Scratch s) {
+    byte[] raw = f.table().get(key, hash);
+    if (raw == null) {
+      return found;
+    }
+    try {
+      if (!found) {
+        s.acc.decode(layout, raw, 0, raw.length, s.reader);
+      } else {
+        s.tmp.decode(layout, raw, 0, raw.length, s.reader);
+        s.acc.mergeOlder(s.tmp, loader);
+      }
+    } catch (IllegalStateException | IndexOutOfBoundsException e) {
+      throw new CorruptionException(f.table().path(), "cannot decode row: " + e.getMessage(), e);
+    }
+    return true;
+  }
+
+  /**
+   * Scans rows of one bucket with keys in {@code [start, end)} (null = unbounded), in key order.
+   * The cursor sees a consistent set of files; close it to release them.
+   */
+  public ScanCursor scan(int bucket, String family, byte[] start, byte[] end, ScanOptions options) {
+    checkOpen();
+    checkBucket(bucket);
+    ColumnLayout layout = layouts.require(family);
+    int[] projection = checkProjection(layout, options.projection());
+    if (start != null && end != null && Bytes.compare(start, end) > 0) {
+      throw new IllegalArgumentException("scan start is after end");
+    }
+    Version v = versions.acquire();
+    try {
+      return new ScanCursor(this, v, layout, bucket, start, end, projection, options);
+    } catch (RuntimeException e) {
+      v.unref();
+      throw e;
+    }
+  }
+
+  ValueLoader loader() {
+    return loader;
+  }
+
+  long now() {
+    return clock.nowMillis();
+  }
+
+  // ---------------------------------------------------------------- metrics and close
+
+  public DbMetrics metrics() {
+    Version v = versions.acquire();
+    try {
+      int files = 0;
+      long bytes = 0;
+      int[] perLevel = new int[config.maxLevels()];
+      for (Tree t : v.trees()) {
+        for (int level = 0; level < t.levelCount(); level++) {
+          for (FileMeta f : t.level(level)) {
+            files++;
+            bytes += f.size();
+            perLevel[level]++;
+          }
+        }
+      }
+      long vlogBytes = 0;
+      for (long size : v.vlogSizes().values()) {
+        vlogBytes += size;
+      }
+      long mem = v.active().approximateBytes();
+      for (MemTable m : v.immutables()) {
+        mem += m.approximateBytes();
+      }
+      return new DbMetrics(
+          flushes.get(),
+          flushBytes.get(),
+          compactions.get(),
+          trivialMoves.get(),
+          expiredDrops.get(),
+          compactionIn.get(),
+          compactionOut.get(),
+          stallWaits.get(),
+          stallNanos.get() / 1_000_000,
+          cache.hits(),
+          cache.misses(),
+          cache.usage(),
+          files,
+          bytes,
+          v.vlogSizes().size(),
+          vlogBytes,
+          mem,
+          v.immutables().size(),
+          perLevel);
+    } finally {
+      v.unref();
+    }
+  }
+
+  public Path directory() {
+    return dir;
+  }
+
+  public Config config() {
+    return config;
+  }
+
+  /** Flushes memtables, waits for running compactions and releases the directory. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    Throwable failure = null;
+    try {
+      if (backgroundError == null) {
+        flushInternal();
+      }
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    mutex.lock();
+    try {
+      closed = true;
+      while (runningCompactions > 0) {
+        changed.awaitUninterruptibly();
+      }
+    } finally {
+      mutex.unlock();
+    }
+    flushExecutor.shutdownNow();
+    compactionExecutor.shutdownNow();
+    versions.close();
+    try {
+      fileLock.release();
+    } catch (IOException ignored) {
+      // The channel close below releases it as well.
+    }
+    closeQuietly(lockChannel);
+    if (failure != null) {
+      throw new CobbleException("Db " + dir + " closed but its final flush failed", failure);
+    }
+  }
+}

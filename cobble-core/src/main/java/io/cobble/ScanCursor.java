@@ -1,0 +1,160 @@
+package io.cobble;
+
+import io.cobble.iterator.KvIterator;
+import io.cobble.iterator.LevelIterator;
+import io.cobble.iterator.PrefixIterator;
+import io.cobble.iterator.RowMergingIterator;
+import io.cobble.memtable.AdaptiveMemTable;
+import io.cobble.memtable.MemTable;
+import io.cobble.row.ColumnLayout;
+import io.cobble.util.Bytes;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+
+/**
+ * Iterates the rows of a scan in key order over a pinned {@link Version}. Rows whose projected
+ * columns are all absent or expired are skipped. {@link #lastKey()} is the resume point for a
+ * follow-up scan ({@link ScanOptions#startAfter}). Not thread-safe; close it when done.
+ */
+public final class ScanCursor implements Iterator<Row>, AutoCloseable {
+  private final Db db;
+  private final Version version;
+  private final RowMergingIterator merged;
+  private final byte[] endKey;
+  private final int[] projection;
+  private final byte[] resumeAfter;
+  private final long maxRows;
+  private long returned;
+  private Row next;
+  private byte[] lastKey;
+  private boolean closed;
+
+  ScanCursor(
+      Db db,
+      Version version,
+      ColumnLayout layout,
+      int bucket,
+      byte[] start,
+      byte[] end,
+      int[] projection,
+      ScanOptions options) {
+    this.db = db;
+    this.version = version;
+    this.projection = projection;
+    this.maxRows = options.maxRows();
+    this.resumeAfter = options.resumeAfter();
+    byte[] bucketPrefix = {(byte) (bucket >>> 8), (byte) bucket};
+    this.endKey =
+        end != null ? concat(bucketPrefix, end) : Bytes.successor(bucketPrefix);
+    byte[] from = resumeAfter != null ? resumeAfter : start != null ? start : Bytes.EMPTY;
+    if (start != null && Bytes.compare(from, start) < 0) {
+      from = start;
+    }
+    byte[] fam = {(byte) (layout.familyId() >>> 8), (byte) layout.familyId()};
+    List<KvIterator> sources = new ArrayList<>();
+    List<Path> names = new ArrayList<>();
+    sources.add(new PrefixIterator(memIterator(version.active()), fam));
+    names.add(null);
+    for (MemTable m : version.immutables()) {
+      sources.add(new PrefixIterator(memIterator(m), fam));
+      names.add(null);
+    }
+    if (layout.familyId() < version.trees().size()) {
+      Tree tree = version.tree(layout.familyId());
+      for (FileMeta f : tree.level(0)) {
+        sources.add(f.table().iterator(0));
+        names.add(f.table().path());
+      }
+      for (int level = 1; level < tree.levelCount(); level++) {
+        if (!tree.level(level).isEmpty()) {
+          sources.add(new LevelIterator(tree.level(level), 0));
+          names.add(null);
+        }
+      }
+    }
+    merged = new RowMergingIterator(sources, names, layout, db.loader());
+    merged.seek(concat(bucketPrefix, from));
+  }
+
+  private static KvIterator memIterator(MemTable m) {
+    return m instanceof AdaptiveMemTable ? ((AdaptiveMemTable) m).scanIterator() : m.iterator();
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] out = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  @Override
+  public boolean hasNext() {
+    if (next != null) {
+      return true;
+    }
+    if (closed || returned >= maxRows) {
+      return false;
+    }
+    long now = db.now();
+    while (merged.valid()) {
+      byte[] key = merged.key();
+      if (endKey != null && Bytes.compare(key, endKey) >= 0) {
+        break;
+      }
+      byte[] userKey = Arrays.copyOfRange(key, 2, key.length);
+      if (resumeAfter != null && Bytes.compare(userKey, resumeAfter) <= 0) {
+        merged.next();
+        continue;
+      }
+      byte[][] values = merged.row().toUser(projection, now, db.loader());
+      merged.next();
+      if (values != null) {
+        next = new Row(userKey, values);
+        return true;
+      }
+    }
+    close();
+    return false;
+  }
+
+  @Override
+  public Row next() {
+    if (!hasNext()) {
+      throw new NoSuchElementException();
+    }
+    Row r = next;
+    next = null;
+    returned++;
+    lastKey = r.key();
+    return r;
+  }
+
+  /** Key of the last row returned, or null. */
+  public byte[] lastKey() {
+    return lastKey;
+  }
+
+  /** Reads up to {@code n} rows into a list. */
+  public List<Row> take(int n) {
+    List<Row> out = new ArrayList<>();
+    while (out.size() < n && hasNext()) {
+      out.add(next());
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      closed = true;
+      merged.close();
+      version.unref();
+    }
+  }
+}

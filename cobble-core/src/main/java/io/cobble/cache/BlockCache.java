@@ -1,0 +1,268 @@
+package io.cobble.cache;
+
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * LRU cache of decoded blocks, charged by bytes and shared by every table of a Db. Keys are
+ * {@code (file number, block offset)} packed into a long. Each shard keeps its entries in
+ * parallel primitive arrays (an open-addressing index plus an intrusive LRU list), so a cached
+ * block costs no wrapper objects and a lookup allocates nothing.
+ */
+public final class BlockCache {
+  private static final int SHARDS = 16;
+
+  private final Shard[] shards = new Shard[SHARDS];
+  private final AtomicLong hits = new AtomicLong();
+  private final AtomicLong misses = new AtomicLong();
+
+  public BlockCache(long capacityBytes) {
+    for (int i = 0; i < SHARDS; i++) {
+      shards[i] = new Shard(capacityBytes / SHARDS);
+    }
+  }
+
+  public static long key(long fileNumber, long offset) {
+    return (fileNumber << 40) | offset;
+  }
+
+  private Shard shard(long key) {
+    long h = key * 0x9E3779B97F4A7C15L;
+    return shards[(int) (h >>> 60) & (SHARDS - 1)];
+  }
+
+  public byte[] get(long key) {
+    byte[] v = shard(key).get(key);
+    if (v == null) {
+      misses.incrementAndGet();
+    } else {
+      hits.incrementAndGet();
+    }
+    return v;
+  }
+
+  public void put(long key, byte[] block) {
+    shard(key).put(key, block);
+  }
+
+  /** Drops every block of a file (called when the file is deleted). */
+  public void evictFile(long fileNumber) {
+    for (Shard s : shards) {
+      s.evictFile(fileNumber);
+    }
+  }
+
+  public long hits() {
+    return hits.get();
+  }
+
+  public long misses() {
+    return misses.get();
+  }
+
+  public long usage() {
+    long u = 0;
+    for (Shard s : shards) {
+      u += s.usage();
+    }
+    return u;
+  }
+
+  private static final class Shard {
+    private final long capacity;
+    private long usage;
+    private long[] keys = new long[16];
+    private byte[][] values = new byte[16][];
+    private int[] prev = new int[16];
+    private int[] next = new int[16];
+    private int[] index = new int[32];
+    private int size;
+    private int head = -1;
+    private int tail = -1;
+
+    Shard(long capacity) {
+      this.capacity = capacity;
+      Arrays.fill(index, -1);
+    }
+
+    private static int hash(long key) {
+      long h = key * 0xC2B2AE3D27D4EB4FL;
+      return (int) (h ^ (h >>> 32));
+    }
+
+    private int find(long key) {
+      int mask = index.length - 1;
+      for (int i = hash(key) & mask; ; i = (i + 1) & mask) {
+        int e = index[i];
+        if (e < 0) {
+          return -1;
+        }
+        if (keys[e] == key) {
+          return e;
+        }
+      }
+    }
+
+    synchronized byte[] get(long key) {
+      int e = find(key);
+      if (e < 0) {
+        return null;
+      }
+      unlink(e);
+      pushFront(e);
+      return values[e];
+    }
+
+    synchronized void put(long key, byte[] value) {
+      if (value.length > capacity) {
+        return;
+      }
+      int e = find(key);
+      if (e >= 0) {
+        usage += value.length - values[e].length;
+        values[e] = value;
+        unlink(e);
+        pushFront(e);
+      } else {
+        if (size == keys.length) {
+          grow();
+        }
+        e = size++;
+        keys[e] = key;
+        values[e] = value;
+        usage += value.length;
+        pushFront(e);
+        insertIndex(e);
+      }
+      while (usage > capacity && tail >= 0) {
+        remove(tail);
+      }
+    }
+
+    private void grow() {
+      int n = keys.length * 2;
+      keys = Arrays.copyOf(keys, n);
+      values = Arrays.copyOf(values, n);
+      prev = Arrays.copyOf(prev, n);
+      next = Arrays.copyOf(next, n);
+      rebuildIndex(n * 2);
+    }
+
+    private void rebuildIndex(int slots) {
+      index = new int[slots];
+      Arrays.fill(index, -1);
+      for (int e = 0; e < size; e++) {
+        insertIndex(e);
+      }
+    }
+
+    private void insertIndex(int e) {
+      int mask = index.length - 1;
+      int i = hash(keys[e]) & mask;
+      while (index[i] >= 0) {
+        i = (i + 1) & mask;
+      }
+      index[i] = e;
+    }
+
+    private int slotOf(long key) {
+      int mask = index.length - 1;
+      int i = hash(key) & mask;
+      while (keys[index[i]] != key) {
+        i = (i + 1) & mask;
+      }
+      return i;
+    }
+
+    /** Backward-shift deletion keeps probe chains intact without tombstones. */
+    private void deleteSlot(int i) {
+      int mask = index.length - 1;
+      int j = i;
+      while (true) {
+        j = (j + 1) & mask;
+        if (index[j] < 0) {
+          break;
+        }
+        int k = hash(keys[index[j]]) & mask;
+        boolean stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+        if (!stays) {
+          index[i] = index[j];
+          i = j;
+        }
+      }
+      index[i] = -1;
+    }
+
+    /** Removes entry e, moving the last entry into its slot to keep arrays dense. */
+    private void remove(int e) {
+      usage -= values[e].length;
+      unlink(e);
+      deleteSlot(slotOf(keys[e]));
+      int last = size - 1;
+      if (e != last) {
+        index[slotOf(keys[last])] = e;
+        boolean wasHead = head == last;
+        boolean wasTail = tail == last;
+        int p = prev[last];
+        int n = next[last];
+        keys[e] = keys[last];
+        values[e] = values[last];
+        prev[e] = p;
+        next[e] = n;
+        if (p >= 0) {
+          next[p] = e;
+        }
+        if (n >= 0) {
+          prev[n] = e;
+        }
+        if (wasHead) {
+          head = e;
+        }
+        if (wasTail) {
+          tail = e;
+        }
+      }
+      values[last] = null;
+      size--;
+    }
+
+    private void unlink(int e) {
+      int p = prev[e];
+      int n = next[e];
+      if (p >= 0) {
+        next[p] = n;
+      } else {
+        head = n;
+      }
+      if (n >= 0) {
+        prev[n] = p;
+      } else {
+        tail = p;
+      }
+    }
+
+    private void pushFront(int e) {
+      prev[e] = -1;
+      next[e] = head;
+      if (head >= 0) {
+        prev[head] = e;
+      }
+      head = e;
+      if (tail < 0) {
+        tail = e;
+      }
+    }
+
+    synchronized void evictFile(long fileNumber) {
+      for (int e = size - 1; e >= 0; e--) {
+        if ((keys[e] >>> 40) == fileNumber) {
+          remove(e);
+        }
+      }
+    }
+
+    synchronized long usage() {
+      return usage;
+    }
+  }
+}

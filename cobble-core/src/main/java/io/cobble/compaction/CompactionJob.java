@@ -1,0 +1,74 @@
+package io.cobble.compaction;
+
+import io.cobble.iterator.KvIterator;
+import io.cobble.iterator.LevelIterator;
+import io.cobble.iterator.RowMergingIterator;
+import io.cobble.row.ColumnLayout;
+import io.cobble.row.RowState;
+import io.cobble.row.ValueLoader;
+import io.cobble.version.FileMeta;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Executes a MERGE compaction: reads inputs (newest first) and overlapping output-level files,
+ * folds each key into one row in the newest schema and writes it to the output level. At the
+ * bottom of the tree it also resolves merges, drops tombstones and drops values that expired
+ * before {@link Compaction#dropExpiredBefore()}.
+ */
+public final class CompactionJob {
+  private final Compaction compaction;
+  private final ColumnLayout layout;
+  private final ValueLoader loader;
+  private final int readAhead;
+
+  public CompactionJob(Compaction compaction, ColumnLayout layout, ValueLoader loader, int readAhead) {
+    this.compaction = compaction;
+    this.layout = layout;
+    this.loader = loader;
+    this.readAhead = readAhead;
+  }
+
+  /** Runs the merge into {@code out}; the caller finishes or abandons the writer. */
+  public void run(OutputWriter out) {
+    List<KvIterator> sources = new ArrayList<>();
+    List<Path> names = new ArrayList<>();
+    if (compaction.inputLevel() == 0) {
+      for (FileMeta f : compaction.inputs()) {
+        sources.add(f.table().iterator(readAhead));
+        names.add(f.table().path());
+      }
+    } else {
+      sources.add(new LevelIterator(compaction.inputs(), readAhead));
+      names.add(null);
+    }
+    if (!compaction.overlaps().isEmpty()) {
+      sources.add(new LevelIterator(compaction.overlaps(), readAhead));
+      names.add(null);
+    }
+    boolean bottom = compaction.bottommost();
+    long dropBefore = compaction.dropExpiredBefore();
+    try (RowMergingIterator it = new RowMergingIterator(sources, names, layout, loader)) {
+      for (it.seekToFirst(); it.valid(); it.next()) {
+        RowState row = it.row();
+        if (bottom) {
+          row.resolveBottom(loader);
+          for (int i = 0; i < row.size(); i++) {
+            byte kind = row.kind(i);
+            if (kind == RowState.DELETE
+                || (kind == RowState.PUT
+                    && row.expiry(i) != 0
+                    && row.expiry(i) <= dropBefore)) {
+              row.clear(i);
+            }
+          }
+        }
+        if (row.isEmpty()) {
+          continue;
+        }
+        out.add(it.key(), row);
+      }
+    }
+  }
+}

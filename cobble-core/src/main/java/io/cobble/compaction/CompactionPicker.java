@@ -1,0 +1,256 @@
+package io.cobble.compaction;
+
+import io.cobble.CompactionPolicy;
+import io.cobble.Config;
+import io.cobble.memtable.MemTable;
+import io.cobble.util.Bytes;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Chooses the next compaction of a tree. Order: whole-file drops of fully expired files, then L0
+ * (tiered: all L0 files at once when their count reaches {@code l0-file-limit}), then the leveled
+ * part (L1+), where a level is due when its size exceeds its target ({@code level-base-size ×
+ * multiplier^(n-1)}). The policy decides which due level and which file:
+ *
+ * <ul>
+ *   <li>score_priority: the level with the highest size/target score; the file with the least
+ *       overlap in the next level.
+ *   <li>min_overlap: the shallowest due level; the file with the least overlap.
+ *   <li>round_robin: the shallowest due level; files in key order, resuming after the last one.
+ * </ul>
+ */
+public final class CompactionPicker {
+  private final Config config;
+  private final Map<Long, byte[]> roundRobinCursor = new ConcurrentHashMap<>();
+
+  public CompactionPicker(Config config) {
+    this.config = config;
+  }
+
+  public long levelTarget(int level) {
+    long t = config.levelBaseSize();
+    for (int i = 1; i < level; i++) {
+      t = t > Long.MAX_VALUE / config.levelSizeMultiplier() ? Long.MAX_VALUE : t * config
+          .levelSizeMultiplier();
+    }
+    return t;
+  }
+
+  /** Highest compaction score of the tree: ≥ 1 means work is due. */
+  public double score(Tree tree) {
+    double best = tree.level(0).size() / (double) config.l0FileLimit();
+    for (int level = 1; level < tree.levelCount() - 1; level++) {
+      best = Math.max(best, tree.levelBytes(level) / (double) levelTarget(level));
+    }
+    return best;
+  }
+
+  public Compaction pick(Version v, int family, long now) {
+    Tree tree = v.tree(family);
+    Compaction drop = pickExpired(v, tree, family, now);
+    if (drop != null) {
+      return drop;
+    }
+    if (tree.level(0).size() >= config.l0FileLimit()) {
+      return l0Compaction(v, tree, family, now);
+    }
+    int level = dueLevel(tree);
+    if (level < 0) {
+      return null;
+    }
+    List<FileMeta> files = tree.level(level);
+    FileMeta chosen;
+    if (config.compactionPolicy() == CompactionPolicy.ROUND_ROBIN) {
+      long cursorKey = ((long) family << 8) | level;
+      byte[] after = roundRobinCursor.get(cursorKey);
+      chosen = files.get(0);
+      if (after != null) {
+        for (FileMeta f : files) {
+          if (Bytes.compare(f.smallest(), after) > 0) {
+            chosen = f;
+            break;
+          }
+        }
+      }
+      roundRobinCursor.put(cursorKey, chosen.largest());
+    } else {
+      chosen = files.get(0);
+      long best = Long.MAX_VALUE;
+      for (FileMeta f : files) {
+        long overlap = 0;
+        for (FileMeta o : tree.overlapping(level + 1, f.smallest(), f.largest())) {
+          overlap += o.size();
+        }
+        if (overlap < best) {
+          best = overlap;
+          chosen = f;
+        }
+      }
+    }
+    return leveled(v, tree, family, level, Collections.singletonList(chosen), now);
+  }
+
+  private int dueLevel(Tree tree) {
+    int due = -1;
+    double best = 1.0;
+    for (int level = 1; level < tree.levelCount() - 1; level++) {
+      double s = tree.levelBytes(level) / (double) levelTarget(level);
+      if (s < 1.0) {
+        continue;
+      }
+      if (config.compactionPolicy() != CompactionPolicy.SCORE_PRIORITY) {
+        return level;
+      }
+      if (s >= best) {
+        best = s;
+        due = level;
+      }
+    }
+    return due;
+  }
+
+  /** Forces data down until a tree lives in one level (used by {@code Db.compactAll}). */
+  public Compaction pickManual(Version v, int family, long now) {
+    Tree tree = v.tree(family);
+    if (!tree.level(0).isEmpty()) {
+      return l0Compaction(v, tree, family, now);
+    }
+    for (int level = 1; level < tree.levelCount() - 1; level++) {
+      if (tree.level(level).isEmpty()) {
+        continue;
+      }
+      for (int deeper = level + 1; deeper < tree.levelCount(); deeper++) {
+        if (!tree.level(deeper).isEmpty()) {
+          return leveled(v, tree, family, level, tree.level(level), now);
+        }
+      }
+      return null;
+    }
+    return null;
+  }
+
+  private Compaction l0Compaction(Version v, Tree tree, int family, long now) {
+    List<FileMeta> inputs = tree.level(0);
+    byte[][] range = range(inputs);
+    List<FileMeta> overlaps = tree.overlapping(1, range[0], range[1]);
+    if (inputs.size() == 1 && overlaps.isEmpty()) {
+      return new Compaction(
+          Compaction.Kind.TRIVIAL_MOVE, family, 0, 1, inputs, overlaps, false, 0);
+    }
+    return new Compaction(
+        Compaction.Kind.MERGE,
+        family,
+        0,
+        1,
+        new ArrayList<>(inputs),
+        overlaps,
+        isBottommost(tree, 1, range),
+        dropBefore(v, tree, 0, now));
+  }
+
+  private Compaction leveled(
+      Version v, Tree tree, int family, int level, List<FileMeta> inputs, long now) {
+    byte[][] range = range(inputs);
+    List<FileMeta> overlaps = tree.overlapping(level + 1, range[0], range[1]);
+    if (inputs.size() == 1 && overlaps.isEmpty()) {
+      return new Compaction(
+          Compaction.Kind.TRIVIAL_MOVE, family, level, level + 1, inputs, overlaps, false, 0);
+    }
+    return new Compaction(
+        Compaction.Kind.MERGE,
+        family,
+        level,
+        level + 1,
+        new ArrayList<>(inputs),
+        overlaps,
+        isBottommost(tree, level + 1, range),
+        dropBefore(v, tree, level, now));
+  }
+
+  private static byte[][] range(List<FileMeta> files) {
+    byte[] lo = null;
+    byte[] hi = null;
+    for (FileMeta f : files) {
+      if (lo == null || Bytes.compare(f.smallest(), lo) < 0) {
+        lo = f.smallest();
+      }
+      if (hi == null || Bytes.compare(f.largest(), hi) > 0) {
+        hi = f.largest();
+      }
+    }
+    return new byte[][] {lo, hi};
+  }
+
+  private static boolean isBottommost(Tree tree, int outputLevel, byte[][] range) {
+    for (int level = outputLevel + 1; level < tree.levelCount(); level++) {
+      if (!tree.overlapping(level, range[0], range[1]).isEmpty()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** min(now, oldest merge write time in memtables and in levels above {@code inputLevel}). */
+  private static long dropBefore(Version v, Tree tree, int inputLevel, long now) {
+    long t = now;
+    t = Math.min(t, v.active().minMergeWriteTime());
+    for (MemTable m : v.immutables()) {
+      t = Math.min(t, m.minMergeWriteTime());
+    }
+    for (int level = 0; level < inputLevel; level++) {
+      for (FileMeta f : tree.level(level)) {
+        t = Math.min(t, f.properties().minMergeWriteTime());
+      }
+    }
+    return t;
+  }
+
+  /** A file whose values all expired, with nothing older underneath to resurface, is dropped. */
+  private Compaction pickExpired(Version v, Tree tree, int family, long now) {
+    for (int level = tree.levelCount() - 1; level >= 0; level--) {
+      List<FileMeta> files = tree.level(level);
+      for (int i = 0; i < files.size(); i++) {
+        FileMeta f = files.get(i);
+        long maxExpiry = f.properties().maxExpiry();
+        if (maxExpiry == 0) {
+          continue;
+        }
+        long before = dropBefore(v, tree, level, now);
+        if (level == 0) {
+          for (int j = 0; j < i; j++) {
+            before = Math.min(before, files.get(j).properties().minMergeWriteTime());
+          }
+        }
+        if (maxExpiry > before) {
+          continue;
+        }
+        byte[][] range = {f.smallest(), f.largest()};
+        boolean older = !isBottommost(tree, level, range);
+        if (level == 0) {
+          for (int j = i + 1; j < files.size() && !older; j++) {
+            older = files.get(j).overlaps(range[0], range[1]);
+          }
+        }
+        if (!older) {
+          return new Compaction(
+              Compaction.Kind.DROP_EXPIRED,
+              family,
+              level,
+              level,
+              Collections.singletonList(f),
+              Collections.emptyList(),
+              true,
+              before);
+        }
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,155 @@
+package io.cobble.compaction;
+
+import io.cobble.cache.BlockCache;
+import io.cobble.row.RowState;
+import io.cobble.sst.Table;
+import io.cobble.sst.TableBuilder;
+import io.cobble.sst.TableOptions;
+import io.cobble.sst.TableProperties;
+import io.cobble.util.ByteWriter;
+import io.cobble.version.FileMeta;
+import io.cobble.version.VersionSet;
+import io.cobble.vlog.ValueLogWriter;
+import io.cobble.vlog.ValuePointer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Writes the rows of one tree into table files for a level: cuts files at the target size,
+ * moves values above the separation threshold into a value log, and tracks the per-file expiry,
+ * merge write time and value-log reference counts that the manifest keeps.
+ */
+public final class OutputWriter implements AutoCloseable {
+  private final VersionSet versions;
+  private final int family;
+  private final int schemaId;
+  private final TableOptions options;
+  private final long targetFileSize;
+  private final long separationThreshold;
+  private final BlockCache cache;
+  private final boolean pinTop;
+  private final boolean pinPartitions;
+  private final ByteWriter rowBuf = new ByteWriter(256);
+  private final List<FileMeta> outputs = new ArrayList<>();
+  private final Map<Long, Long> vlogSizes = new HashMap<>();
+  private TableBuilder builder;
+  private long builderNumber;
+  private ValueLogWriter vlog;
+  private long maxExpiry;
+  private boolean neverExpires;
+  private long minMergeWriteTime;
+  private Map<Long, Long> vlogRefs;
+  private long bytesWritten;
+
+  public OutputWriter(
+      VersionSet versions,
+      int family,
+      int schemaId,
+      TableOptions options,
+      long targetFileSize,
+      long separationThreshold,
+      BlockCache cache,
+      boolean pinTop,
+      boolean pinPartitions) {
+    this.versions = versions;
+    this.family = family;
+    this.schemaId = schemaId;
+    this.options = options;
+    this.targetFileSize = targetFileSize;
+    this.separationThreshold = separationThreshold;
+    this.cache = cache;
+    this.pinTop = pinTop;
+    this.pinPartitions = pinPartitions;
+  }
+
+  public void add(byte[] key, RowState row) {
+    if (builder == null) {
+      builderNumber = versions.newFileNumber();
+      builder = new TableBuilder(versions.tablePath(builderNumber), options);
+      maxExpiry = -1;
+      neverExpires = false;
+      minMergeWriteTime = Long.MAX_VALUE;
+      vlogRefs = new HashMap<>();
+    }
+    for (int i = 0; i < row.size(); i++) {
+      byte kind = row.kind(i);
+      if (kind != RowState.PUT && kind != RowState.MERGE) {
+        continue;
+      }
+      if (!row.isPointer(i)
+          && separationThreshold > 0
+          && row.value(i).length > separationThreshold) {
+        if (vlog == null) {
+          long n = versions.newFileNumber();
+          vlog = new ValueLogWriter(versions.vlogPath(n), n);
+        }
+        row.setPointer(i, vlog.append(row.value(i)));
+      }
+      if (row.isPointer(i)) {
+        vlogRefs.merge(ValuePointer.fileNumber(row.value(i)), 1L, Long::sum);
+      }
+      if (kind == RowState.MERGE) {
+        minMergeWriteTime = Math.min(minMergeWriteTime, row.writeTime(i));
+      }
+    }
+    long e = row.maxExpiry();
+    if (e == 0) {
+      neverExpires = true;
+    } else {
+      maxExpiry = Math.max(maxExpiry, e);
+    }
+    rowBuf.reset();
+    row.encode(rowBuf);
+    builder.add(key, rowBuf.toByteArray());
+    if (builder.estimatedSize() >= targetFileSize) {
+      finishTable();
+    }
+  }
+
+  private void finishTable() {
+    TableProperties props =
+        builder.finish(schemaId, neverExpires ? 0 : maxExpiry, minMergeWriteTime, vlogRefs);
+    long size = builder.fileSize();
+    bytesWritten += size;
+    Table table =
+        Table.open(versions.tablePath(builderNumber), builderNumber, cache, pinTop, pinPartitions);
+    outputs.add(new FileMeta(builderNumber, family, size, props, table));
+    builder = null;
+  }
+
+  /** Completes all files (fsynced) and returns the tables written. */
+  public List<FileMeta> finish() {
+    if (builder != null) {
+      finishTable();
+    }
+    if (vlog != null) {
+      vlog.finish();
+      vlogSizes.put(vlog.fileNumber(), vlog.size());
+      bytesWritten += vlog.size();
+      vlog = null;
+    }
+    return outputs;
+  }
+
+  /** Value-log files created by this writer with their sizes. */
+  public Map<Long, Long> vlogSizes() {
+    return vlogSizes;
+  }
+
+  public long bytesWritten() {
+    return bytesWritten;
+  }
+
+  /** Deletes anything written when the job fails before its outputs are installed. */
+  @Override
+  public void close() {
+    if (builder != null) {
+      builder.close();
+    }
+    if (vlog != null) {
+      vlog.close();
+    }
+  }
+}

@@ -1,0 +1,85 @@
+package io.cobble.iterator;
+
+import io.cobble.util.Bytes;
+import io.cobble.version.FileMeta;
+import java.util.List;
+
+/** Concatenates the non-overlapping, sorted files of one level, opening one file at a time. */
+public final class LevelIterator implements KvIterator {
+  private final List<FileMeta> files;
+  private final int readAhead;
+  private int index;
+  private KvIterator current;
+
+  public LevelIterator(List<FileMeta> files, int readAhead) {
+    this.files = files;
+    this.readAhead = readAhead;
+    this.index = files.size();
+  }
+
+  private void open(int i) {
+    index = i;
+    current = i < files.size() ? files.get(i).table().iterator(readAhead) : null;
+  }
+
+  private void skipExhausted() {
+    while (current != null && !current.valid()) {
+      open(index + 1);
+      if (current != null) {
+        current.seekToFirst();
+      }
+    }
+  }
+
+  @Override
+  public void seekToFirst() {
+    open(0);
+    if (current != null) {
+      current.seekToFirst();
+    }
+    skipExhausted();
+  }
+
+  @Override
+  public void seek(byte[] target) {
+    int lo = 0;
+    int hi = files.size();
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (Bytes.compare(files.get(mid).largest(), target) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    open(lo);
+    if (current != null) {
+      current.seek(target);
+    }
+    skipExhausted();
+  }
+
+  @Override
+  public boolean valid() {
+    return current != null && current.valid();
+  }
+
+  @Override
+  public void next() {
+    current.next();
+    skipExhausted();
+  }
+
+  @Override
+  public byte[] key() {
+    return current.key();
+  }
+
+  @Override
+  public byte[] value() {
+    return current.value();
+  }
+
+  @Override
+  public void close() {}
+}

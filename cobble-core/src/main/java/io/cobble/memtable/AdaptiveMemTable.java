@@ -1,0 +1,138 @@
+package io.cobble.memtable;
+
+import io.cobble.MemTableType;
+import io.cobble.iterator.KvIterator;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Memtable that picks its index from the observed operation mix.
+ *
+ * <p>Rules (see {@link #choose}): the type of a new memtable comes from the mix seen by the
+ * previous one: any noticeable scanning (scans ≥ 1% of operations) needs order, so skiplist; else
+ * frequent point reads (gets ≥ 10%) favour hash; else an (almost) write-only stream (reads &lt;
+ * 1%) uses vec; anything in between uses skiplist. Within a memtable the type only moves towards
+ * more capability: vec converts on its first read (to hash, or skiplist if scans were seen), and
+ * hash converts to skiplist on its first scan, because sorting an unordered index per read is
+ * what those types are bad at.
+ */
+public final class AdaptiveMemTable extends MemTable {
+  private final LongAdder writes = new LongAdder();
+  private final LongAdder gets = new LongAdder();
+  private final LongAdder scans = new LongAdder();
+  private volatile MemTable delegate;
+  private volatile MemTableType type;
+
+  public AdaptiveMemTable(long id, RowCombiner combiner, MemTableType initial) {
+    super(id, combiner);
+    this.type = initial;
+    this.delegate = create(initial);
+  }
+
+  private MemTable create(MemTableType t) {
+    switch (t) {
+      case HASH:
+        return new HashMemTable(id(), combiner);
+      case VEC:
+        return new VecMemTable(id(), combiner);
+      default:
+        return new SkipListMemTable(id(), combiner);
+    }
+  }
+
+  /** The type to start the next memtable with, from this one's operation counts. */
+  public static MemTableType choose(long writes, long gets, long scans) {
+    long total = writes + gets + scans;
+    if (total == 0) {
+      return MemTableType.SKIPLIST;
+    }
+    if (scans * 100 >= total) {
+      return MemTableType.SKIPLIST;
+    }
+    if (gets * 10 >= total) {
+      return MemTableType.HASH;
+    }
+    if ((gets + scans) * 100 < total) {
+      return MemTableType.VEC;
+    }
+    return MemTableType.SKIPLIST;
+  }
+
+  public MemTableType nextType() {
+    return choose(writes.sum(), gets.sum(), scans.sum());
+  }
+
+  public MemTableType currentType() {
+    return type;
+  }
+
+  private void convert(MemTableType target) {
+    lock.writeLock().lock();
+    try {
+      if (type == target || type == MemTableType.SKIPLIST) {
+        return;
+      }
+      MemTable old = delegate;
+      MemTable next = create(target);
+      if (old instanceof VecMemTable) {
+        if (next instanceof SkipListMemTable) {
+          ((VecMemTable) old).replayInto((SkipListMemTable) next);
+        } else {
+          ((VecMemTable) old).replayInto((HashMemTable) next);
+        }
+      } else {
+        Cursor c = old.cursor();
+        for (c.seekToFirst(); c.valid(); c.next()) {
+          ((SkipListMemTable) next).load(c.key(), c.value());
+        }
+      }
+      delegate = next;
+      type = target;
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  @Override
+  protected void doPut(byte[] key, int keyLen, byte[] row) {
+    writes.increment();
+    delegate.doPut(key, keyLen, row);
+  }
+
+  @Override
+  public byte[] get(byte[] key, int keyLen) {
+    gets.increment();
+    if (type == MemTableType.VEC) {
+      convert(scans.sum() > 0 ? MemTableType.SKIPLIST : MemTableType.HASH);
+    }
+    return super.get(key, keyLen);
+  }
+
+  /** An iterator for a user scan; flush and compaction use {@link #iterator()} and do not count. */
+  public KvIterator scanIterator() {
+    scans.increment();
+    if (type != MemTableType.SKIPLIST) {
+      convert(MemTableType.SKIPLIST);
+    }
+    return super.iterator();
+  }
+
+  @Override
+  protected byte[] doGet(byte[] key, int keyLen) {
+    return delegate.doGet(key, keyLen);
+  }
+
+  @Override
+  protected long doApproximateBytes() {
+    return delegate.doApproximateBytes();
+  }
+
+  @Override
+  public int entryCount() {
+    return delegate.entryCount();
+  }
+
+  @Override
+  protected Cursor cursor() {
+    return delegate.cursor();
+  }
+}

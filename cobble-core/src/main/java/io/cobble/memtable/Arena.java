@@ -1,0 +1,87 @@
+package io.cobble.memtable;
+
+import io.cobble.util.Bytes;
+import java.util.Arrays;
+
+/**
+ * Append-only storage of memtable records in large byte pages (growing from 16 KiB to 1 MiB). A record is addressed by a long
+ * ({@code page << 32 | offset}); indexes hold these longs instead of objects so the GC sees a
+ * handful of big arrays regardless of entry count. Record layout: key length (4), value length
+ * (4), key, value.
+ */
+final class Arena {
+  static final int MAX_PAGE_SIZE = 1 << 20;
+  private static final int FIRST_PAGE_SIZE = 16 << 10;
+
+  private byte[][] pages = new byte[4][];
+  private int pageCount;
+  private int pageUsed;
+  private int nextPageSize = FIRST_PAGE_SIZE;
+  private long used;
+
+  long add(byte[] key, int keyLen, byte[] value, int valueOff, int valueLen) {
+    int size = 8 + keyLen + valueLen;
+    if (pageCount == 0 || pageUsed + size > pages[pageCount - 1].length) {
+      newPage(Math.max(nextPageSize, size));
+      nextPageSize = Math.min(MAX_PAGE_SIZE, nextPageSize * 2);
+    }
+    byte[] page = pages[pageCount - 1];
+    int off = pageUsed;
+    Bytes.putInt(page, off, keyLen);
+    Bytes.putInt(page, off + 4, valueLen);
+    System.arraycopy(key, 0, page, off + 8, keyLen);
+    System.arraycopy(value, valueOff, page, off + 8 + keyLen, valueLen);
+    pageUsed += size;
+    used += size;
+    return ((long) (pageCount - 1) << 32) | off;
+  }
+
+  private void newPage(int size) {
+    if (pageCount == pages.length) {
+      pages = Arrays.copyOf(pages, pages.length * 2);
+    }
+    pages[pageCount++] = new byte[size];
+    pageUsed = 0;
+  }
+
+  /** Bytes of records stored; pages grow geometrically so slack stays small. */
+  long usedBytes() {
+    return used;
+  }
+
+  int compareKey(long addr, byte[] key, int keyLen) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = (int) addr;
+    return Bytes.compare(page, off + 8, Bytes.getInt(page, off), key, 0, keyLen);
+  }
+
+  int compareKeys(long a, long b) {
+    byte[] pa = pages[(int) (a >>> 32)];
+    int oa = (int) a;
+    byte[] pb = pages[(int) (b >>> 32)];
+    int ob = (int) b;
+    return Bytes.compare(pa, oa + 8, Bytes.getInt(pa, oa), pb, ob + 8, Bytes.getInt(pb, ob));
+  }
+
+  int hashKey(long addr) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = (int) addr;
+    return Bytes.hash(page, off + 8, Bytes.getInt(page, off));
+  }
+
+  byte[] key(long addr) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = (int) addr;
+    int len = Bytes.getInt(page, off);
+    return Arrays.copyOfRange(page, off + 8, off + 8 + len);
+  }
+
+  byte[] value(long addr) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = (int) addr;
+    int klen = Bytes.getInt(page, off);
+    int vlen = Bytes.getInt(page, off + 4);
+    int start = off + 8 + klen;
+    return Arrays.copyOfRange(page, start, start + vlen);
+  }
+}

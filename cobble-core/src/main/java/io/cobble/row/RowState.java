@@ -1,0 +1,317 @@
+package io.cobble.row;
+
+import io.cobble.merge.MergeOperator;
+import io.cobble.util.ByteReader;
+import io.cobble.util.ByteWriter;
+import java.util.Arrays;
+
+/**
+ * Mutable per-column state of one row at one level of the tree, reused across reads.
+ *
+ * <p>Each column is ABSENT (this level says nothing), PUT (value, expiry), DELETE, or MERGE
+ * (operand, expiry, write time of its oldest operand). A merge includes the older value only if
+ * that value was still alive when the merge was written; recording the write time makes this
+ * rule give the same answer whenever the fold happens (memtable, flush, compaction or read).
+ *
+ * <p>Encoding: varint count, then per non-absent column: varint column id, tag byte (kind, plus
+ * {@link #POINTER_FLAG} when the value lives in the value log), varlong expiry (PUT/MERGE),
+ * varlong write time (MERGE), length-prefixed value (PUT/MERGE).
+ */
+public final class RowState {
+  public static final byte ABSENT = 0;
+  public static final byte PUT = 1;
+  public static final byte DELETE = 2;
+  public static final byte MERGE = 3;
+  public static final int POINTER_FLAG = 4;
+
+  private ColumnLayout layout;
+  private byte[] kinds = new byte[0];
+  private boolean[] pointer = new boolean[0];
+  private byte[][] values = new byte[0][];
+  private long[] expiry = new long[0];
+  private long[] writeTime = new long[0];
+
+  public RowState reset(ColumnLayout layout) {
+    this.layout = layout;
+    int n = layout.size();
+    if (kinds.length < n) {
+      kinds = new byte[n];
+      pointer = new boolean[n];
+      values = new byte[n][];
+      expiry = new long[n];
+      writeTime = new long[n];
+    } else {
+      Arrays.fill(kinds, 0, n, ABSENT);
+      Arrays.fill(values, 0, n, null);
+      Arrays.fill(pointer, 0, n, false);
+    }
+    return this;
+  }
+
+  public ColumnLayout layout() {
+    return layout;
+  }
+
+  public int size() {
+    return layout.size();
+  }
+
+  public byte kind(int i) {
+    return kinds[i];
+  }
+
+  public byte[] value(int i) {
+    return values[i];
+  }
+
+  public boolean isPointer(int i) {
+    return pointer[i];
+  }
+
+  public long expiry(int i) {
+    return expiry[i];
+  }
+
+  public long writeTime(int i) {
+    return writeTime[i];
+  }
+
+  public void set(int i, byte kind, byte[] value, boolean isPointer, long exp, long wt) {
+    kinds[i] = kind;
+    values[i] = value;
+    pointer[i] = isPointer;
+    expiry[i] = exp;
+    writeTime[i] = wt;
+  }
+
+  public void setPointer(int i, byte[] ptr) {
+    values[i] = ptr;
+    pointer[i] = true;
+  }
+
+  public void clear(int i) {
+    kinds[i] = ABSENT;
+    values[i] = null;
+    pointer[i] = false;
+  }
+
+  public boolean isEmpty() {
+    for (int i = 0; i < layout.size(); i++) {
+      if (kinds[i] != ABSENT) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** True when no older level can change the given columns (all PUT or DELETE). */
+  public boolean isFinal(int[] projection) {
+    if (projection == null) {
+      for (int i = 0; i < layout.size(); i++) {
+        if (kinds[i] != PUT && kinds[i] != DELETE) {
+          return false;
+        }
+      }
+      return true;
+    }
+    for (int i : projection) {
+      if (kinds[i] != PUT && kinds[i] != DELETE) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static boolean alive(long expiry, long at) {
+    return expiry == 0 || expiry > at;
+  }
+
+  /** Decodes a persisted row; columns dropped since it was written are ignored. */
+  public RowState decode(ColumnLayout layout, byte[] buf, int off, int len, ByteReader r) {
+    reset(layout);
+    r.reset(buf, off, len);
+    int n = r.readVarInt();
+    for (int k = 0; k < n; k++) {
+      int id = r.readVarInt();
+      int tag = r.readByte();
+      byte kind = (byte) (tag & 3);
+      long exp = 0;
+      long wt = 0;
+      byte[] v = null;
+      if (kind == PUT || kind == MERGE) {
+        exp = r.readVarLong();
+        if (kind == MERGE) {
+          wt = r.readVarLong();
+        }
+        v = r.readLengthPrefixed();
+      } else if (kind != DELETE) {
+        throw new IllegalStateException("bad column tag " + tag);
+      }
+      int pos = layout.position(id);
+      if (pos >= 0) {
+        set(pos, kind, v, (tag & POINTER_FLAG) != 0, exp, wt);
+      }
+    }
+    if (r.hasRemaining()) {
+      throw new IllegalStateException("trailing bytes in row");
+    }
+    return this;
+  }
+
+  public RowState decode(ColumnLayout layout, byte[] row) {
+    return decode(layout, row, 0, row.length, new ByteReader());
+  }
+
+  public void encode(ByteWriter w) {
+    int n = 0;
+    for (int i = 0; i < layout.size(); i++) {
+      if (kinds[i] != ABSENT) {
+        n++;
+      }
+    }
+    w.writeVarInt(n);
+    for (int i = 0; i < layout.size(); i++) {
+      byte kind = kinds[i];
+      if (kind == ABSENT) {
+        continue;
+      }
+      w.writeVarInt(layout.id(i));
+      w.writeByte(kind | (pointer[i] ? POINTER_FLAG : 0));
+      if (kind == PUT || kind == MERGE) {
+        w.writeVarLong(expiry[i]);
+        if (kind == MERGE) {
+          w.writeVarLong(writeTime[i]);
+        }
+        w.writeLengthPrefixed(values[i]);
+      }
+    }
+  }
+
+  public byte[] encode() {
+    ByteWriter w = new ByteWriter(64);
+    encode(w);
+    return w.toByteArray();
+  }
+
+  private byte[] loaded(int i, ValueLoader loader) {
+    if (pointer[i]) {
+      values[i] = loader.load(values[i]);
+      pointer[i] = false;
+    }
+    return values[i];
+  }
+
+  private byte[] mergeOnNothing(int i, byte[] operand) {
+    byte[] def = layout.storedDefault(i);
+    return def == null ? operand : layout.operator(i).merge(def, operand);
+  }
+
+  /** Folds an older level under this (newer) one, column by column. */
+  public void mergeOlder(RowState older, ValueLoader loader) {
+    for (int i = 0; i < layout.size(); i++) {
+      byte kind = kinds[i];
+      if (kind == PUT || kind == DELETE) {
+        continue;
+      }
+      byte ok = older.kinds[i];
+      if (kind == ABSENT) {
+        if (ok != ABSENT) {
+          set(
+              i,
+              ok,
+              older.values[i],
+              older.pointer[i],
+              older.expiry[i],
+              older.writeTime[i]);
+        }
+        continue;
+      }
+      MergeOperator op = layout.operator(i);
+      long wt = writeTime[i];
+      switch (ok) {
+        case ABSENT:
+          break;
+        case DELETE:
+          set(i, PUT, mergeOnNothing(i, loaded(i, loader)), false, expiry[i], 0);
+          break;
+        case PUT:
+          if (alive(older.expiry[i], wt)) {
+            byte[] base = older.loaded(i, loader);
+            set(i, PUT, op.merge(base, loaded(i, loader)), false, expiry[i], 0);
+          } else {
+            set(i, PUT, mergeOnNothing(i, loaded(i, loader)), false, expiry[i], 0);
+          }
+          break;
+        default:
+          if (alive(older.expiry[i], wt)) {
+            byte[] base = older.loaded(i, loader);
+            set(i, MERGE, op.merge(base, loaded(i, loader)), false, expiry[i], older.writeTime[i]);
+          } else {
+            set(i, PUT, mergeOnNothing(i, loaded(i, loader)), false, expiry[i], 0);
+          }
+          break;
+      }
+    }
+  }
+
+  /** Called when nothing older exists: merges become puts over the column default. */
+  public void resolveBottom(ValueLoader loader) {
+    for (int i = 0; i < layout.size(); i++) {
+      if (kinds[i] == MERGE) {
+        set(i, PUT, mergeOnNothing(i, loaded(i, loader)), false, expiry[i], 0);
+      }
+    }
+  }
+
+  /**
+   * Values readers see at {@code now} for the projected positions (null = all columns), or null
+   * when none of them has a live value. Projected columns without a value get their default.
+   */
+  public byte[][] toUser(int[] projection, long now, ValueLoader loader) {
+    int n = projection == null ? layout.size() : projection.length;
+    byte[][] out = new byte[n][];
+    boolean any = false;
+    for (int k = 0; k < n; k++) {
+      int i = projection == null ? k : projection[k];
+      byte kind = kinds[i];
+      if ((kind == PUT || kind == MERGE) && alive(expiry[i], now)) {
+        byte[] v = loaded(i, loader);
+        if (kind == MERGE) {
+          v = mergeOnNothing(i, v);
+        }
+        MergeOperator op = layout.operator(i);
+        if (op != null && op.elementTtl()) {
+          v = op.toUser(v, now);
+          if (v.length == 0) {
+            continue;
+          }
+        }
+        out[k] = v;
+        any = true;
+      }
+    }
+    if (!any) {
+      return null;
+    }
+    for (int k = 0; k < n; k++) {
+      if (out[k] == null) {
+        out[k] = layout.userDefault(projection == null ? k : projection[k]);
+      }
+    }
+    return out;
+  }
+
+  /** Latest expiry among live values, 0 if some value never expires, -1 if none has a value. */
+  public long maxExpiry() {
+    long max = -1;
+    for (int i = 0; i < layout.size(); i++) {
+      if (kinds[i] == PUT || kinds[i] == MERGE) {
+        if (expiry[i] == 0) {
+          return 0;
+        }
+        max = Math.max(max, expiry[i]);
+      }
+    }
+    return max;
+  }
+}

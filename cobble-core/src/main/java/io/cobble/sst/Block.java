@@ -1,0 +1,47 @@
+package io.cobble.sst;
+
+import io.cobble.util.Bytes;
+
+/** A decoded (uncompressed, checksum-verified) block; immutable and shared via the cache. */
+public final class Block {
+  private final byte[] data;
+  private final int restartsOffset;
+  private final int restartCount;
+
+  public Block(byte[] data) {
+    if (data.length < 4) {
+      throw new IllegalStateException("block too short: " + data.length + " bytes");
+    }
+    this.data = data;
+    this.restartCount = Bytes.getInt(data, data.length - 4);
+    this.restartsOffset = data.length - 4 - restartCount * 4;
+    if (restartCount < 1 || restartsOffset < 0) {
+      throw new IllegalStateException("bad restart count " + restartCount);
+    }
+  }
+
+  byte[] data() {
+    return data;
+  }
+
+  int restartsOffset() {
+    return restartsOffset;
+  }
+
+  int restartCount() {
+    return restartCount;
+  }
+
+  int restart(int i) {
+    return Bytes.getInt(data, restartsOffset + i * 4);
+  }
+
+  /** Bytes held in memory, used to charge the block cache. */
+  public int memorySize() {
+    return data.length + 32;
+  }
+
+  public BlockIterator iterator() {
+    return new BlockIterator(this);
+  }
+}

@@ -1,0 +1,85 @@
+package io.cobble.sst;
+
+import io.cobble.util.ByteWriter;
+import io.cobble.util.Bytes;
+
+/**
+ * Builds a block of sorted entries with prefix compression: each entry stores the length shared
+ * with the previous key, the rest of the key and the value. Every {@code restartInterval} entries
+ * a full key is written and its offset recorded, so readers can binary-search restart points.
+ * Layout: entries, restart offsets (int32 each), restart count (int32).
+ */
+public final class BlockBuilder {
+  private final int restartInterval;
+  private final ByteWriter out = new ByteWriter(8192);
+  private int[] restarts = new int[64];
+  private int restartCount;
+  private int counter;
+  private byte[] lastKey = new byte[64];
+  private int lastKeyLen;
+  private int entries;
+
+  public BlockBuilder(int restartInterval) {
+    this.restartInterval = restartInterval;
+    reset();
+  }
+
+  public void reset() {
+    out.reset();
+    restartCount = 0;
+    addRestart(0);
+    counter = 0;
+    lastKeyLen = 0;
+    entries = 0;
+  }
+
+  private void addRestart(int offset) {
+    if (restartCount == restarts.length) {
+      restarts = java.util.Arrays.copyOf(restarts, restartCount * 2);
+    }
+    restarts[restartCount++] = offset;
+  }
+
+  public boolean isEmpty() {
+    return entries == 0;
+  }
+
+  public int entries() {
+    return entries;
+  }
+
+  public int estimatedSize() {
+    return out.size() + restartCount * 4 + 4;
+  }
+
+  public void add(byte[] key, byte[] value) {
+    int shared = 0;
+    if (counter == restartInterval) {
+      addRestart(out.size());
+      counter = 0;
+    } else if (entries > 0) {
+      shared = Bytes.commonPrefix(lastKey, lastKeyLen, key, 0, key.length);
+    }
+    out.writeVarInt(shared);
+    out.writeVarInt(key.length - shared);
+    out.writeVarInt(value.length);
+    out.writeBytes(key, shared, key.length - shared);
+    out.writeBytes(value);
+    if (lastKey.length < key.length) {
+      lastKey = new byte[Math.max(key.length, lastKey.length * 2)];
+    }
+    System.arraycopy(key, 0, lastKey, 0, key.length);
+    lastKeyLen = key.length;
+    counter++;
+    entries++;
+  }
+
+  /** Returns the finished block bytes; the builder must be reset before reuse. */
+  public byte[] finish() {
+    for (int i = 0; i < restartCount; i++) {
+      out.writeInt(restarts[i]);
+    }
+    out.writeInt(restartCount);
+    return out.toByteArray();
+  }
+}

@@ -1,0 +1,108 @@
+package io.cobble.sst;
+
+import io.cobble.iterator.KvIterator;
+import io.cobble.util.ByteReader;
+import io.cobble.util.Bytes;
+import java.util.Arrays;
+
+/** Cursor over a {@link Block}: binary search over restart points, then a linear scan. */
+public final class BlockIterator implements KvIterator {
+  private final Block block;
+  private final byte[] data;
+  private final ByteReader reader = new ByteReader();
+  private byte[] key = new byte[32];
+  private int keyLen;
+  private int valueOff;
+  private int valueLen;
+  private int nextOffset;
+  private boolean valid;
+
+  BlockIterator(Block block) {
+    this.block = block;
+    this.data = block.data();
+  }
+
+  private boolean parseAt(int offset) {
+    if (offset >= block.restartsOffset()) {
+      valid = false;
+      return false;
+    }
+    reader.reset(data, offset, block.restartsOffset() - offset);
+    int shared = reader.readVarInt();
+    int unshared = reader.readVarInt();
+    int vlen = reader.readVarInt();
+    if (shared > keyLen) {
+      throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
+    }
+    int p = reader.position();
+    reader.skip(unshared);
+    reader.skip(vlen);
+    if (key.length < shared + unshared) {
+      key = Arrays.copyOf(key, Math.max(shared + unshared, key.length * 2));
+    }
+    System.arraycopy(data, p, key, shared, unshared);
+    keyLen = shared + unshared;
+    valueOff = p + unshared;
+    valueLen = vlen;
+    nextOffset = valueOff + vlen;
+    valid = true;
+    return true;
+  }
+
+  private void seekToRestart(int i) {
+    keyLen = 0;
+    parseAt(block.restart(i));
+  }
+
+  @Override
+  public void seekToFirst() {
+    seekToRestart(0);
+  }
+
+  @Override
+  public void seek(byte[] target) {
+    int lo = 0;
+    int hi = block.restartCount() - 1;
+    while (lo < hi) {
+      int mid = (lo + hi + 1) >>> 1;
+      seekToRestart(mid);
+      if (valid && Bytes.compare(key, 0, keyLen, target, 0, target.length) < 0) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    seekToRestart(lo);
+    while (valid && Bytes.compare(key, 0, keyLen, target, 0, target.length) < 0) {
+      next();
+    }
+  }
+
+  @Override
+  public boolean valid() {
+    return valid;
+  }
+
+  @Override
+  public void next() {
+    parseAt(nextOffset);
+  }
+
+  @Override
+  public byte[] key() {
+    return Arrays.copyOf(key, keyLen);
+  }
+
+  @Override
+  public byte[] value() {
+    return Arrays.copyOfRange(data, valueOff, valueOff + valueLen);
+  }
+
+  /** Compares the current key without copying it. */
+  public int compareKey(byte[] other) {
+    return Bytes.compare(key, 0, keyLen, other, 0, other.length);
+  }
+
+  @Override
+  public void close() {}
+}

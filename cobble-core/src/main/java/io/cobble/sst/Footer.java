@@ -1,0 +1,76 @@
+package io.cobble.sst;
+
+import io.cobble.util.ByteReader;
+import io.cobble.util.ByteWriter;
+import io.cobble.util.Bytes;
+import io.cobble.util.Crc;
+
+/**
+ * Fixed-size trailer of every table: handles of the top-level index and the properties block,
+ * format version, flags, magic and a CRC32C of the footer itself.
+ */
+public final class Footer {
+  public static final int SIZE = 44;
+  public static final long MAGIC = 0x436f62626c655354L; // "CobbleST"
+  public static final int FORMAT_VERSION = 1;
+  public static final int FLAG_BLOOM = 1;
+  public static final int FLAG_PARTITIONED = 2;
+
+  private final BlockHandle topIndex;
+  private final BlockHandle properties;
+  private final int flags;
+
+  public Footer(BlockHandle topIndex, BlockHandle properties, int flags) {
+    this.topIndex = topIndex;
+    this.properties = properties;
+    this.flags = flags;
+  }
+
+  public BlockHandle topIndex() {
+    return topIndex;
+  }
+
+  public BlockHandle properties() {
+    return properties;
+  }
+
+  public int flags() {
+    return flags;
+  }
+
+  public byte[] encode() {
+    ByteWriter w = new ByteWriter(SIZE);
+    w.writeLong(topIndex.offset());
+    w.writeInt(topIndex.size());
+    w.writeLong(properties.offset());
+    w.writeInt(properties.size());
+    w.writeInt(FORMAT_VERSION);
+    w.writeInt(flags);
+    w.writeLong(MAGIC);
+    w.writeInt(Crc.crc32c(w.array(), 0, w.size()));
+    return w.toByteArray();
+  }
+
+  /** Decodes and verifies; returns a message describing the problem via exception. */
+  public static Footer decode(byte[] b) {
+    if (b.length != SIZE) {
+      throw new IllegalStateException("footer has " + b.length + " bytes, expected " + SIZE);
+    }
+    if (Bytes.getLong(b, SIZE - 12) != MAGIC) {
+      throw new IllegalStateException("bad table magic (not a Cobble SST or footer damaged)");
+    }
+    if (Crc.crc32c(b, 0, SIZE - 4) != Bytes.getInt(b, SIZE - 4)) {
+      throw new IllegalStateException("footer checksum mismatch");
+    }
+    ByteReader r = new ByteReader(b);
+    BlockHandle top = new BlockHandle(r.readLong(), r.readInt());
+    BlockHandle props = new BlockHandle(r.readLong(), r.readInt());
+    int version = r.readInt();
+    if (version != FORMAT_VERSION) {
+      throw new IllegalStateException(
+          "unsupported table format version " + version + " (this build reads " + FORMAT_VERSION
+              + ")");
+    }
+    return new Footer(top, props, r.readInt());
+  }
+}

@@ -1,0 +1,169 @@
+package io.cobble.sst;
+
+import io.cobble.CobbleException;
+import io.cobble.util.ByteWriter;
+import java.io.BufferedOutputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * Writes a sorted table: data blocks, then per partition an index block (last key of each data
+ * block → handle) and a bloom filter block, then a top-level index (last key of each partition →
+ * index handle [+ filter handle]), a properties block and the {@link Footer}. Without partitioning
+ * there is exactly one partition.
+ */
+public final class TableBuilder implements AutoCloseable {
+  private final Path path;
+  private final TableOptions options;
+  private final FileOutputStream file;
+  private final OutputStream out;
+  private long offset;
+  private final BlockBuilder data;
+  private final BlockBuilder index;
+  private final BlockBuilder top;
+  private long[] hashes = new long[1024];
+  private int hashCount;
+  private byte[] lastKey;
+  private byte[] firstKey;
+  private long entries;
+  private int partitions;
+  private boolean finished;
+
+  public TableBuilder(Path path, TableOptions options) {
+    this.path = path;
+    this.options = options;
+    try {
+      this.file = new FileOutputStream(path.toFile());
+    } catch (IOException e) {
+      throw new CobbleException("cannot create table " + path, e);
+    }
+    this.out = new BufferedOutputStream(file, 1 << 16);
+    this.data = new BlockBuilder(options.restartInterval);
+    this.index = new BlockBuilder(1);
+    this.top = new BlockBuilder(1);
+  }
+
+  public Path path() {
+    return path;
+  }
+
+  public void add(byte[] key, byte[] value) {
+    if (firstKey == null) {
+      firstKey = key;
+    }
+    lastKey = key;
+    entries++;
+    data.add(key, value);
+    if (options.bloom) {
+      if (hashCount == hashes.length) {
+        hashes = BloomFilter.grow(hashes);
+      }
+      hashes[hashCount++] = BloomFilter.hash(key);
+    }
+    if (data.estimatedSize() >= options.blockSize) {
+      flushData();
+    }
+  }
+
+  public long entries() {
+    return entries;
+  }
+
+  /** Bytes written so far plus the open data block, used to cut output files. */
+  public long estimatedSize() {
+    return offset + data.estimatedSize();
+  }
+
+  private BlockHandle writeBlock(byte[] raw, boolean lz4) {
+    byte[] framed = BlockCodec.frame(raw, lz4);
+    BlockHandle h = new BlockHandle(offset, framed.length - BlockHandle.TRAILER_SIZE);
+    try {
+      out.write(framed);
+    } catch (IOException e) {
+      throw new CobbleException("cannot write table " + path, e);
+    }
+    offset += framed.length;
+    return h;
+  }
+
+  private void flushData() {
+    if (data.isEmpty()) {
+      return;
+    }
+    BlockHandle h = writeBlock(data.finish(), options.lz4);
+    data.reset();
+    index.add(lastKey, h.encode());
+    if (options.partitioned && index.estimatedSize() >= options.blockSize) {
+      flushPartition();
+    }
+  }
+
+  private void flushPartition() {
+    if (index.isEmpty()) {
+      return;
+    }
+    BlockHandle ih = writeBlock(index.finish(), false);
+    index.reset();
+    ByteWriter w = new ByteWriter(24);
+    w.writeVarInt(partitions);
+    ih.encode(w);
+    if (options.bloom) {
+      BlockHandle fh = writeBlock(BloomFilter.build(hashes, hashCount, options.bitsPerKey), false);
+      hashCount = 0;
+      fh.encode(w);
+    }
+    top.add(lastKey, w.toByteArray());
+    partitions++;
+  }
+
+  /** Finishes the file (fsynced) and returns its properties. */
+  public TableProperties finish(
+      int schemaId, long maxExpiry, long minMergeWriteTime, Map<Long, Long> vlogRefs) {
+    if (entries == 0) {
+      throw new IllegalStateException("empty table " + path);
+    }
+    flushData();
+    flushPartition();
+    TableProperties props =
+        new TableProperties(
+            entries, firstKey, lastKey, schemaId, maxExpiry, minMergeWriteTime, vlogRefs);
+    ByteWriter pw = new ByteWriter(128);
+    props.encode(pw);
+    BlockHandle propsHandle = writeBlock(Arrays.copyOf(pw.array(), pw.size()), false);
+    BlockHandle topHandle = writeBlock(top.finish(), false);
+    int flags =
+        (options.bloom ? Footer.FLAG_BLOOM : 0) | (partitions > 1 ? Footer.FLAG_PARTITIONED : 0);
+    try {
+      out.write(new Footer(topHandle, propsHandle, flags).encode());
+      offset += Footer.SIZE;
+      out.flush();
+      file.getChannel().force(true);
+      out.close();
+    } catch (IOException e) {
+      throw new CobbleException("cannot finish table " + path, e);
+    }
+    finished = true;
+    return props;
+  }
+
+  public long fileSize() {
+    return offset;
+  }
+
+  /** Abandons an unfinished file. */
+  @Override
+  public void close() {
+    if (!finished) {
+      try {
+        out.close();
+      } catch (IOException ignored) {
+        // The file is deleted next; a close failure changes nothing.
+      }
+      path.toFile().delete();
+    }
+  }
+}

@@ -1,0 +1,105 @@
+package io.cobble.version;
+
+import io.cobble.util.Bytes;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * The files of one column family by level. L0 files may overlap and are ordered newest first;
+ * files of L1 and deeper never overlap and are ordered by smallest key. Immutable.
+ */
+public final class Tree {
+  private final List<List<FileMeta>> levels;
+
+  public Tree(List<List<FileMeta>> levels) {
+    List<List<FileMeta>> copy = new ArrayList<>();
+    for (List<FileMeta> l : levels) {
+      copy.add(Collections.unmodifiableList(new ArrayList<>(l)));
+    }
+    this.levels = Collections.unmodifiableList(copy);
+  }
+
+  public static Tree empty(int maxLevels) {
+    List<List<FileMeta>> l = new ArrayList<>();
+    for (int i = 0; i < maxLevels; i++) {
+      l.add(new ArrayList<>());
+    }
+    return new Tree(l);
+  }
+
+  public int levelCount() {
+    return levels.size();
+  }
+
+  public List<FileMeta> level(int level) {
+    return levels.get(level);
+  }
+
+  public long levelBytes(int level) {
+    long n = 0;
+    for (FileMeta f : levels.get(level)) {
+      n += f.size();
+    }
+    return n;
+  }
+
+  /** The file of a sorted level (L1+) that may contain {@code key}, or null. */
+  public FileMeta find(int level, byte[] key) {
+    List<FileMeta> files = levels.get(level);
+    int lo = 0;
+    int hi = files.size();
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (Bytes.compare(files.get(mid).largest(), key) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (lo < files.size() && Bytes.compare(files.get(lo).smallest(), key) <= 0) {
+      return files.get(lo);
+    }
+    return null;
+  }
+
+  public List<FileMeta> overlapping(int level, byte[] lo, byte[] hi) {
+    List<FileMeta> out = new ArrayList<>();
+    for (FileMeta f : levels.get(level)) {
+      if (f.overlaps(lo, hi)) {
+        out.add(f);
+      }
+    }
+    return out;
+  }
+
+  public List<FileMeta> allFiles() {
+    List<FileMeta> out = new ArrayList<>();
+    for (List<FileMeta> l : levels) {
+      out.addAll(l);
+    }
+    return out;
+  }
+
+  /** Returns a copy with {@code removed} taken out and {@code added} put at their levels. */
+  Tree apply(List<FileMeta> removed, List<int[]> addedLevels, List<FileMeta> added) {
+    List<List<FileMeta>> l = new ArrayList<>();
+    for (List<FileMeta> files : levels) {
+      List<FileMeta> keep = new ArrayList<>(files);
+      keep.removeAll(removed);
+      l.add(keep);
+    }
+    for (int i = 0; i < added.size(); i++) {
+      int level = addedLevels.get(i)[0];
+      if (level == 0) {
+        l.get(0).add(0, added.get(i));
+      } else {
+        l.get(level).add(added.get(i));
+      }
+    }
+    for (int level = 1; level < l.size(); level++) {
+      l.get(level).sort((a, b) -> Bytes.compare(a.smallest(), b.smallest()));
+    }
+    return new Tree(l);
+  }
+}

@@ -1,0 +1,51 @@
+package io.cobble.version;
+
+import io.cobble.memtable.MemTable;
+import io.cobble.schema.Schema;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** A change to apply to the current version: memtables, files, value logs, schema. */
+public final class VersionEdit {
+  MemTable active;
+  List<MemTable> immutables;
+  final List<FileMeta> removed = new ArrayList<>();
+  final List<FileMeta> added = new ArrayList<>();
+  final List<int[]> addedLevels = new ArrayList<>();
+  final Map<Long, Long> addedVlogs = new HashMap<>();
+  Schema schema;
+
+  public VersionEdit memtables(MemTable active, List<MemTable> immutables) {
+    this.active = active;
+    this.immutables = immutables;
+    return this;
+  }
+
+  public VersionEdit remove(FileMeta f) {
+    removed.add(f);
+    return this;
+  }
+
+  public VersionEdit add(int level, FileMeta f) {
+    added.add(f);
+    addedLevels.add(new int[] {level});
+    return this;
+  }
+
+  public VersionEdit addVlog(long number, long size) {
+    addedVlogs.put(number, size);
+    return this;
+  }
+
+  public VersionEdit schema(Schema s) {
+    this.schema = s;
+    return this;
+  }
+
+  /** True when durable state changes and the manifest must be rewritten. */
+  boolean durable() {
+    return !removed.isEmpty() || !added.isEmpty() || !addedVlogs.isEmpty() || schema != null;
+  }
+}

@@ -1,0 +1,247 @@
+package io.cobble.version;
+
+import io.cobble.CobbleException;
+import io.cobble.memtable.MemTable;
+import io.cobble.schema.Schema;
+import io.cobble.util.Bytes;
+import io.cobble.vlog.ValueLogReader;
+import io.cobble.vlog.ValuePointer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * Owns the current {@link Version}, the manifest and the lifetime of data files. Versions hold
+ * references on tables and value logs; a file whose count drops to zero is closed and deleted.
+ * {@link #apply} must be called under the Db's mutex; readers only call {@link #acquire()}.
+ */
+public final class VersionSet {
+  private final Path dir;
+  private final int totalBuckets;
+  private final int maxLevels;
+  private final AtomicLong nextFileNumber;
+  private final Map<Long, AtomicInteger> vlogRefs = new ConcurrentHashMap<>();
+  private final Map<Long, ValueLogReader> vlogReaders = new ConcurrentHashMap<>();
+  private final Consumer<FileMeta> onDelete;
+  private volatile Version current;
+  private volatile Schema schema;
+  private long manifestSeq;
+  private volatile boolean closing;
+
+  public VersionSet(
+      Path dir,
+      int totalBuckets,
+      int maxLevels,
+      long nextFileNumber,
+      long manifestSeq,
+      Schema schema,
+      Consumer<FileMeta> onDelete) {
+    this.dir = dir;
+    this.totalBuckets = totalBuckets;
+    this.maxLevels = maxLevels;
+    this.nextFileNumber = new AtomicLong(nextFileNumber);
+    this.manifestSeq = manifestSeq;
+    this.schema = schema;
+    this.onDelete = onDelete;
+  }
+
+  /** Installs the first version (recovered files, fresh memtable) without writing a manifest. */
+  public void initialize(MemTable active, List<Tree> trees, Map<Long, Long> vlogSizes) {
+    Version v = new Version(this, active, new ArrayList<>(), trees, vlogSizes);
+    retain(v);
+    current = v;
+  }
+
+  public Path dir() {
+    return dir;
+  }
+
+  public Schema schema() {
+    return schema;
+  }
+
+  public Version current() {
+    return current;
+  }
+
+  public long newFileNumber() {
+    return nextFileNumber.getAndIncrement();
+  }
+
+  public Path tablePath(long number) {
+    return dir.resolve(String.format("%06d.sst", number));
+  }
+
+  public Path vlogPath(long number) {
+    return dir.resolve(String.format("%06d.vlog", number));
+  }
+
+  /** Pins and returns the current version; the caller must {@link Version#unref()} it. */
+  public Version acquire() {
+    while (true) {
+      Version v = current;
+      if (v.tryRef()) {
+        return v;
+      }
+    }
+  }
+
+  /** Applies an edit; writes the manifest first when durable state changes. Under Db mutex. */
+  public Version apply(VersionEdit edit) {
+    Version cur = current;
+    MemTable active = edit.active != null ? edit.active : cur.active();
+    List<MemTable> imms = edit.immutables != null ? edit.immutables : cur.immutables();
+    Schema s = edit.schema != null ? edit.schema : schema;
+    int familySlots = 0;
+    for (io.cobble.schema.FamilySchema f : s.families()) {
+      familySlots = Math.max(familySlots, f.id() + 1);
+    }
+    List<Tree> trees = new ArrayList<>();
+    for (int fam = 0; fam < familySlots; fam++) {
+      Tree t = fam < cur.trees().size() ? cur.tree(fam) : Tree.empty(maxLevels);
+      List<FileMeta> removed = new ArrayList<>();
+      for (FileMeta f : edit.removed) {
+        if (f.family() == fam) {
+          removed.add(f);
+        }
+      }
+      List<FileMeta> added = new ArrayList<>();
+      List<int[]> levels = new ArrayList<>();
+      for (int i = 0; i < edit.added.size(); i++) {
+        if (edit.added.get(i).family() == fam) {
+          added.add(edit.added.get(i));
+          levels.add(edit.addedLevels.get(i));
+        }
+      }
+      trees.add(removed.isEmpty() && added.isEmpty() ? t : t.apply(removed, levels, added));
+    }
+    Set<Long> referenced = new HashSet<>();
+    for (Tree t : trees) {
+      for (FileMeta f : t.allFiles()) {
+        referenced.addAll(f.properties().vlogRefs().keySet());
+      }
+    }
+    Map<Long, Long> vlogs = new TreeMap<>();
+    for (Map.Entry<Long, Long> e : cur.vlogSizes().entrySet()) {
+      if (referenced.contains(e.getKey())) {
+        vlogs.put(e.getKey(), e.getValue());
+      }
+    }
+    for (Map.Entry<Long, Long> e : edit.addedVlogs.entrySet()) {
+      if (referenced.contains(e.getKey())) {
+        vlogs.put(e.getKey(), e.getValue());
+      }
+    }
+    Version next = new Version(this, active, imms, trees, vlogs);
+    if (edit.durable()) {
+      writeManifest(next, s);
+    }
+    schema = s;
+    retain(next);
+    current = next;
+    cur.unref();
+    return next;
+  }
+
+  private void writeManifest(Version v, Schema s) {
+    List<Manifest.FileEntry> files = new ArrayList<>();
+    for (int fam = 0; fam < v.trees().size(); fam++) {
+      Tree t = v.tree(fam);
+      for (int level = 0; level < t.levelCount(); level++) {
+        for (FileMeta f : t.level(level)) {
+          files.add(new Manifest.FileEntry(fam, level, f.number(), f.size(), f.properties()));
+        }
+      }
+    }
+    Manifest m = new Manifest(totalBuckets, nextFileNumber.get(), s, files, v.vlogSizes());
+    long seq = manifestSeq + 1;
+    Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode());
+    try {
+      Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq)));
+    } catch (IOException e) {
+      throw new CobbleException("cannot delete old manifest in " + dir, e);
+    }
+    manifestSeq = seq;
+  }
+
+  private void retain(Version v) {
+    for (Tree t : v.trees()) {
+      for (FileMeta f : t.allFiles()) {
+        f.refs.incrementAndGet();
+      }
+    }
+    for (Long n : v.vlogs()) {
+      vlogRefs.computeIfAbsent(n, k -> new AtomicInteger()).incrementAndGet();
+    }
+  }
+
+  void released(Version v) {
+    if (closing) {
+      return;
+    }
+    for (Tree t : v.trees()) {
+      for (FileMeta f : t.allFiles()) {
+        if (f.refs.decrementAndGet() == 0) {
+          f.table().close();
+          onDelete.accept(f);
+          deleteQuietly(tablePath(f.number()));
+        }
+      }
+    }
+    for (Long n : v.vlogs()) {
+      AtomicInteger r = vlogRefs.get(n);
+      if (r != null && r.decrementAndGet() == 0) {
+        vlogRefs.remove(n);
+        ValueLogReader reader = vlogReaders.remove(n);
+        if (reader != null) {
+          reader.close();
+        }
+        deleteQuietly(vlogPath(n));
+      }
+    }
+  }
+
+  private static void deleteQuietly(Path p) {
+    try {
+      Files.deleteIfExists(p);
+    } catch (IOException ignored) {
+      // An undeleted obsolete file is swept as an orphan on the next open.
+    }
+  }
+
+  /** Reads a separated value; the caller's pinned version keeps the file alive. */
+  public byte[] loadValue(byte[] pointer) {
+    long n = ValuePointer.fileNumber(pointer);
+    ValueLogReader r = vlogReaders.computeIfAbsent(n, k -> new ValueLogReader(vlogPath(k)));
+    return r.read(pointer);
+  }
+
+  /** Closes readers without deleting anything (the files stay live in the manifest). */
+  public void close() {
+    closing = true;
+    Version v = current;
+    for (Tree t : v.trees()) {
+      for (FileMeta f : t.allFiles()) {
+        f.table().close();
+      }
+    }
+    for (ValueLogReader r : vlogReaders.values()) {
+      r.close();
+    }
+    vlogReaders.clear();
+  }
+
+  static int compare(byte[] a, byte[] b) {
+    return Bytes.compare(a, b);
+  }
+}
