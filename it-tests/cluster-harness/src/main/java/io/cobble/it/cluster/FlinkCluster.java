@@ -91,6 +91,8 @@ public final class FlinkCluster implements AutoCloseable {
   private int gatewayPort;
   private List<String> tmJvmParams;
   private List<String> tmDynamicArgs;
+  private final Thread shutdownHook = new Thread(this::killAllNow, "flink-cluster-harness-cleanup");
+  private boolean hookRegistered;
 
   private FlinkCluster(Builder builder) {
     this.distribution = builder.distribution;
@@ -169,6 +171,9 @@ public final class FlinkCluster implements AutoCloseable {
     if (jobManager != null) {
       throw new IllegalStateException("already started");
     }
+    // If the test JVM ends without close() (a fork timeout, Ctrl-C), still end the cluster's JVMs.
+    Runtime.getRuntime().addShutdownHook(shutdownHook);
+    hookRegistered = true;
     try {
       prepareHome();
       restPort = freePort();
@@ -296,6 +301,20 @@ public final class FlinkCluster implements AutoCloseable {
     java.util.Collections.reverse(reversed);
     for (ManagedProcess process : reversed) {
       process.stop(STOP_GRACE);
+    }
+    if (hookRegistered) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(shutdownHook);
+      } catch (IllegalStateException shuttingDown) {
+        // the hook runs anyway
+      }
+      hookRegistered = false;
+    }
+  }
+
+  private void killAllNow() {
+    for (ManagedProcess process : new ArrayList<>(processes)) {
+      process.kill(Duration.ofSeconds(5));
     }
   }
 
