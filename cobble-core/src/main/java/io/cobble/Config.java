@@ -19,8 +19,8 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
- * Engine configuration. Immutable; every value is validated when built. Keys, defaults and
- * meaning (the Flink state backend maps {@code state.backend.cobble.<key>} onto these):
+ * Engine configuration. Immutable; every value is validated when built. Keys, defaults and meaning
+ * (the Flink state backend maps {@code state.backend.cobble.<key>} onto these):
  *
  * <ul>
  *   <li>{@code total-buckets} (1): number of buckets, 1..65536, fixed when the DB is created.
@@ -28,8 +28,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *       0-127,256-300}.
  *   <li>{@code memtable.type} (adaptive): skiplist, hash, vec or adaptive.
  *   <li>{@code memtable.capacity} (32mb): bytes one memtable holds before it is sealed and flushed.
- *   <li>{@code memory.memtable-buffer-count} (2): memtables in memory (active + immutable);
- *       memory use is bounded by capacity × count, writes wait when all are full.
+ *   <li>{@code memory.memtable-buffer-count} (2): memtables in memory (active + immutable); memory
+ *       use is bounded by capacity × count, writes wait when all are full.
  *   <li>{@code compaction.policy} (score_priority): round_robin, min_overlap or score_priority.
  *   <li>{@code compaction.l0-file-limit} (2): L0 files of a tree that trigger an L0 compaction.
  *   <li>{@code compaction.write-stall-limit} (max(l0-file-limit + 2, 32)): writes block while
@@ -55,8 +55,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   <li>{@code value-separation.threshold} (1kb): column values larger than this go to the value
  *       log at flush; 0 disables separation.
  *   <li>{@code block-cache.size} (64mb): bytes of decoded blocks cached, shared by all files.
- *   <li>{@code ttl.default} (0): expiry applied to writes without an explicit TTL (e.g. 10m);
- *       0 means never expire.
+ *   <li>{@code ttl.default} (0): expiry applied to writes without an explicit TTL (e.g. 10m); 0
+ *       means never expire.
  * </ul>
  *
  * <p>The clock and custom merge operators are set on the builder only (they are code, not text).
@@ -223,7 +223,14 @@ public final class Config {
     long v = Sizes.parse(key, get(key));
     if (v < min || v > max) {
       throw new IllegalArgumentException(
-          "invalid size '" + get(key) + "' for " + key + ": allowed range is " + min + ".." + max
+          "invalid size '"
+              + get(key)
+              + "' for "
+              + key
+              + ": allowed range is "
+              + min
+              + ".."
+              + max
               + " bytes");
     }
     return v;

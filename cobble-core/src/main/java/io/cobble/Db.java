@@ -56,9 +56,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * concurrent use; writes are serialised internally, reads run in parallel against an immutable
  * {@link Version}. Data not yet flushed is lost on a crash by design; {@link #close()} flushes.
  *
- * <p>Internal key order is bucket (2 bytes big-endian) then the caller's key, so a bucket range
- * is a contiguous key range of every tree. In the shared memtable the family id (2 bytes)
- * precedes that, so a flush writes one L0 table per family it touched.
+ * <p>Internal key order is bucket (2 bytes big-endian) then the caller's key, so a bucket range is
+ * a contiguous key range of every tree. In the shared memtable the family id (2 bytes) precedes
+ * that, so a flush writes one L0 table per family it touched.
  */
 public final class Db implements AutoCloseable {
   private static final String LOCK_FILE = "LOCK";
@@ -322,7 +322,10 @@ public final class Db implements AutoCloseable {
   private void checkBucket(int bucket) {
     if (bucket < 0 || bucket >= config.totalBuckets()) {
       throw new IllegalArgumentException(
-          "bucket " + bucket + " out of range: valid buckets are 0.." + (config.totalBuckets() - 1));
+          "bucket "
+              + bucket
+              + " out of range: valid buckets are 0.."
+              + (config.totalBuckets() - 1));
     }
     if (!config.ownsBucket(bucket)) {
       throw new IllegalArgumentException(
@@ -354,8 +357,7 @@ public final class Db implements AutoCloseable {
     put(bucket, family, key, column, value, WriteBatch.DEFAULT_TTL);
   }
 
-  public void put(
-      int bucket, String family, byte[] key, int column, byte[] value, long ttlMillis) {
+  public void put(int bucket, String family, byte[] key, int column, byte[] value, long ttlMillis) {
     writeOne(WriteBatch.Kind.PUT, bucket, family, key, column, value, ttlMillis);
   }
 
@@ -952,7 +954,8 @@ public final class Db implements AutoCloseable {
     }
   }
 
-  public List<byte[][]> multiGet(int bucket, String family, List<byte[]> keys, ReadOptions options) {
+  public List<byte[][]> multiGet(
+      int bucket, String family, List<byte[]> keys, ReadOptions options) {
     checkOpen();
     checkBucket(bucket);
     ColumnLayout layout = layouts.require(family);

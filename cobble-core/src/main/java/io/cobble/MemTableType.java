@@ -18,7 +18,11 @@ public enum MemTableType {
       return valueOf(text.trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          "invalid value '" + text + "' for " + key + ": allowed are skiplist, hash, vec, adaptive");
+          "invalid value '"
+              + text
+              + "' for "
+              + key
+              + ": allowed are skiplist, hash, vec, adaptive");
     }
   }
 }

@@ -51,8 +51,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     this.maxRows = options.maxRows();
     this.resumeAfter = options.resumeAfter();
     byte[] bucketPrefix = {(byte) (bucket >>> 8), (byte) bucket};
-    this.endKey =
-        end != null ? concat(bucketPrefix, end) : Bytes.successor(bucketPrefix);
+    this.endKey = end != null ? concat(bucketPrefix, end) : Bytes.successor(bucketPrefix);
     byte[] from = resumeAfter != null ? resumeAfter : start != null ? start : Bytes.EMPTY;
     if (start != null && Bytes.compare(from, start) < 0) {
       from = start;

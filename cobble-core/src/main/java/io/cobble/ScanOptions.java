@@ -1,8 +1,8 @@
 package io.cobble;
 
 /**
- * Scan settings: column projection, a maximum number of rows, and a key to resume after (the
- * last key a previous scan returned), so long scans can be split and continued.
+ * Scan settings: column projection, a maximum number of rows, and a key to resume after (the last
+ * key a previous scan returned), so long scans can be split and continued.
  */
 public final class ScanOptions {
   public static final ScanOptions DEFAULT = new ScanOptions(null, Long.MAX_VALUE, null);

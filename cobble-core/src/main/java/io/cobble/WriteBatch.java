@@ -4,12 +4,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Writes applied together by {@link Db#write}. Each operation is atomic for its key (readers see
- * a row before or after it, never half of it); operations apply in the order added.
+ * Writes applied together by {@link Db#write}. Each operation is atomic for its key (readers see a
+ * row before or after it, never half of it); operations apply in the order added.
  */
 public final class WriteBatch {
   /** TTL meaning "use the Config's ttl.default". */
   public static final long DEFAULT_TTL = -1;
+
   /** TTL meaning "never expires". */
   public static final long NO_TTL = 0;
 

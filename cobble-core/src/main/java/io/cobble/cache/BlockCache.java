@@ -4,10 +4,10 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * LRU cache of decoded blocks, charged by bytes and shared by every table of a Db. Keys are
- * {@code (file number, block offset)} packed into a long. Each shard keeps its entries in
- * parallel primitive arrays (an open-addressing index plus an intrusive LRU list), so a cached
- * block costs no wrapper objects and a lookup allocates nothing.
+ * LRU cache of decoded blocks, charged by bytes and shared by every table of a Db. Keys are {@code
+ * (file number, block offset)} packed into a long. Each shard keeps its entries in parallel
+ * primitive arrays (an open-addressing index plus an intrusive LRU list), so a cached block costs
+ * no wrapper objects and a lookup allocates nothing.
  */
 public final class BlockCache {
   private static final int SHARDS = 16;

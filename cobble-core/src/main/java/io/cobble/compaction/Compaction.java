@@ -83,8 +83,8 @@ public final class Compaction {
   }
 
   /**
-   * Expired values may be dropped only if they expired before this time: now, capped by the
-   * oldest merge write time in newer data (such a merge was applied on top of the value).
+   * Expired values may be dropped only if they expired before this time: now, capped by the oldest
+   * merge write time in newer data (such a merge was applied on top of the value).
    */
   public long dropExpiredBefore() {
     return dropExpiredBefore;
@@ -100,7 +100,16 @@ public final class Compaction {
 
   @Override
   public String toString() {
-    return kind + " tree " + family + " L" + inputLevel + "->L" + outputLevel + " " + inputs + "+"
+    return kind
+        + " tree "
+        + family
+        + " L"
+        + inputLevel
+        + "->L"
+        + outputLevel
+        + " "
+        + inputs
+        + "+"
         + overlaps;
   }
 }

@@ -13,9 +13,9 @@ import java.util.List;
 
 /**
  * Executes a MERGE compaction: reads inputs (newest first) and overlapping output-level files,
- * folds each key into one row in the newest schema and writes it to the output level. At the
- * bottom of the tree it also resolves merges, drops tombstones and drops values that expired
- * before {@link Compaction#dropExpiredBefore()}.
+ * folds each key into one row in the newest schema and writes it to the output level. At the bottom
+ * of the tree it also resolves merges, drops tombstones and drops values that expired before {@link
+ * Compaction#dropExpiredBefore()}.
  */
 public final class CompactionJob {
   private final Compaction compaction;
@@ -23,7 +23,8 @@ public final class CompactionJob {
   private final ValueLoader loader;
   private final int readAhead;
 
-  public CompactionJob(Compaction compaction, ColumnLayout layout, ValueLoader loader, int readAhead) {
+  public CompactionJob(
+      Compaction compaction, ColumnLayout layout, ValueLoader loader, int readAhead) {
     this.compaction = compaction;
     this.layout = layout;
     this.loader = loader;
@@ -57,9 +58,7 @@ public final class CompactionJob {
           for (int i = 0; i < row.size(); i++) {
             byte kind = row.kind(i);
             if (kind == RowState.DELETE
-                || (kind == RowState.PUT
-                    && row.expiry(i) != 0
-                    && row.expiry(i) <= dropBefore)) {
+                || (kind == RowState.PUT && row.expiry(i) != 0 && row.expiry(i) <= dropBefore)) {
               row.clear(i);
             }
           }

@@ -37,8 +37,10 @@ public final class CompactionPicker {
   public long levelTarget(int level) {
     long t = config.levelBaseSize();
     for (int i = 1; i < level; i++) {
-      t = t > Long.MAX_VALUE / config.levelSizeMultiplier() ? Long.MAX_VALUE : t * config
-          .levelSizeMultiplier();
+      t =
+          t > Long.MAX_VALUE / config.levelSizeMultiplier()
+              ? Long.MAX_VALUE
+              : t * config.levelSizeMultiplier();
     }
     return t;
   }
@@ -141,8 +143,7 @@ public final class CompactionPicker {
     byte[][] range = range(inputs);
     List<FileMeta> overlaps = tree.overlapping(1, range[0], range[1]);
     if (inputs.size() == 1 && overlaps.isEmpty()) {
-      return new Compaction(
-          Compaction.Kind.TRIVIAL_MOVE, family, 0, 1, inputs, overlaps, false, 0);
+      return new Compaction(Compaction.Kind.TRIVIAL_MOVE, family, 0, 1, inputs, overlaps, false, 0);
     }
     return new Compaction(
         Compaction.Kind.MERGE,

@@ -17,9 +17,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Writes the rows of one tree into table files for a level: cuts files at the target size,
- * moves values above the separation threshold into a value log, and tracks the per-file expiry,
- * merge write time and value-log reference counts that the manifest keeps.
+ * Writes the rows of one tree into table files for a level: cuts files at the target size, moves
+ * values above the separation threshold into a value log, and tracks the per-file expiry, merge
+ * write time and value-log reference counts that the manifest keeps.
  */
 public final class OutputWriter implements AutoCloseable {
   private final VersionSet versions;

@@ -11,8 +11,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * Merges sorted sources of one tree, given newest first, into one row per key: the newest
- * source's row with each older source's row folded underneath ({@link RowState#mergeOlder}).
+ * Merges sorted sources of one tree, given newest first, into one row per key: the newest source's
+ * row with each older source's row folded underneath ({@link RowState#mergeOlder}).
  */
 public final class RowMergingIterator implements AutoCloseable {
   private final KvIterator[] sources;

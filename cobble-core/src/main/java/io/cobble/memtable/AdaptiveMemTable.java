@@ -9,11 +9,11 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Rules (see {@link #choose}): the type of a new memtable comes from the mix seen by the
  * previous one: any noticeable scanning (scans ≥ 1% of operations) needs order, so skiplist; else
- * frequent point reads (gets ≥ 10%) favour hash; else an (almost) write-only stream (reads &lt;
- * 1%) uses vec; anything in between uses skiplist. Within a memtable the type only moves towards
- * more capability: vec converts on its first read (to hash, or skiplist if scans were seen), and
- * hash converts to skiplist on its first scan, because sorting an unordered index per read is
- * what those types are bad at.
+ * frequent point reads (gets ≥ 10%) favour hash; else an (almost) write-only stream (reads &lt; 1%)
+ * uses vec; anything in between uses skiplist. Within a memtable the type only moves towards more
+ * capability: vec converts on its first read (to hash, or skiplist if scans were seen), and hash
+ * converts to skiplist on its first scan, because sorting an unordered index per read is what those
+ * types are bad at.
  */
 public final class AdaptiveMemTable extends MemTable {
   private final LongAdder writes = new LongAdder();

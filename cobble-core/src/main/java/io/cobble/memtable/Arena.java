@@ -4,10 +4,10 @@ import io.cobble.util.Bytes;
 import java.util.Arrays;
 
 /**
- * Append-only storage of memtable records in large byte pages (growing from 16 KiB to 1 MiB). A record is addressed by a long
- * ({@code page << 32 | offset}); indexes hold these longs instead of objects so the GC sees a
- * handful of big arrays regardless of entry count. Record layout: key length (4), value length
- * (4), key, value.
+ * Append-only storage of memtable records in large byte pages (growing from 16 KiB to 1 MiB). A
+ * record is addressed by a long ({@code page << 32 | offset}); indexes hold these longs instead of
+ * objects so the GC sees a handful of big arrays regardless of entry count. Record layout: key
+ * length (4), value length (4), key, value.
  */
 final class Arena {
   static final int MAX_PAGE_SIZE = 1 << 20;

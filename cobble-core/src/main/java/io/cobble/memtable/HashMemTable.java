@@ -4,8 +4,8 @@ import io.cobble.util.Bytes;
 import java.util.Arrays;
 
 /**
- * Point-read memtable: open addressing over record addresses. Ordered access (flush, scans)
- * sorts a snapshot of the addresses, which is cached until the next insert.
+ * Point-read memtable: open addressing over record addresses. Ordered access (flush, scans) sorts a
+ * snapshot of the addresses, which is cached until the next insert.
  */
 public class HashMemTable extends MemTable {
   private final Arena arena = new Arena();

@@ -61,8 +61,8 @@ public abstract class MemTable {
   public abstract int entryCount();
 
   /**
-   * Records the write time of a merge so compaction never drops an expired value that this
-   * newer merge was applied on top of.
+   * Records the write time of a merge so compaction never drops an expired value that this newer
+   * merge was applied on top of.
    */
   public void noteMerge(long writeTime) {
     minMergeWriteTime.accumulateAndGet(writeTime, Math::min);

@@ -5,9 +5,9 @@ import io.cobble.util.ByteWriter;
 
 /**
  * Appends list elements (see {@link ListCodec}). Optional cap on the element count that keeps the
- * first or the last elements (both choices stay associative), and optional per-element expiry:
- * then the stored form prefixes every element with its expiry and reads drop expired elements.
- * Name syntax: {@code list_append[:max=N][,retain=first|last][,element_ttl=true]}.
+ * first or the last elements (both choices stay associative), and optional per-element expiry: then
+ * the stored form prefixes every element with its expiry and reads drop expired elements. Name
+ * syntax: {@code list_append[:max=N][,retain=first|last][,element_ttl=true]}.
  */
 public final class ListAppendOperator implements MergeOperator {
   public static final String NAME = "list_append";

@@ -1,8 +1,8 @@
 package io.cobble.merge;
 
 /**
- * Combines merge operands of one column. Must be associative: the engine folds operands eagerly
- * in memtables, at compaction and at read time, in whatever grouping is convenient.
+ * Combines merge operands of one column. Must be associative: the engine folds operands eagerly in
+ * memtables, at compaction and at read time, in whatever grouping is convenient.
  */
 public interface MergeOperator {
   /** The name persisted in the schema; a resolver must map it back to an equal operator. */

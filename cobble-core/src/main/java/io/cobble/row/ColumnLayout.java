@@ -8,8 +8,8 @@ import io.cobble.schema.FamilySchema;
 import java.util.Arrays;
 
 /**
- * A family's columns resolved for the engine: positions, stable ids, merge operators and
- * defaults. Built once per schema version; rows map persisted column ids onto these positions.
+ * A family's columns resolved for the engine: positions, stable ids, merge operators and defaults.
+ * Built once per schema version; rows map persisted column ids onto these positions.
  */
 public final class ColumnLayout {
   private final FamilySchema family;

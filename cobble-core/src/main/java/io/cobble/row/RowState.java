@@ -10,12 +10,12 @@ import java.util.Arrays;
  *
  * <p>Each column is ABSENT (this level says nothing), PUT (value, expiry), DELETE, or MERGE
  * (operand, expiry, write time of its oldest operand). A merge includes the older value only if
- * that value was still alive when the merge was written; recording the write time makes this
- * rule give the same answer whenever the fold happens (memtable, flush, compaction or read).
+ * that value was still alive when the merge was written; recording the write time makes this rule
+ * give the same answer whenever the fold happens (memtable, flush, compaction or read).
  *
  * <p>Encoding: varint count, then per non-absent column: varint column id, tag byte (kind, plus
- * {@link #POINTER_FLAG} when the value lives in the value log), varlong expiry (PUT/MERGE),
- * varlong write time (MERGE), length-prefixed value (PUT/MERGE).
+ * {@link #POINTER_FLAG} when the value lives in the value log), varlong expiry (PUT/MERGE), varlong
+ * write time (MERGE), length-prefixed value (PUT/MERGE).
  */
 public final class RowState {
   public static final byte ABSENT = 0;
@@ -216,13 +216,7 @@ public final class RowState {
       byte ok = older.kinds[i];
       if (kind == ABSENT) {
         if (ok != ABSENT) {
-          set(
-              i,
-              ok,
-              older.values[i],
-              older.pointer[i],
-              older.expiry[i],
-              older.writeTime[i]);
+          set(i, ok, older.values[i], older.pointer[i], older.expiry[i], older.writeTime[i]);
         }
         continue;
       }

@@ -97,7 +97,11 @@ public final class Schema {
     int idx = f.indexOf(column);
     if (idx < 0) {
       throw new IllegalArgumentException(
-          "unknown column '" + column + "' in family '" + familyName + "': columns are "
+          "unknown column '"
+              + column
+              + "' in family '"
+              + familyName
+              + "': columns are "
               + f.columnNames());
     }
     if (f.columnCount() == 1) {

@@ -5,9 +5,9 @@ import io.cobble.util.Bytes;
 
 /**
  * Builds a block of sorted entries with prefix compression: each entry stores the length shared
- * with the previous key, the rest of the key and the value. Every {@code restartInterval} entries
- * a full key is written and its offset recorded, so readers can binary-search restart points.
- * Layout: entries, restart offsets (int32 each), restart count (int32).
+ * with the previous key, the rest of the key and the value. Every {@code restartInterval} entries a
+ * full key is written and its offset recorded, so readers can binary-search restart points. Layout:
+ * entries, restart offsets (int32 each), restart count (int32).
  */
 public final class BlockBuilder {
   private final int restartInterval;

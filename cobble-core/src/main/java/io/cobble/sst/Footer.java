@@ -68,7 +68,10 @@ public final class Footer {
     int version = r.readInt();
     if (version != FORMAT_VERSION) {
       throw new IllegalStateException(
-          "unsupported table format version " + version + " (this build reads " + FORMAT_VERSION
+          "unsupported table format version "
+              + version
+              + " (this build reads "
+              + FORMAT_VERSION
               + ")");
     }
     return new Footer(top, props, r.readInt());

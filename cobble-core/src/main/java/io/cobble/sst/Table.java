@@ -12,10 +12,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Reader of one table file. Thread-safe: all reads are positional. The top-level index (and,
- * when configured, the index and filter partitions) can be pinned in memory; other blocks go
- * through the shared {@link BlockCache}. Any checksum or decoding failure becomes a {@link
- * CorruptionException} naming this file and the block kind.
+ * Reader of one table file. Thread-safe: all reads are positional. The top-level index (and, when
+ * configured, the index and filter partitions) can be pinned in memory; other blocks go through the
+ * shared {@link BlockCache}. Any checksum or decoding failure becomes a {@link CorruptionException}
+ * naming this file and the block kind.
  */
 public final class Table implements AutoCloseable {
   private final Path path;
@@ -248,8 +248,8 @@ public final class Table implements AutoCloseable {
   }
 
   /**
-   * Iterator over all entries. {@code readAheadBytes > 0} reads data blocks sequentially in
-   * chunks of that size and bypasses the cache (compaction); 0 uses the cache (user scans).
+   * Iterator over all entries. {@code readAheadBytes > 0} reads data blocks sequentially in chunks
+   * of that size and bypasses the cache (compaction); 0 uses the cache (user scans).
    */
   public KvIterator iterator(int readAheadBytes) {
     return new TableIterator(this, readAheadBytes);

@@ -6,8 +6,8 @@ import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
 
 /**
- * Two-level cursor over a table: top-level index → index partition → data block. With read-ahead
- * it reads data blocks in large sequential chunks and leaves the block cache alone.
+ * Two-level cursor over a table: top-level index → index partition → data block. With read-ahead it
+ * reads data blocks in large sequential chunks and leaves the block cache alone.
  */
 final class TableIterator implements KvIterator {
   private final Table table;

@@ -7,8 +7,8 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Summary of a table kept in its properties block and mirrored in the manifest: key range,
- * entry count, schema id, expiry bounds (for whole-file drops) and value-log references.
+ * Summary of a table kept in its properties block and mirrored in the manifest: key range, entry
+ * count, schema id, expiry bounds (for whole-file drops) and value-log references.
  */
 public final class TableProperties {
   private final long entries;

@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A table file as the version set sees it: number, owning tree, size, properties and its open
- * reader. Reference-counted by the versions that contain it; the file is deleted when the last
- * one lets go.
+ * reader. Reference-counted by the versions that contain it; the file is deleted when the last one
+ * lets go.
  */
 public final class FileMeta {
   private final long number;

@@ -22,8 +22,8 @@ import java.util.TreeMap;
 /**
  * Full snapshot of a DB's durable state: schema, bucket count, next file number, every table with
  * its tree and level, and the value-log files. Layout: magic (8), format version (4), payload
- * length (4), payload, CRC32C of everything before it (4). Written to a temporary name, fsynced
- * and renamed, so a reader sees either the old or the new snapshot.
+ * length (4), payload, CRC32C of everything before it (4). Written to a temporary name, fsynced and
+ * renamed, so a reader sees either the old or the new snapshot.
  */
 public final class Manifest {
   public static final String PREFIX = "MANIFEST-";

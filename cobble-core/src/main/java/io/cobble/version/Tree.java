@@ -6,8 +6,8 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * The files of one column family by level. L0 files may overlap and are ordered newest first;
- * files of L1 and deeper never overlap and are ordered by smallest key. Immutable.
+ * The files of one column family by level. L0 files may overlap and are ordered newest first; files
+ * of L1 and deeper never overlap and are ordered by smallest key. Immutable.
  */
 public final class Tree {
   private final List<List<FileMeta>> levels;

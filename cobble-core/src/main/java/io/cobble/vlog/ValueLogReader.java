@@ -66,7 +66,12 @@ public final class ValueLogReader implements AutoCloseable {
     read(rec, offset);
     if (Bytes.getInt(rec, 0) != len) {
       throw new CorruptionException(
-          path, "value record at " + offset + " has length " + Bytes.getInt(rec, 0) + ", expected "
+          path,
+          "value record at "
+              + offset
+              + " has length "
+              + Bytes.getInt(rec, 0)
+              + ", expected "
               + len);
     }
     if (Crc.crc32c(rec, 4, len) != Bytes.getInt(rec, 4 + len)) {
