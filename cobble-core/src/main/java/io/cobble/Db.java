@@ -387,8 +387,20 @@ public final class Db implements AutoCloseable {
     mutex.lock();
     try {
       makeRoomForWrite();
+      // Operations on the same row are folded into one delta so readers never see half of them.
+      Map<java.nio.ByteBuffer, byte[]> rows = new java.util.LinkedHashMap<>();
+      Scratch s = scratch.get();
       for (WriteBatch.Op op : batch.ops) {
-        apply(layouts, op.kind, op.bucket, op.family, op.key, op.column, op.value, op.ttl);
+        encodeDelta(layouts, op.kind, op.bucket, op.family, op.key, op.column, op.value, op.ttl);
+        byte[] key = s.key.toByteArray();
+        byte[] delta = s.row.toByteArray();
+        rows.merge(
+            java.nio.ByteBuffer.wrap(key), delta, (older, newer) -> combine(key, older, newer));
+      }
+      MemTable mem = versions.current().active();
+      for (Map.Entry<java.nio.ByteBuffer, byte[]> e : rows.entrySet()) {
+        byte[] key = e.getKey().array();
+        mem.put(key, key.length, e.getValue());
       }
     } finally {
       mutex.unlock();
@@ -408,7 +420,9 @@ public final class Db implements AutoCloseable {
     mutex.lock();
     try {
       makeRoomForWrite();
-      apply(layouts, kind, bucket, family, key, column, value, ttl);
+      encodeDelta(layouts, kind, bucket, family, key, column, value, ttl);
+      Scratch s = scratch.get();
+      versions.current().active().put(s.key.array(), s.key.size(), s.row.toByteArray());
     } finally {
       mutex.unlock();
     }
@@ -455,8 +469,11 @@ public final class Db implements AutoCloseable {
     }
   }
 
-  /** Encodes a one-column (or all-column delete) delta and applies it. Under the mutex. */
-  private void apply(
+  /**
+   * Encodes the memtable key and a one-column (or all-column delete) delta into the thread's
+   * scratch buffers. Under the mutex.
+   */
+  private void encodeDelta(
       Layouts l,
       WriteBatch.Kind kind,
       int bucket,
@@ -510,7 +527,6 @@ public final class Db implements AutoCloseable {
         w.writeLengthPrefixed(stored);
       }
     }
-    mem.put(k.array(), k.size(), w.toByteArray());
   }
 
   /** Blocks while memtables are full or L0 is over the stall limit; rotates the memtable. */
