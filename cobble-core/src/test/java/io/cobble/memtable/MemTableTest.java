@@ -1,0 +1,134 @@
+package io.cobble.memtable;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.MemTableType;
+import io.cobble.iterator.KvIterator;
+import io.cobble.util.Bytes;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class MemTableTest {
+  /** Test combiner: the newer value is appended to the older one, so order is visible. */
+  private static final RowCombiner CONCAT =
+      (key, older, newer) -> {
+        byte[] out = new byte[older.length + newer.length];
+        System.arraycopy(older, 0, out, 0, older.length);
+        System.arraycopy(newer, 0, out, older.length, newer.length);
+        return out;
+      };
+
+  private static MemTable create(MemTableType type) {
+    switch (type) {
+      case SKIPLIST:
+        return new SkipListMemTable(1, CONCAT);
+      case HASH:
+        return new HashMemTable(1, CONCAT);
+      case VEC:
+        return new VecMemTable(1, CONCAT);
+      default:
+        return new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(MemTableType.class)
+  void matchesSortedMapModel(MemTableType type) {
+    MemTable m = create(type);
+    TreeMap<byte[], byte[]> model = new TreeMap<>(Bytes::compare);
+    Random r = new Random(42);
+    Function<Integer, byte[]> key = i -> ("k" + i).getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i < 20_000; i++) {
+      byte[] k = key.apply(r.nextInt(3000));
+      byte[] v = {(byte) r.nextInt(256)};
+      m.put(k, k.length, v);
+      model.merge(k, v, (a, b) -> CONCAT.combine(k, a, b));
+      if (i % 1000 == 0) {
+        byte[] probe = key.apply(r.nextInt(3000));
+        byte[] expect = model.get(probe);
+        byte[] got = m.get(probe, probe.length);
+        if (expect == null) {
+          assertNull(got);
+        } else {
+          assertArrayEquals(expect, got);
+        }
+      }
+    }
+    assertEquals(model.size(), countEntries(m));
+    KvIterator it = m.iterator();
+    it.seekToFirst();
+    for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+      assertTrue(it.valid());
+      assertArrayEquals(e.getKey(), it.key());
+      assertArrayEquals(e.getValue(), it.value());
+      it.next();
+    }
+    assertFalse(it.valid());
+    byte[] mid = key.apply(1500);
+    it.seek(mid);
+    assertArrayEquals(model.ceilingKey(mid), it.key());
+    assertTrue(m.approximateBytes() > 20_000);
+  }
+
+  private static int countEntries(MemTable m) {
+    KvIterator it = m.iterator();
+    int n = 0;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      n++;
+    }
+    return n;
+  }
+
+  @Test
+  void adaptiveRulesPickTypeFromOperationMix() {
+    assertEquals(MemTableType.SKIPLIST, AdaptiveMemTable.choose(0, 0, 0));
+    assertEquals(MemTableType.VEC, AdaptiveMemTable.choose(10_000, 10, 0));
+    assertEquals(MemTableType.HASH, AdaptiveMemTable.choose(1000, 200, 0));
+    assertEquals(MemTableType.SKIPLIST, AdaptiveMemTable.choose(1000, 200, 20));
+    assertEquals(MemTableType.SKIPLIST, AdaptiveMemTable.choose(1000, 50, 0));
+  }
+
+  @Test
+  void adaptiveConvertsOnFirstReadAndScanWithoutLosingData() {
+    AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
+    byte[] k = {1};
+    m.put(k, 1, new byte[] {1});
+    m.put(k, 1, new byte[] {2});
+    assertEquals(MemTableType.VEC, m.currentType());
+    assertArrayEquals(new byte[] {1, 2}, m.get(k, 1));
+    assertEquals(MemTableType.HASH, m.currentType());
+    m.put(k, 1, new byte[] {3});
+    KvIterator it = m.scanIterator();
+    assertEquals(MemTableType.SKIPLIST, m.currentType());
+    it.seekToFirst();
+    assertArrayEquals(new byte[] {1, 2, 3}, it.value());
+    for (int i = 0; i < 100; i++) {
+      m.put(k, 1, new byte[] {4});
+    }
+    assertEquals(MemTableType.SKIPLIST, m.nextType());
+  }
+
+  @Test
+  void writeOnlyMixStartsNextMemtableAsVec() {
+    AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.SKIPLIST);
+    for (int i = 0; i < 1000; i++) {
+      byte[] k = ("k" + i).getBytes(StandardCharsets.UTF_8);
+      m.put(k, k.length, new byte[] {1});
+    }
+    assertEquals(MemTableType.VEC, m.nextType());
+    for (int i = 0; i < 200; i++) {
+      m.get(new byte[] {1}, 1);
+    }
+    assertEquals(MemTableType.HASH, m.nextType());
+  }
+}

@@ -1,0 +1,115 @@
+package io.cobble.sst;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.cache.BlockCache;
+import io.cobble.iterator.KvIterator;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Collections;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class TableTest {
+  @TempDir Path dir;
+
+  private static byte[] key(int i) {
+    return String.format("prefix/shared/%08d", i).getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static byte[] value(int i) {
+    return String.format("value-%d-%s", i, "x".repeat(i % 50)).getBytes(StandardCharsets.UTF_8);
+  }
+
+  @ParameterizedTest(name = "partitioned {0} lz4 {1} bloom {2} pinTop {3} pinParts {4}")
+  @CsvSource({
+    "true, true, true, true, true",
+    "true, false, true, true, false",
+    "false, true, true, false, false",
+    "true, true, false, false, false",
+    "false, false, false, true, true"
+  })
+  void writesAndReadsBackEveryEntry(
+      boolean partitioned, boolean lz4, boolean bloom, boolean pinTop, boolean pinParts) {
+    int n = 20_000;
+    Path path = dir.resolve("000001.sst");
+    TableOptions opts = new TableOptions(1024, 8, bloom, 10, partitioned, lz4);
+    TableBuilder b = new TableBuilder(path, opts);
+    for (int i = 0; i < n; i += 2) {
+      b.add(key(i), value(i));
+    }
+    TableProperties props = b.finish(3, 1234, Long.MAX_VALUE, Collections.singletonMap(7L, 2L));
+    assertEquals(n / 2, props.entries());
+    try (Table t = Table.open(path, 1, new BlockCache(1 << 20), pinTop, pinParts)) {
+      assertEquals(3, t.properties().schemaId());
+      assertEquals(1234, t.properties().maxExpiry());
+      assertEquals(2L, t.properties().vlogRefs().get(7L));
+      for (int i = 0; i < n; i++) {
+        byte[] k = key(i);
+        byte[] v = t.get(k, BloomFilter.hash(k));
+        if (i % 2 == 0) {
+          assertArrayEquals(value(i), v, "key " + i);
+        } else {
+          assertNull(v);
+        }
+      }
+      KvIterator it = t.iterator(0);
+      it.seekToFirst();
+      for (int i = 0; i < n; i += 2) {
+        assertTrue(it.valid());
+        assertArrayEquals(key(i), it.key());
+        it.next();
+      }
+      assertFalse(it.valid());
+      KvIterator ra = t.iterator(64 * 1024);
+      ra.seek(key(5001));
+      assertArrayEquals(key(5002), ra.key());
+      ra.seek(key(n + 5));
+      assertFalse(ra.valid());
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource({"1", "16"})
+  void blockPrefixCompressionRoundTrips(int restartInterval) {
+    BlockBuilder bb = new BlockBuilder(restartInterval);
+    for (int i = 0; i < 500; i++) {
+      bb.add(key(i * 3), value(i));
+    }
+    Block block = new Block(bb.finish());
+    BlockIterator it = block.iterator();
+    for (int i = 0; i < 500; i++) {
+      it.seek(key(i * 3 - (i > 0 ? 1 : 0)));
+      assertArrayEquals(key(i * 3), it.key());
+      assertArrayEquals(value(i), it.value());
+    }
+    it.seek(key(10_000));
+    assertFalse(it.valid());
+  }
+
+  @ParameterizedTest
+  @CsvSource({"4", "10", "20"})
+  void bloomFilterHasNoFalseNegativesAndFewFalsePositives(int bitsPerKey) {
+    int n = 10_000;
+    long[] hashes = new long[n];
+    for (int i = 0; i < n; i++) {
+      hashes[i] = BloomFilter.hash(key(i));
+    }
+    byte[] filter = BloomFilter.build(hashes, n, bitsPerKey);
+    int fp = 0;
+    for (int i = 0; i < n; i++) {
+      assertTrue(BloomFilter.mayContain(filter, hashes[i]));
+      if (BloomFilter.mayContain(filter, BloomFilter.hash(key(n + i)))) {
+        fp++;
+      }
+    }
+    double rate = fp / (double) n;
+    double bound = bitsPerKey >= 10 ? 0.03 : 0.25;
+    assertTrue(rate < bound, "false positive rate " + rate);
+  }
+}
