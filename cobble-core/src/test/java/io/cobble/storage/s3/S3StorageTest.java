@@ -1,0 +1,145 @@
+package io.cobble.storage.s3;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageInput;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageOutput;
+import io.cobble.storage.StorageProviders;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The s3 provider against a real S3Proxy with signature authentication. */
+@Timeout(60)
+class S3StorageTest {
+
+  static final String BUCKET = "cobble-test";
+
+  @TempDir static Path blobs;
+  static S3ProxyServer server;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    server = S3ProxyServer.start(blobs, BUCKET);
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  static Map<String, String> options() {
+    Map<String, String> options = new HashMap<>();
+    options.put("endpoint", server.endpoint().toString());
+    options.put("region", "us-east-1");
+    options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
+    options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
+    options.put("enable_virtual_host_style", "false");
+    options.put("api_call_timeout", "10s");
+    options.put("api_call_attempt_timeout", "5s");
+    return options;
+  }
+
+  static Storage open(String prefix, Map<String, String> options) throws IOException {
+    return StorageProviders.open(
+        URI.create("s3://" + BUCKET + "/" + prefix), StorageOptions.of(options));
+  }
+
+  @Test
+  void roundTripOfEveryOperation() throws IOException {
+    try (Storage storage = open("round-trip", options())) {
+      byte[] data = "hello, object store".getBytes(StandardCharsets.UTF_8);
+      try (StorageOutput out = storage.create("dir/a.sst")) {
+        out.write(data);
+        assertFalse(out.sync(), "an object store cannot make a partial object durable");
+        assertEquals(data.length, out.position());
+      }
+      assertTrue(storage.exists("dir/a.sst"));
+      assertFalse(storage.exists("dir/missing.sst"));
+      assertEquals(data.length, storage.length("dir/a.sst"));
+      assertArrayEquals(data, storage.readAll("dir/a.sst"));
+      try (StorageInput in = storage.open("dir/a.sst")) {
+        assertEquals(data.length, in.length());
+        assertArrayEquals("object".getBytes(StandardCharsets.UTF_8), in.read(7, 6));
+        assertThrows(EOFException.class, () -> in.read(data.length - 2, 3));
+      }
+
+      storage.publishAtomically("meta/CURRENT", new byte[] {1, 2, 3});
+      storage.publishAtomically("meta/CURRENT", new byte[] {4, 5});
+      assertArrayEquals(new byte[] {4, 5}, storage.readAll("meta/CURRENT"));
+
+      storage.rename("dir/a.sst", "dir/b.sst");
+      assertFalse(storage.exists("dir/a.sst"));
+      assertArrayEquals(data, storage.readAll("dir/b.sst"));
+
+      assertEquals(List.of("dir/b.sst", "meta/CURRENT"), storage.list(""));
+      assertEquals(List.of("dir/b.sst"), storage.list("dir/"));
+      assertEquals(List.of("meta/CURRENT"), storage.list("me"));
+
+      storage.delete("dir/b.sst");
+      storage.delete("dir/b.sst");
+      assertFalse(storage.exists("dir/b.sst"));
+      assertThrows(NoSuchFileException.class, () -> storage.readAll("dir/b.sst"));
+      assertThrows(NoSuchFileException.class, () -> storage.length("dir/b.sst"));
+      assertThrows(NoSuchFileException.class, () -> storage.open("dir/b.sst"));
+    }
+  }
+
+  @Test
+  void multipartUploadAndRangedReadsAcrossParts() throws IOException {
+    Map<String, String> options = options();
+    options.put("part_size", "5mb");
+    byte[] data = new byte[11 * 1024 * 1024 + 123];
+    new Random(42).nextBytes(data);
+    try (Storage storage = open("multipart", options)) {
+      try (StorageOutput out = storage.create("big.sst")) {
+        for (int offset = 0; offset < data.length; offset += 1_000_003) {
+          out.write(data, offset, Math.min(1_000_003, data.length - offset));
+        }
+      }
+      assertEquals(data.length, storage.length("big.sst"));
+      assertArrayEquals(data, storage.readAll("big.sst"));
+      try (StorageInput in = storage.open("big.sst")) {
+        int at = 5 * 1024 * 1024 - 10;
+        byte[] expected = java.util.Arrays.copyOfRange(data, at, at + 4096);
+        assertArrayEquals(expected, in.read(at, 4096));
+      }
+    }
+  }
+
+  @Test
+  void deleteAllUsesBatchesAndIgnoresMissingKeys() throws IOException {
+    try (Storage storage = open("batch", options())) {
+      List<String> paths = new ArrayList<>();
+      for (int i = 0; i < 25; i++) {
+        String path = "f/" + i;
+        storage.publishAtomically(path, new byte[] {(byte) i});
+        paths.add(path);
+      }
+      paths.add("f/never-written");
+      storage.deleteAll(paths);
+      assertEquals(List.of(), storage.list("f/"));
+    }
+  }
+}
