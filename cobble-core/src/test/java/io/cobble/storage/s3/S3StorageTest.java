@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.storage.MetadataFile;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOptions;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -140,6 +142,48 @@ class S3StorageTest {
       paths.add("f/never-written");
       storage.deleteAll(paths);
       assertEquals(List.of(), storage.list("f/"));
+    }
+  }
+
+  @Test
+  void metadataIsPublishedWriteOnceBehindAPointer() throws IOException {
+    try (Storage storage = open("metadata", options())) {
+      assertFalse(storage.atomicRename());
+      assertEquals(Optional.empty(), MetadataFile.read(storage, "meta/CURRENT"));
+      MetadataFile.publish(storage, "meta/CURRENT", new byte[] {1});
+      MetadataFile.publish(storage, "meta/CURRENT", new byte[] {2, 2});
+      assertArrayEquals(new byte[] {2, 2}, MetadataFile.read(storage, "meta/CURRENT").get());
+
+      // The pointer plus the one live generation; the replaced generation is gone.
+      List<String> files = storage.list("meta/");
+      assertEquals(2, files.size(), files.toString());
+      assertEquals("meta/CURRENT", files.get(0));
+      String generation = files.get(1);
+      assertTrue(generation.startsWith("meta/CURRENT" + MetadataFile.GENERATION_INFIX), generation);
+      assertArrayEquals(new byte[] {2, 2}, MetadataFile.decode(storage.readAll(generation)).get());
+    }
+  }
+
+  @Test
+  void flippedBytesInPointerOrGenerationReadAsAbsent() throws IOException {
+    try (Storage storage = open("flipped", options())) {
+      MetadataFile.publish(storage, "CURRENT", "state".getBytes(StandardCharsets.UTF_8));
+      String generation = storage.list("CURRENT" + MetadataFile.GENERATION_INFIX).get(0);
+      for (String damaged : List.of(generation, "CURRENT")) {
+        byte[] intact = storage.readAll(damaged);
+        for (int i = 0; i < intact.length; i += 3) {
+          byte[] bytes = intact.clone();
+          bytes[i] ^= 0x01;
+          storage.publishAtomically(damaged, bytes);
+          assertEquals(
+              Optional.empty(), MetadataFile.read(storage, "CURRENT"), damaged + " byte " + i);
+        }
+        storage.publishAtomically(damaged, intact);
+        assertArrayEquals(
+            "state".getBytes(StandardCharsets.UTF_8), MetadataFile.read(storage, "CURRENT").get());
+      }
+      storage.delete(generation);
+      assertEquals(Optional.empty(), MetadataFile.read(storage, "CURRENT"));
     }
   }
 }
