@@ -15,8 +15,10 @@ public interface StorageProvider {
   Set<String> schemes();
 
   /**
-   * The option keys this provider accepts (the suffixes of {@code storage.option.<key>}). {@link
-   * #open} rejects any other key, naming these in its message.
+   * The option keys this provider accepts (the suffixes of {@code storage.option.<key>}), for
+   * messages and documentation. {@link #open} rejects any other key, naming these. A provider whose
+   * keys are open-ended (a Hadoop or Flink file system delegate passing {@code fs.*} through) lists
+   * them as patterns such as {@code fs.*} and checks them itself.
    */
   Set<String> optionKeys();
 

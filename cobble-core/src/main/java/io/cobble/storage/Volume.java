@@ -1,8 +1,10 @@
 package io.cobble.storage;
 
+import java.io.IOException;
 import java.net.URI;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
@@ -61,7 +63,7 @@ public final class Volume {
   }
 
   /** Opens this volume's storage through the provider for its scheme. */
-  public Storage open() throws java.io.IOException {
+  public Storage open() throws IOException {
     return StorageProviders.open(uri, options);
   }
 
@@ -94,7 +96,7 @@ public final class Volume {
     URI normalized = uri.normalize();
     String text = normalized.toString();
     String scheme = normalized.getScheme();
-    text = scheme.toLowerCase(java.util.Locale.ROOT) + text.substring(scheme.length());
+    text = scheme.toLowerCase(Locale.ROOT) + text.substring(scheme.length());
     while (text.endsWith("/") && !text.endsWith(":///") && !text.endsWith("://")) {
       text = text.substring(0, text.length() - 1);
     }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -59,7 +60,7 @@ class StorageOptionsTest {
   @Test
   void nullsAndEmptyKeysAreRejected() {
     assertThrows(IllegalArgumentException.class, () -> StorageOptions.of(Map.of("", "v")));
-    java.util.HashMap<String, String> withNull = new java.util.HashMap<>();
+    HashMap<String, String> withNull = new HashMap<>();
     withNull.put("k", null);
     assertThrows(IllegalArgumentException.class, () -> StorageOptions.of(withNull));
   }

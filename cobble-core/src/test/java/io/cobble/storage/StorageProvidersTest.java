@@ -8,6 +8,7 @@ import io.cobble.storage.file.FileStorageProvider;
 import io.cobble.storage.s3.S3StorageProvider;
 import java.net.URI;
 import java.nio.file.Paths;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class StorageProvidersTest {
@@ -16,7 +17,7 @@ class StorageProvidersTest {
   void builtInProvidersAreFoundByScheme() {
     assertTrue(StorageProviders.forScheme("file") instanceof FileStorageProvider);
     assertTrue(StorageProviders.forScheme("S3") instanceof S3StorageProvider);
-    assertEquals(java.util.Set.of("file", "s3"), StorageProviders.installed().keySet());
+    assertTrue(StorageProviders.installed().keySet().containsAll(Set.of("file", "s3")));
   }
 
   @Test
@@ -24,7 +25,7 @@ class StorageProvidersTest {
     IllegalArgumentException failure =
         assertThrows(IllegalArgumentException.class, () -> StorageProviders.forScheme("gs"));
     assertTrue(failure.getMessage().contains("'gs'"), failure.getMessage());
-    assertTrue(failure.getMessage().contains("file, s3"), failure.getMessage());
+    assertTrue(failure.getMessage().contains("Installed schemes: file"), failure.getMessage());
   }
 
   @Test

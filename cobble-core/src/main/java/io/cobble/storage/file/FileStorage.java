@@ -5,10 +5,12 @@ import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.StoragePath;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
@@ -106,7 +108,7 @@ public final class FileStorage implements Storage {
           .filter(relative -> relative.startsWith(prefix))
           .sorted()
           .forEach(paths::add);
-    } catch (java.io.UncheckedIOException e) {
+    } catch (UncheckedIOException e) {
       // A concurrent delete under the walk; the listing is a snapshot, so report what it hit.
       throw e.getCause();
     }
@@ -206,7 +208,7 @@ public final class FileStorage implements Storage {
     }
     try {
       Files.createDirectory(directory);
-    } catch (java.nio.file.FileAlreadyExistsException e) {
+    } catch (FileAlreadyExistsException e) {
       if (!Files.isDirectory(directory)) {
         throw new NotDirectoryException(directory.toString());
       }

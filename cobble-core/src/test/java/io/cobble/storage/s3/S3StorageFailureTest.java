@@ -132,10 +132,9 @@ class S3StorageFailureTest {
 
   @Test
   void serverStoppedMidWriteFailsWithinTheCallTimeout() throws Exception {
-    Map<String, String> options;
     try (S3ProxyServer doomed = S3ProxyServer.start(blobs.resolve("doomed"), BUCKET)) {
       URI endpoint = doomed.endpoint();
-      options = options(endpoint);
+      Map<String, String> options = options(endpoint);
       options.put("part_size", "5mb");
       try (Storage storage = open(BUCKET, options)) {
         StorageOutput out = storage.create("interrupted.sst");

@@ -13,12 +13,17 @@ import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.StorageProviders;
 import java.io.EOFException;
+import java.io.File;
 import java.io.IOException;
 import java.net.URI;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -124,7 +129,7 @@ class S3StorageTest {
       assertArrayEquals(data, storage.readAll("big.sst"));
       try (StorageInput in = storage.open("big.sst")) {
         int at = 5 * 1024 * 1024 - 10;
-        byte[] expected = java.util.Arrays.copyOfRange(data, at, at + 4096);
+        byte[] expected = Arrays.copyOfRange(data, at, at + 4096);
         assertArrayEquals(expected, in.read(at, 4096));
       }
     }
@@ -184,6 +189,49 @@ class S3StorageTest {
       }
       storage.delete(generation);
       assertEquals(Optional.empty(), MetadataFile.read(storage, "CURRENT"));
+    }
+  }
+
+  /**
+   * As inside Flink's child-first user class loader: Cobble and the SDK in their own loader, and a
+   * context class loader that sees neither.
+   */
+  @Test
+  void worksInAnIsolatedClassLoaderWithAForeignContextLoader() throws Exception {
+    List<URL> urls = new ArrayList<>();
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      boolean cobbleMain = entry.endsWith("classes") && !entry.endsWith("test-classes");
+      if (cobbleMain
+          || entry.contains("awssdk")
+          || entry.contains("reactive-streams")
+          || entry.contains("slf4j-api")) {
+        urls.add(Paths.get(entry).toUri().toURL());
+      }
+    }
+    ClassLoader platform = ClassLoader.getPlatformClassLoader();
+    Thread thread = Thread.currentThread();
+    ClassLoader previousContext = thread.getContextClassLoader();
+    try (URLClassLoader isolated = new URLClassLoader(urls.toArray(new URL[0]), platform);
+        URLClassLoader foreign = new URLClassLoader(new URL[0], platform)) {
+      Class<?> optionsClass = isolated.loadClass("io.cobble.storage.StorageOptions");
+      assertTrue(optionsClass != StorageOptions.class, "must be a second copy of Cobble");
+      Object options = optionsClass.getMethod("of", Map.class).invoke(null, options());
+      thread.setContextClassLoader(foreign);
+      Object storage =
+          isolated
+              .loadClass("io.cobble.storage.StorageProviders")
+              .getMethod("open", String.class, optionsClass)
+              .invoke(null, "s3://" + BUCKET + "/isolated", options);
+      Class<?> storageClass = isolated.loadClass("io.cobble.storage.Storage");
+      storageClass
+          .getMethod("publishAtomically", String.class, byte[].class)
+          .invoke(storage, "f", new byte[] {5, 6});
+      assertArrayEquals(
+          new byte[] {5, 6},
+          (byte[]) storageClass.getMethod("readAll", String.class).invoke(storage, "f"));
+      storageClass.getMethod("close").invoke(storage);
+    } finally {
+      thread.setContextClassLoader(previousContext);
     }
   }
 }
