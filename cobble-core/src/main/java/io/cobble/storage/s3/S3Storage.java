@@ -26,6 +26,7 @@ import software.amazon.awssdk.http.SdkHttpClient;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.profiles.ProfileFile;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.LegacyMd5Plugin;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
@@ -88,6 +89,9 @@ public final class S3Storage implements Storage {
             // them. Checksums are sent and checked only where the API requires them.
             .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
             .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+            // Operations that require a checksum (DeleteObjects) also get Content-MD5, which many
+            // S3-compatible stores still demand instead of the newer CRC headers.
+            .addPlugin(LegacyMd5Plugin.create())
             .overrideConfiguration(
                 config -> {
                   config
