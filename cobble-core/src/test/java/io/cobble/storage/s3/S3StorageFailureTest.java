@@ -17,6 +17,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -241,6 +242,21 @@ class S3StorageFailureTest {
     } finally {
       System.clearProperty("aws.accessKeyId");
       System.clearProperty("aws.secretAccessKey");
+    }
+  }
+
+  @Test
+  void ambientProfileSettingsAreIgnored(@TempDir Path home) throws IOException {
+    // Settings in the AWS config file that would break requests to a custom endpoint.
+    Path config = home.resolve("config");
+    Files.writeString(
+        config, "[default]\nuse_dualstack_endpoint = true\nuse_fips_endpoint = true\n");
+    System.setProperty("aws.configFile", config.toString());
+    try (Storage storage = open(BUCKET, options(server.endpoint()))) {
+      storage.publishAtomically("profile-free", new byte[] {1});
+      assertEquals(1, storage.length("profile-free"));
+    } finally {
+      System.clearProperty("aws.configFile");
     }
   }
 }
