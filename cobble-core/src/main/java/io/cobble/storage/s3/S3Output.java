@@ -38,7 +38,13 @@ final class S3Output extends StorageOutput {
 
   @Override
   public void write(int b) throws IOException {
-    write(new byte[] {(byte) b}, 0, 1);
+    ensureWritable();
+    if (buffered == partSize) {
+      sendPart();
+    }
+    ensureCapacity(buffered + 1);
+    buffer[buffered++] = (byte) b;
+    position++;
   }
 
   @Override

@@ -92,6 +92,14 @@ class S3StorageTest {
         assertThrows(EOFException.class, () -> in.read(data.length - 2, 3));
       }
 
+      try (StorageOutput out = storage.create("bytes")) {
+        for (int i = 0; i < 10; i++) {
+          out.write(i);
+        }
+      }
+      assertArrayEquals(new byte[] {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, storage.readAll("bytes"));
+      storage.delete("bytes");
+
       storage.publishAtomically("meta/CURRENT", new byte[] {1, 2, 3});
       storage.publishAtomically("meta/CURRENT", new byte[] {4, 5});
       assertArrayEquals(new byte[] {4, 5}, storage.readAll("meta/CURRENT"));
