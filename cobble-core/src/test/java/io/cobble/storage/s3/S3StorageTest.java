@@ -92,6 +92,11 @@ class S3StorageTest {
         assertThrows(EOFException.class, () -> in.read(data.length - 2, 3));
       }
 
+      storage.create("empty").close();
+      assertEquals(0, storage.length("empty"));
+      assertArrayEquals(new byte[0], storage.readAll("empty"));
+      storage.delete("empty");
+
       try (StorageOutput out = storage.create("bytes")) {
         for (int i = 0; i < 10; i++) {
           out.write(i);
