@@ -54,11 +54,6 @@ public final class FileStorage implements Storage {
     return root.toUri();
   }
 
-  /** The local directory this storage is rooted at. */
-  public Path root() {
-    return root;
-  }
-
   @Override
   public StorageOutput create(String path) throws IOException {
     Path file = resolve(path);

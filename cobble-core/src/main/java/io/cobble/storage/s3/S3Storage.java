@@ -138,10 +138,6 @@ public final class S3Storage implements Storage {
     return location.root();
   }
 
-  public S3Options options() {
-    return options;
-  }
-
   @Override
   public StorageOutput create(String path) {
     StoragePath.check(path);
