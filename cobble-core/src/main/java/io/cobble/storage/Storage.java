@@ -1,0 +1,68 @@
+package io.cobble.storage;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.URI;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * Files under one base URI, addressed by relative {@code /}-separated paths (see {@link
+ * StoragePath}). This is everything the engine asks of a file system or object store: sequential
+ * writes, whole and positional reads, listing, deletion and atomic publication. A missing file is
+ * reported as {@link java.nio.file.NoSuchFileException}. Implementations are thread-safe.
+ */
+public interface Storage extends Closeable {
+
+  /** The base URI; paths resolve under it. */
+  URI uri();
+
+  /**
+   * Creates (or truncates) a file for sequential writing. What a successful {@link
+   * StorageOutput#close()} returns from is durable and visible to other processes.
+   */
+  StorageOutput create(String path) throws IOException;
+
+  /** Opens a file for positional reads (SST blocks); the length is fixed at open. */
+  StorageInput open(String path) throws IOException;
+
+  /** Reads a whole file. */
+  byte[] readAll(String path) throws IOException;
+
+  long length(String path) throws IOException;
+
+  boolean exists(String path) throws IOException;
+
+  /**
+   * Paths of all files whose path starts with {@code prefix}, in any depth, sorted. A prefix ending
+   * in {@code /} lists a directory; the empty prefix lists everything. Temporary files of
+   * unfinished publications are not listed.
+   */
+  List<String> list(String prefix) throws IOException;
+
+  /** Deletes a file; deleting a missing file is not an error. */
+  void delete(String path) throws IOException;
+
+  /** Deletes several files, in batches where the storage supports it. */
+  default void deleteAll(Collection<String> paths) throws IOException {
+    for (String path : paths) {
+      delete(path);
+    }
+  }
+
+  /**
+   * Whether {@link #rename} atomically replaces the target (file systems). Object stores copy and
+   * delete, so readers may briefly see both names; they publish by writing a new name instead.
+   */
+  boolean atomicRename();
+
+  /** Moves {@code source} to {@code target}, replacing it. See {@link #atomicRename()}. */
+  void rename(String source, String target) throws IOException;
+
+  /**
+   * Writes {@code bytes} so that readers see either the previous content of {@code path} or all of
+   * {@code bytes}, never a prefix: temporary file and rename on file systems, a single whole-object
+   * upload on object stores. Durable on return.
+   */
+  void publishAtomically(String path, byte[] bytes) throws IOException;
+}

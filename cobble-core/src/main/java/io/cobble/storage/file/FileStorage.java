@@ -1,0 +1,216 @@
+package io.cobble.storage.file;
+
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageInput;
+import io.cobble.storage.StorageOutput;
+import io.cobble.storage.StoragePath;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+/** {@link Storage} on a local or mounted file system. */
+public final class FileStorage implements Storage {
+
+  /**
+   * Name prefix of the temporary files {@link #publishAtomically} writes next to their target;
+   * listings skip them, so a publication cut short by a crash never shows up as a file.
+   */
+  static final String TEMP_PREFIX = ".cobble-tmp.";
+
+  private final Path root;
+  private final FileSync sync;
+
+  private FileStorage(Path root, FileSync sync) {
+    this.root = root;
+    this.sync = sync;
+  }
+
+  /** Opens (creating if needed) storage rooted at an absolute directory. */
+  public static FileStorage open(Path root, boolean fsync) throws IOException {
+    FileStorage storage = new FileStorage(root, new FileSync(fsync));
+    storage.createDirectories(root);
+    if (!Files.isDirectory(root)) {
+      throw new NotDirectoryException(root.toString());
+    }
+    return storage;
+  }
+
+  @Override
+  public URI uri() {
+    return root.toUri();
+  }
+
+  @Override
+  public StorageOutput create(String path) throws IOException {
+    Path file = resolve(path);
+    createDirectories(file.getParent());
+    FileChannel channel =
+        FileChannel.open(
+            file,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING);
+    return new FileOutput(channel, file.getParent(), sync);
+  }
+
+  @Override
+  public StorageInput open(String path) throws IOException {
+    return new FileInput(FileChannel.open(resolve(path), StandardOpenOption.READ), path);
+  }
+
+  @Override
+  public byte[] readAll(String path) throws IOException {
+    return Files.readAllBytes(resolve(path));
+  }
+
+  @Override
+  public long length(String path) throws IOException {
+    return Files.size(resolve(path));
+  }
+
+  @Override
+  public boolean exists(String path) {
+    return Files.isRegularFile(resolve(path));
+  }
+
+  @Override
+  public List<String> list(String prefix) throws IOException {
+    StoragePath.checkPrefix(prefix);
+    int slash = prefix.lastIndexOf('/');
+    Path start = slash < 0 ? root : root.resolve(prefix.substring(0, slash));
+    List<String> paths = new ArrayList<>();
+    if (!Files.isDirectory(start)) {
+      return paths;
+    }
+    try (Stream<Path> walk = Files.walk(start)) {
+      walk.filter(Files::isRegularFile)
+          .filter(file -> !file.getFileName().toString().startsWith(TEMP_PREFIX))
+          .map(this::relative)
+          .filter(relative -> relative.startsWith(prefix))
+          .sorted()
+          .forEach(paths::add);
+    } catch (UncheckedIOException e) {
+      // A concurrent delete under the walk; the listing is a snapshot, so report what it hit.
+      throw e.getCause();
+    }
+    return paths;
+  }
+
+  @Override
+  public void delete(String path) throws IOException {
+    // No directory fsync: a deleted file that reappears after a crash is unreferenced garbage,
+    // which the engine's orphan cleanup removes again.
+    Files.deleteIfExists(resolve(path));
+  }
+
+  @Override
+  public boolean atomicRename() {
+    return true;
+  }
+
+  @Override
+  public void rename(String source, String target) throws IOException {
+    Path from = resolve(source);
+    Path to = resolve(target);
+    createDirectories(to.getParent());
+    moveAtomically(from, to);
+    sync.directory(to.getParent());
+    if (!from.getParent().equals(to.getParent())) {
+      sync.directory(from.getParent());
+    }
+  }
+
+  @Override
+  public void publishAtomically(String path, byte[] bytes) throws IOException {
+    Path target = resolve(path);
+    Path directory = target.getParent();
+    createDirectories(directory);
+    Path temp = directory.resolve(TEMP_PREFIX + target.getFileName() + "." + UUID.randomUUID());
+    boolean published = false;
+    try {
+      try (FileChannel channel =
+          FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        ByteBuffer source = ByteBuffer.wrap(bytes);
+        while (source.hasRemaining()) {
+          channel.write(source);
+        }
+        // The content must be on disk before the rename can expose it under the real name.
+        sync.file(channel);
+      }
+      moveAtomically(temp, target);
+      published = true;
+      sync.directory(directory);
+    } finally {
+      if (!published) {
+        Files.deleteIfExists(temp);
+      }
+    }
+  }
+
+  @Override
+  public void close() {}
+
+  @Override
+  public String toString() {
+    return "FileStorage[" + root + (sync.enabled() ? "" : ", fsync off") + "]";
+  }
+
+  private Path resolve(String path) {
+    return root.resolve(StoragePath.check(path));
+  }
+
+  private String relative(Path file) {
+    return root.relativize(file).toString().replace(file.getFileSystem().getSeparator(), "/");
+  }
+
+  private static void moveAtomically(Path from, Path to) throws IOException {
+    try {
+      Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (AtomicMoveNotSupportedException e) {
+      throw new IOException(
+          "The file system under "
+              + to.getParent()
+              + " cannot rename atomically; Cobble needs that for metadata. Use a local or"
+              + " POSIX file system for this volume.",
+          e);
+    } catch (NoSuchFileException e) {
+      throw new NoSuchFileException(from.toString(), to.toString(), "rename source is missing");
+    }
+  }
+
+  /** Creates missing directories and syncs each new entry's parent, so the path survives. */
+  private void createDirectories(Path directory) throws IOException {
+    if (Files.isDirectory(directory)) {
+      return;
+    }
+    Path parent = directory.getParent();
+    if (parent != null) {
+      createDirectories(parent);
+    }
+    try {
+      Files.createDirectory(directory);
+    } catch (FileAlreadyExistsException e) {
+      if (!Files.isDirectory(directory)) {
+        throw new NotDirectoryException(directory.toString());
+      }
+      return; // created concurrently by another writer
+    }
+    if (parent != null) {
+      sync.directory(parent);
+    }
+  }
+}

@@ -1,0 +1,61 @@
+package io.cobble.storage.file;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.storage.MetadataFile;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Kills a process that keeps publishing metadata; what it leaves must read whole or not at all. */
+@Timeout(60)
+class FileStorageCrashTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void killedPublisherLeavesAWholeVersion() throws Exception {
+    String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    for (int round = 0; round < 3; round++) {
+      Path root = dir.resolve("round-" + round);
+      Process child =
+          new ProcessBuilder(
+                  java,
+                  "-cp",
+                  System.getProperty("java.class.path"),
+                  PublishLoop.class.getName(),
+                  root.toString())
+              .redirectErrorStream(true)
+              .redirectOutput(dir.resolve("child-" + round + ".log").toFile())
+              .start();
+      try {
+        Path current = root.resolve("meta/CURRENT");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!Files.exists(current) && System.nanoTime() < deadline && child.isAlive()) {
+          Thread.sleep(5);
+        }
+        assertTrue(Files.exists(current), "the child never published; see its log in " + dir);
+        Thread.sleep(50L + 70L * round); // land the kill somewhere in the loop
+      } finally {
+        child.destroyForcibly();
+        assertTrue(child.waitFor(10, TimeUnit.SECONDS), "child did not die");
+      }
+      try (Storage storage = StorageProviders.open(root.toString(), StorageOptions.empty())) {
+        Optional<byte[]> payload = MetadataFile.read(storage, "meta/CURRENT");
+        assertTrue(payload.isPresent(), "a published version must survive the kill");
+        assertTrue(PublishLoop.numberOf(payload.get()) > 0, "torn payload");
+        assertEquals(List.of("meta/CURRENT"), storage.list(""));
+      }
+    }
+  }
+}

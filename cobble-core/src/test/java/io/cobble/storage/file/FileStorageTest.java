@@ -1,0 +1,231 @@
+package io.cobble.storage.file;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageInput;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageOutput;
+import io.cobble.storage.StorageProviders;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(30)
+class FileStorageTest {
+
+  @TempDir Path dir;
+
+  private Storage open() throws IOException {
+    return StorageProviders.open(dir.resolve("root").toString(), StorageOptions.empty());
+  }
+
+  @Test
+  void plainPathOpensFileStorageAndCreatesTheRoot() throws IOException {
+    try (Storage storage = open()) {
+      assertTrue(storage instanceof FileStorage, storage.toString());
+      assertTrue(Files.isDirectory(dir.resolve("root")));
+      assertEquals(dir.resolve("root").toUri(), storage.uri());
+    }
+  }
+
+  @Test
+  void roundTripOfEveryOperation() throws IOException {
+    byte[] data = new byte[200_000];
+    new Random(7).nextBytes(data);
+    try (Storage storage = open()) {
+      try (StorageOutput out = storage.create("a/b/data.sst")) {
+        out.write(data, 0, 10);
+        out.write(data[10]);
+        out.write(data, 11, data.length - 11);
+        assertEquals(data.length, out.position());
+      }
+      assertTrue(storage.exists("a/b/data.sst"));
+      assertFalse(storage.exists("a/b"), "directories are not files");
+      assertEquals(data.length, storage.length("a/b/data.sst"));
+      assertArrayEquals(data, storage.readAll("a/b/data.sst"));
+      try (StorageInput in = storage.open("a/b/data.sst")) {
+        assertEquals(data.length, in.length());
+        assertArrayEquals(Arrays.copyOfRange(data, 70_000, 74_096), in.read(70_000, 4096));
+        assertThrows(EOFException.class, () -> in.read(data.length - 1, 2));
+        assertThrows(EOFException.class, () -> in.read(-1, 1));
+      }
+
+      storage.rename("a/b/data.sst", "c/moved.sst");
+      assertFalse(storage.exists("a/b/data.sst"));
+      assertArrayEquals(data, storage.readAll("c/moved.sst"));
+
+      storage.publishAtomically("meta/CURRENT", "1".getBytes(StandardCharsets.UTF_8));
+      assertEquals(List.of("c/moved.sst", "meta/CURRENT"), storage.list(""));
+      assertEquals(List.of("c/moved.sst"), storage.list("c/"));
+      assertEquals(List.of("meta/CURRENT"), storage.list("meta/CU"));
+      assertEquals(List.of(), storage.list("nothing/"));
+
+      storage.delete("c/moved.sst");
+      storage.delete("c/moved.sst");
+      storage.deleteAll(List.of("meta/CURRENT", "never/existed"));
+      assertEquals(List.of(), storage.list(""));
+      assertThrows(NoSuchFileException.class, () -> storage.readAll("c/moved.sst"));
+      assertThrows(NoSuchFileException.class, () -> storage.length("c/moved.sst"));
+      assertThrows(NoSuchFileException.class, () -> storage.open("c/moved.sst"));
+      assertThrows(NoSuchFileException.class, () -> storage.rename("c/moved.sst", "x"));
+    }
+  }
+
+  @Test
+  void syncMakesWrittenBytesVisibleBeforeClose() throws IOException {
+    try (Storage storage = open()) {
+      StorageOutput out = storage.create("wal/000001.log");
+      out.write("record-1".getBytes(StandardCharsets.UTF_8));
+      assertTrue(out.sync(), "file systems make partial files durable");
+      assertEquals(
+          "record-1", new String(storage.readAll("wal/000001.log"), StandardCharsets.UTF_8));
+      out.write("record-2".getBytes(StandardCharsets.UTF_8));
+      assertTrue(out.sync());
+      out.close();
+      out.close();
+      assertEquals(16, storage.length("wal/000001.log"));
+      assertThrows(ClosedChannelException.class, () -> out.write(1));
+      assertThrows(ClosedChannelException.class, out::sync);
+    }
+  }
+
+  @Test
+  void createTruncatesAnExistingFile() throws IOException {
+    try (Storage storage = open()) {
+      try (StorageOutput out = storage.create("f")) {
+        out.write(new byte[100]);
+      }
+      try (StorageOutput out = storage.create("f")) {
+        out.write(new byte[3]);
+      }
+      assertEquals(3, storage.length("f"));
+    }
+  }
+
+  @Test
+  void renameReplacesTheTarget() throws IOException {
+    try (Storage storage = open()) {
+      assertTrue(storage.atomicRename());
+      storage.publishAtomically("old", new byte[] {1});
+      storage.publishAtomically("new", new byte[] {2, 2});
+      storage.rename("new", "old");
+      assertArrayEquals(new byte[] {2, 2}, storage.readAll("old"));
+      assertEquals(List.of("old"), storage.list(""));
+    }
+  }
+
+  @Test
+  void publishIsAtomicForConcurrentReaders() throws Exception {
+    byte[] a = new byte[512 * 1024];
+    byte[] b = new byte[256 * 1024];
+    Arrays.fill(a, (byte) 'a');
+    Arrays.fill(b, (byte) 'b');
+    try (Storage storage = open()) {
+      storage.publishAtomically("manifest", a);
+      AtomicBoolean done = new AtomicBoolean();
+      AtomicReference<String> torn = new AtomicReference<>();
+      Thread reader =
+          new Thread(
+              () -> {
+                try {
+                  while (!done.get()) {
+                    byte[] seen = storage.readAll("manifest");
+                    if (!Arrays.equals(seen, a) && !Arrays.equals(seen, b)) {
+                      torn.set("read " + seen.length + " bytes that are neither version");
+                    }
+                  }
+                } catch (IOException e) {
+                  torn.set(e.toString());
+                }
+              });
+      reader.start();
+      for (int i = 0; i < 200; i++) {
+        storage.publishAtomically("manifest", i % 2 == 0 ? b : a);
+      }
+      done.set(true);
+      reader.join(10_000);
+      assertEquals(null, torn.get());
+      assertEquals(List.of("manifest"), storage.list(""), "no temporary file is left behind");
+    }
+  }
+
+  @Test
+  void aPublicationCutShortLeavesTheOldContentAndAnInvisibleTempFile() throws IOException {
+    try (Storage storage = open()) {
+      storage.publishAtomically("meta/CURRENT", new byte[] {1});
+      // What a crash between writing the temporary file and renaming it leaves behind.
+      Path leftover = dir.resolve("root/meta/" + FileStorage.TEMP_PREFIX + "CURRENT.crashed");
+      Files.write(leftover, new byte[] {9, 9});
+      assertArrayEquals(new byte[] {1}, storage.readAll("meta/CURRENT"));
+      assertEquals(List.of("meta/CURRENT"), storage.list("meta/"));
+    }
+  }
+
+  @Test
+  void pathsCannotEscapeTheRoot() throws IOException {
+    try (Storage storage = open()) {
+      for (String bad : List.of("../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "", "a/")) {
+        assertThrows(IllegalArgumentException.class, () -> storage.create(bad), bad);
+      }
+      assertThrows(IllegalArgumentException.class, () -> storage.list("../"));
+    }
+  }
+
+  @Test
+  void fsyncCanBeTurnedOffAndBadValuesAreRejected() throws IOException {
+    try (Storage storage =
+        StorageProviders.open(
+            dir.resolve("scratch").toString(), StorageOptions.of(Map.of("fsync", "false")))) {
+      assertTrue(storage.toString().contains("fsync off"), storage.toString());
+      try (StorageOutput out = storage.create("x")) {
+        out.write(1);
+        assertTrue(out.sync());
+      }
+      storage.publishAtomically("y", new byte[] {1});
+      assertEquals(List.of("x", "y"), storage.list(""));
+    }
+    IllegalArgumentException failure =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                StorageProviders.open(
+                    dir.toString(), StorageOptions.of(Map.of("fsync", "sometimes"))));
+    assertTrue(failure.getMessage().contains("'fsync'"), failure.getMessage());
+  }
+
+  @Test
+  void unknownOptionKeyListsTheAcceptedKeys() {
+    IllegalArgumentException failure =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> StorageProviders.open(dir.toString(), StorageOptions.of(Map.of("fsnyc", "x"))));
+    assertTrue(failure.getMessage().contains("'fsnyc'"), failure.getMessage());
+    assertTrue(failure.getMessage().contains("Accepted keys"), failure.getMessage());
+    assertTrue(failure.getMessage().contains("fsync"), failure.getMessage());
+  }
+
+  @Test
+  void rootThatIsAFileIsRejected() throws IOException {
+    Path file = Files.write(dir.resolve("plain-file"), new byte[] {1});
+    assertThrows(
+        IOException.class, () -> StorageProviders.open(file.toString(), StorageOptions.empty()));
+  }
+}

@@ -1,0 +1,61 @@
+package io.cobble.storage.s3;
+
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.gaul.s3proxy.S3Proxy;
+import org.gaul.s3proxy.auth.AuthenticationType;
+import org.gaul.s3proxy.blobstore.BlobStore;
+import org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore;
+
+/** A real S3Proxy on 127.0.0.1 (free port) with AWS signature authentication, files in a dir. */
+final class S3ProxyServer implements AutoCloseable {
+
+  static final String ACCESS_KEY = "cobble-test-access";
+  static final String SECRET_KEY = "Sup3rS3cretValue-do-not-leak-7f3a9";
+
+  private final S3Proxy proxy;
+  private final BlobStore blobStore;
+
+  private S3ProxyServer(S3Proxy proxy, BlobStore blobStore) {
+    this.proxy = proxy;
+    this.blobStore = blobStore;
+  }
+
+  static S3ProxyServer start(Path directory, String... buckets) throws Exception {
+    Files.createDirectories(directory);
+    BlobStore blobStore = new FilesystemNio2BlobStore(directory.toString());
+    for (String bucket : buckets) {
+      blobStore.createContainer(bucket);
+    }
+    S3Proxy proxy =
+        S3Proxy.builder()
+            .blobStore(blobStore)
+            .endpoint(URI.create("http://127.0.0.1:0"))
+            .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
+            .build();
+    proxy.start();
+    long deadline = System.nanoTime() + 20_000_000_000L;
+    while (!"STARTED".equals(proxy.getState())) {
+      if (System.nanoTime() > deadline) {
+        proxy.stop();
+        throw new IllegalStateException("S3Proxy did not start within 20s: " + proxy.getState());
+      }
+      Thread.sleep(10);
+    }
+    return new S3ProxyServer(proxy, blobStore);
+  }
+
+  URI endpoint() {
+    return URI.create("http://127.0.0.1:" + proxy.getPort());
+  }
+
+  BlobStore blobStore() {
+    return blobStore;
+  }
+
+  @Override
+  public void close() throws Exception {
+    proxy.stop();
+  }
+}

@@ -1,0 +1,262 @@
+package io.cobble.storage.s3;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageOutput;
+import io.cobble.storage.StorageProviders;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * How the s3 provider fails: clear messages naming endpoint and bucket, bounded waits, and never a
+ * credential in any message, stack trace or {@code toString()}.
+ */
+@Timeout(60)
+class S3StorageFailureTest {
+
+  static final String BUCKET = "cobble-failures";
+  static final String WRONG_SECRET = "Wr0ngS3cret-must-not-appear-41c2";
+
+  @TempDir static Path blobs;
+  static S3ProxyServer server;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    server = S3ProxyServer.start(blobs, BUCKET);
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  static Map<String, String> options(URI endpoint) {
+    Map<String, String> options = new HashMap<>();
+    options.put("endpoint", endpoint.toString());
+    options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
+    options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
+    options.put("api_call_timeout", "3s");
+    options.put("api_call_attempt_timeout", "1s");
+    options.put("max_attempts", "3");
+    options.put("connect_timeout", "1s");
+    options.put("socket_timeout", "2s");
+    return options;
+  }
+
+  static Storage open(String bucket, Map<String, String> options) throws IOException {
+    return StorageProviders.open(
+        URI.create("s3://" + bucket + "/prefix"), StorageOptions.of(options));
+  }
+
+  /** Everything a user or log could see of a failure: messages, causes, suppressed, frames. */
+  static String fullText(Throwable error) {
+    StringWriter text = new StringWriter();
+    error.printStackTrace(new PrintWriter(text));
+    return text.toString();
+  }
+
+  static void assertNoSecret(String text) {
+    assertFalse(text.contains(S3ProxyServer.SECRET_KEY), "secret leaked: " + text);
+    assertFalse(text.contains(WRONG_SECRET), "secret leaked: " + text);
+  }
+
+  @Test
+  void wrongSecretIsAccessDeniedNamingEndpointAndBucketButNotTheSecret() throws IOException {
+    Map<String, String> options = options(server.endpoint());
+    options.put("secret_access_key", WRONG_SECRET);
+    try (Storage storage = open(BUCKET, options)) {
+      List<Throwable> failures = new ArrayList<>();
+      failures.add(assertThrows(AccessDeniedException.class, () -> storage.readAll("x")));
+      failures.add(assertThrows(AccessDeniedException.class, () -> storage.list("")));
+      failures.add(
+          assertThrows(
+              AccessDeniedException.class, () -> storage.publishAtomically("m", new byte[] {1})));
+      StorageOutput out = storage.create("data.sst");
+      out.write(new byte[100]);
+      failures.add(assertThrows(AccessDeniedException.class, out::close));
+      for (Throwable failure : failures) {
+        String message = failure.getMessage();
+        assertTrue(message.contains(server.endpoint().toString()), message);
+        assertTrue(message.contains("'" + BUCKET + "'"), message);
+        assertTrue(message.contains("secret_access_key"), message);
+        assertNoSecret(fullText(failure));
+      }
+      assertNoSecret(storage.toString());
+    }
+  }
+
+  @Test
+  void wrongAccessKeyIsAccessDenied() throws IOException {
+    Map<String, String> options = options(server.endpoint());
+    options.put("access_key_id", "no-such-key");
+    try (Storage storage = open(BUCKET, options)) {
+      AccessDeniedException failure =
+          assertThrows(AccessDeniedException.class, () -> storage.exists("x"));
+      assertTrue(failure.getMessage().contains(server.endpoint().toString()), failure::getMessage);
+      assertNoSecret(fullText(failure));
+    }
+  }
+
+  @Test
+  void missingBucketIsNamed() throws IOException {
+    try (Storage storage = open("no-such-bucket", options(server.endpoint()))) {
+      IOException failure = assertThrows(IOException.class, () -> storage.readAll("x"));
+      assertTrue(
+          failure.getMessage().contains("'no-such-bucket' does not exist"), failure::getMessage);
+      assertNoSecret(fullText(failure));
+    }
+  }
+
+  @Test
+  void serverStoppedMidWriteFailsWithinTheCallTimeout() throws Exception {
+    try (S3ProxyServer doomed = S3ProxyServer.start(blobs.resolve("doomed"), BUCKET)) {
+      URI endpoint = doomed.endpoint();
+      Map<String, String> options = options(endpoint);
+      options.put("part_size", "5mb");
+      try (Storage storage = open(BUCKET, options)) {
+        StorageOutput out = storage.create("interrupted.sst");
+        byte[] chunk = new byte[1024 * 1024];
+        for (int i = 0; i < 6; i++) {
+          out.write(chunk); // the first part goes up while the server still runs
+        }
+        doomed.close();
+        long start = System.nanoTime();
+        IOException failure =
+            assertThrows(
+                IOException.class,
+                () -> {
+                  for (int i = 0; i < 6; i++) {
+                    out.write(chunk);
+                  }
+                  out.close();
+                });
+        long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(elapsedMs < 3_000 + 2_000, "took " + elapsedMs + "ms");
+        assertTrue(failure.getMessage().contains(endpoint.toString()), failure::getMessage);
+        assertNoSecret(fullText(failure));
+        // The failed upload must not be published by a later close.
+        assertThrows(IOException.class, () -> out.write(1));
+      }
+    }
+  }
+
+  @Test
+  void unresponsiveEndpointTimesOutInsteadOfHanging() throws Exception {
+    // A real TCP server that accepts connections and never answers.
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      List<Socket> accepted = new ArrayList<>();
+      Thread acceptor =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    Socket socket = silent.accept();
+                    synchronized (accepted) {
+                      accepted.add(socket);
+                    }
+                  }
+                } catch (IOException closed) {
+                  // the test is over
+                }
+              },
+              "silent-endpoint");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      URI endpoint = URI.create("http://127.0.0.1:" + silent.getLocalPort());
+      Map<String, String> options = options(endpoint);
+      options.put("socket_timeout", "30s"); // only the SDK's call timeouts may end the wait
+      try (Storage storage = open(BUCKET, options)) {
+        long start = System.nanoTime();
+        IOException failure = assertThrows(IOException.class, () -> storage.readAll("x"));
+        long elapsedMs = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(elapsedMs < 3_000 + 2_000, "took " + elapsedMs + "ms");
+        assertTrue(failure.getMessage().contains("timed out"), failure::getMessage);
+        assertTrue(failure.getMessage().contains(endpoint.toString()), failure::getMessage);
+        assertNoSecret(fullText(failure));
+      } finally {
+        synchronized (accepted) {
+          for (Socket socket : accepted) {
+            socket.close();
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void unknownOptionKeyListsTheAcceptedKeys() {
+    Map<String, String> options = options(server.endpoint());
+    options.put("endpoint.url", "http://typo");
+    IllegalArgumentException failure =
+        assertThrows(IllegalArgumentException.class, () -> open(BUCKET, options));
+    String message = failure.getMessage();
+    assertTrue(message.contains("'endpoint.url'"), message);
+    assertTrue(message.contains("'s3'"), message);
+    for (String key : S3Options.KEYS) {
+      assertTrue(message.contains(key), message);
+    }
+    assertNoSecret(fullText(failure));
+  }
+
+  @Test
+  void ambientCredentialsAreUsedOnlyWhenAskedFor() throws IOException {
+    System.setProperty("aws.accessKeyId", S3ProxyServer.ACCESS_KEY);
+    System.setProperty("aws.secretAccessKey", S3ProxyServer.SECRET_KEY);
+    try {
+      Map<String, String> options = options(server.endpoint());
+      options.remove("access_key_id");
+      options.remove("secret_access_key");
+      IllegalArgumentException failure =
+          assertThrows(IllegalArgumentException.class, () -> open(BUCKET, options));
+      assertTrue(failure.getMessage().contains("credentials_provider"), failure::getMessage);
+
+      options.put("credentials_provider", "default");
+      try (Storage storage = open(BUCKET, options)) {
+        storage.publishAtomically("ambient", new byte[] {7});
+        assertEquals(1, storage.length("ambient"));
+      }
+    } finally {
+      System.clearProperty("aws.accessKeyId");
+      System.clearProperty("aws.secretAccessKey");
+    }
+  }
+
+  @Test
+  void ambientProfileSettingsAreIgnored(@TempDir Path home) throws IOException {
+    // Settings in the AWS config file that would break requests to a custom endpoint.
+    Path config = home.resolve("config");
+    Files.writeString(
+        config, "[default]\nuse_dualstack_endpoint = true\nuse_fips_endpoint = true\n");
+    System.setProperty("aws.configFile", config.toString());
+    try (Storage storage = open(BUCKET, options(server.endpoint()))) {
+      storage.publishAtomically("profile-free", new byte[] {1});
+      assertEquals(1, storage.length("profile-free"));
+    } finally {
+      System.clearProperty("aws.configFile");
+    }
+  }
+}
