@@ -18,6 +18,9 @@ public final class LevelIterator implements KvIterator {
   }
 
   private void open(int i) {
+    if (current != null) {
+      current.close();
+    }
     index = i;
     current = i < files.size() ? files.get(i).table().iterator(readAhead) : null;
   }
@@ -81,5 +84,10 @@ public final class LevelIterator implements KvIterator {
   }
 
   @Override
-  public void close() {}
+  public void close() {
+    if (current != null) {
+      current.close();
+      current = null;
+    }
+  }
 }

@@ -4,12 +4,16 @@ import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
+import io.cobble.util.ReadAhead;
 
 /**
  * Two-level cursor over a table: top-level index → index partition → data block. With read-ahead it
  * reads data blocks in large sequential chunks and leaves the block cache alone.
  */
 final class TableIterator implements KvIterator {
+  /** Below this the caller asked for plain block-by-block reads without kernel hints. */
+  private static final int MIN_HINTED_READ_AHEAD = 4096;
+
   private final Table table;
   private final int readAhead;
   private final BlockIterator top;
@@ -18,6 +22,7 @@ final class TableIterator implements KvIterator {
   private byte[] raBuf;
   private long raStart = -1;
   private int raLen;
+  private ReadAhead hint;
 
   TableIterator(Table table, int readAhead) {
     this.table = table;
@@ -61,6 +66,13 @@ final class TableIterator implements KvIterator {
       int len = (int) Math.max(need, end - h.offset());
       if (raBuf == null || raBuf.length < len) {
         raBuf = new byte[len];
+      }
+      if (readAhead >= MIN_HINTED_READ_AHEAD) {
+        if (hint == null) {
+          hint = ReadAhead.open(table.path());
+        }
+        // Prefetch the chunk after this one while this one is being merged.
+        hint.willNeed(h.offset() + len, readAhead);
       }
       table.readFully(raBuf, len, h.offset());
       raStart = h.offset();
@@ -157,5 +169,10 @@ final class TableIterator implements KvIterator {
   }
 
   @Override
-  public void close() {}
+  public void close() {
+    if (hint != null) {
+      hint.close();
+      hint = null;
+    }
+  }
 }

@@ -161,6 +161,16 @@ public final class Manifest {
     } catch (IOException e) {
       throw new CobbleException("cannot rename " + tmp + " to " + target, e);
     }
+    syncDirectory(target.getParent());
+  }
+
+  /** Makes the rename durable; some platforms cannot open directories, which is tolerated. */
+  private static void syncDirectory(Path dir) {
+    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (IOException ignored) {
+      // Not supported on this platform/file system; the rename itself is still atomic.
+    }
   }
 
   /** Reads the newest manifest in {@code dir}, or null when the directory holds none. */
