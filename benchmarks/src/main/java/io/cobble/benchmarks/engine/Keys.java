@@ -1,0 +1,49 @@
+package io.cobble.benchmarks.engine;
+
+import java.util.SplittableRandom;
+
+/**
+ * db_bench-style keys and values: 16-byte keys (an 8-byte big-endian index, then 8 filler bytes)
+ * and 100-byte values, half random and half zeros so LZ4 sees db_bench's 0.5 compression ratio.
+ */
+final class Keys {
+  static final int KEY_SIZE = 16;
+  static final int VALUE_SIZE = 100;
+
+  private Keys() {}
+
+  /** Writes key number {@code index} into {@code key} (reused by the caller). */
+  static byte[] encode(long index, byte[] key) {
+    for (int i = 0; i < 8; i++) {
+      key[i] = (byte) (index >>> (56 - 8 * i));
+    }
+    for (int i = 8; i < KEY_SIZE; i++) {
+      key[i] = (byte) 'k';
+    }
+    return key;
+  }
+
+  static byte[] value(SplittableRandom random) {
+    byte[] value = new byte[VALUE_SIZE];
+    for (int i = 0; i < VALUE_SIZE / 2; i++) {
+      value[i] = (byte) random.nextInt(256);
+    }
+    return value;
+  }
+
+  /** A random permutation of 0..n-1, so fills write every key once in random order. */
+  static int[] shuffled(int n, long seed) {
+    int[] order = new int[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = i;
+    }
+    SplittableRandom random = new SplittableRandom(seed);
+    for (int i = n - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    return order;
+  }
+}
