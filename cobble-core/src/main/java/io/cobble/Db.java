@@ -30,6 +30,7 @@ import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
 import io.cobble.version.VersionSet;
+import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -62,6 +63,9 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class Db implements AutoCloseable {
   private static final String LOCK_FILE = "LOCK";
+
+  /** Compaction copies values out of value logs whose live share fell below this. */
+  private static final double VLOG_REWRITE_RATIO = 0.5;
 
   private final Path dir;
   private final Config config;
@@ -157,7 +161,7 @@ public final class Db implements AutoCloseable {
               f -> {});
       loader = versions::loadValue;
       List<Tree> trees = recoverTrees(m, schema);
-      versions.initialize(newMemTable(), trees, m == null ? Collections.emptyMap() : m.vlogSizes);
+      versions.initialize(newMemTable(), trees, m == null ? Collections.emptyList() : m.vlogs);
       if (m == null) {
         mutex.lock();
         try {
@@ -683,8 +687,8 @@ public final class Db implements AutoCloseable {
           outputs.add(f);
           edit.add(0, f);
         }
-        for (Map.Entry<Long, Long> e : w.vlogSizes().entrySet()) {
-          edit.addVlog(e.getKey(), e.getValue());
+        for (ValueLogFile f : w.vlogs()) {
+          edit.addVlog(f);
         }
         bytes += w.bytesWritten();
       }
@@ -779,12 +783,15 @@ public final class Db implements AutoCloseable {
       ColumnLayout layout = layouts.byId(c.family());
       int readAhead = config.readAheadEnabled() ? config.readAheadSize() : 1;
       try (OutputWriter w = outputWriter(c.family(), c.outputLevel(), config.targetFileSize())) {
-        new CompactionJob(c, layout, loader, readAhead).run(w);
+        Version v = versions.current();
+        new CompactionJob(
+                c, layout, loader, readAhead, n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO)
+            .run(w);
         for (FileMeta f : w.finish()) {
           edit.add(c.outputLevel(), f);
         }
-        for (Map.Entry<Long, Long> e : w.vlogSizes().entrySet()) {
-          edit.addVlog(e.getKey(), e.getValue());
+        for (ValueLogFile f : w.vlogs()) {
+          edit.addVlog(f);
         }
         out = w.bytesWritten();
       }
@@ -1119,8 +1126,8 @@ public final class Db implements AutoCloseable {
         }
       }
       long vlogBytes = 0;
-      for (long size : v.vlogSizes().values()) {
-        vlogBytes += size;
+      for (ValueLogFile f : v.vlogFiles().values()) {
+        vlogBytes += f.size();
       }
       long mem = v.active().approximateBytes();
       for (MemTable m : v.immutables()) {
@@ -1141,7 +1148,7 @@ public final class Db implements AutoCloseable {
           cache.usage(),
           files,
           bytes,
-          v.vlogSizes().size(),
+          v.vlogFiles().size(),
           vlogBytes,
           mem,
           v.immutables().size(),

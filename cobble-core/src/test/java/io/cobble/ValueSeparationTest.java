@@ -3,6 +3,7 @@ package io.cobble;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.schema.ColumnSpec;
@@ -54,6 +55,39 @@ class ValueSeparationTest {
       db.db().compactAll();
       assertEquals(0, db.metrics().vlogFiles(), db.metrics().toString());
       assertEquals(0, vlogFilesOnDisk());
+    }
+  }
+
+  @Test
+  void compactionRewritesMostlyDeadValueLogsSoTheyCanBeDeleted() throws Exception {
+    Config config =
+        Config.builder()
+            .set("memtable.capacity", "64kb")
+            .set("value-separation.threshold", "256")
+            .build();
+    try (SingleDb db = SingleDb.open(dir, config)) {
+      for (int i = 0; i < 40; i++) {
+        db.put(("k" + i).getBytes(UTF_8), big(i, 1000));
+      }
+      db.flush();
+      assertEquals(1, db.metrics().vlogFiles());
+      Path firstLog;
+      try (Stream<Path> files = Files.list(dir)) {
+        firstLog = files.filter(p -> p.toString().endsWith(".vlog")).findFirst().get();
+      }
+      for (int i = 0; i < 30; i++) {
+        db.put(("k" + i).getBytes(UTF_8), big(i + 1, 1000));
+      }
+      db.db().compactAll();
+      // The next compaction touching the table sees the first log only 25% alive.
+      db.put("k0".getBytes(UTF_8), big(1, 1000));
+      db.db().compactAll();
+      for (int i = 0; i < 40; i++) {
+        assertArrayEquals(big(i < 30 ? i + 1 : i, 1000), db.get(("k" + i).getBytes(UTF_8)));
+      }
+      // The first log kept only 10 of 40 values alive, so they were copied and it was deleted.
+      assertFalse(Files.exists(firstLog), firstLog + " should have been dropped");
+      assertEquals(db.metrics().vlogFiles(), vlogFilesOnDisk());
     }
   }
 

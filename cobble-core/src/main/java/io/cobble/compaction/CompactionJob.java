@@ -7,9 +7,11 @@ import io.cobble.row.ColumnLayout;
 import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.version.FileMeta;
+import io.cobble.vlog.ValuePointer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongPredicate;
 
 /**
  * Executes a MERGE compaction: reads inputs (newest first) and overlapping output-level files,
@@ -22,13 +24,23 @@ public final class CompactionJob {
   private final ColumnLayout layout;
   private final ValueLoader loader;
   private final int readAhead;
+  private final LongPredicate rewriteVlog;
 
+  /**
+   * {@code rewriteVlog} selects value-log files whose values are copied out (and re-separated into
+   * this job's own value log) so that mostly dead logs can be deleted.
+   */
   public CompactionJob(
-      Compaction compaction, ColumnLayout layout, ValueLoader loader, int readAhead) {
+      Compaction compaction,
+      ColumnLayout layout,
+      ValueLoader loader,
+      int readAhead,
+      LongPredicate rewriteVlog) {
     this.compaction = compaction;
     this.layout = layout;
     this.loader = loader;
     this.readAhead = readAhead;
+    this.rewriteVlog = rewriteVlog;
   }
 
   /** Runs the merge into {@code out}; the caller finishes or abandons the writer. */
@@ -53,6 +65,12 @@ public final class CompactionJob {
     try (RowMergingIterator it = new RowMergingIterator(sources, names, layout, loader)) {
       for (it.seekToFirst(); it.valid(); it.next()) {
         RowState row = it.row();
+        for (int i = 0; i < row.size(); i++) {
+          if (row.isPointer(i) && rewriteVlog.test(ValuePointer.fileNumber(row.value(i)))) {
+            byte[] value = loader.load(row.value(i));
+            row.set(i, row.kind(i), value, false, row.expiry(i), row.writeTime(i));
+          }
+        }
         if (bottom) {
           row.resolveBottom(loader);
           for (int i = 0; i < row.size(); i++) {

@@ -9,6 +9,7 @@ import io.cobble.sst.TableProperties;
 import io.cobble.util.ByteWriter;
 import io.cobble.version.FileMeta;
 import io.cobble.version.VersionSet;
+import io.cobble.vlog.ValueLogFile;
 import io.cobble.vlog.ValueLogWriter;
 import io.cobble.vlog.ValuePointer;
 import java.util.ArrayList;
@@ -33,7 +34,7 @@ public final class OutputWriter implements AutoCloseable {
   private final boolean pinPartitions;
   private final ByteWriter rowBuf = new ByteWriter(256);
   private final List<FileMeta> outputs = new ArrayList<>();
-  private final Map<Long, Long> vlogSizes = new HashMap<>();
+  private final List<ValueLogFile> vlogs = new ArrayList<>();
   private TableBuilder builder;
   private long builderNumber;
   private ValueLogWriter vlog;
@@ -126,16 +127,16 @@ public final class OutputWriter implements AutoCloseable {
     }
     if (vlog != null) {
       vlog.finish();
-      vlogSizes.put(vlog.fileNumber(), vlog.size());
+      vlogs.add(new ValueLogFile(vlog.fileNumber(), vlog.size(), vlog.entries()));
       bytesWritten += vlog.size();
       vlog = null;
     }
     return outputs;
   }
 
-  /** Value-log files created by this writer with their sizes. */
-  public Map<Long, Long> vlogSizes() {
-    return vlogSizes;
+  /** Value-log files created by this writer. */
+  public List<ValueLogFile> vlogs() {
+    return vlogs;
   }
 
   public long bytesWritten() {

@@ -8,6 +8,7 @@ import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import io.cobble.util.Crc;
+import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -16,8 +17,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * Full snapshot of a DB's durable state: schema, bucket count, next file number, every table with
@@ -51,19 +50,19 @@ public final class Manifest {
   public final long nextFileNumber;
   public final Schema schema;
   public final List<FileEntry> files;
-  public final Map<Long, Long> vlogSizes;
+  public final List<ValueLogFile> vlogs;
 
   public Manifest(
       int totalBuckets,
       long nextFileNumber,
       Schema schema,
       List<FileEntry> files,
-      Map<Long, Long> vlogSizes) {
+      List<ValueLogFile> vlogs) {
     this.totalBuckets = totalBuckets;
     this.nextFileNumber = nextFileNumber;
     this.schema = schema;
     this.files = files;
-    this.vlogSizes = vlogSizes;
+    this.vlogs = vlogs;
   }
 
   public static String fileName(long seq) {
@@ -83,10 +82,11 @@ public final class Manifest {
       p.writeVarLong(f.size);
       f.properties.encode(p);
     }
-    p.writeVarInt(vlogSizes.size());
-    for (Map.Entry<Long, Long> e : vlogSizes.entrySet()) {
-      p.writeVarLong(e.getKey());
-      p.writeVarLong(e.getValue());
+    p.writeVarInt(vlogs.size());
+    for (ValueLogFile f : vlogs) {
+      p.writeVarLong(f.number());
+      p.writeVarLong(f.size());
+      p.writeVarLong(f.entries());
     }
     ByteWriter w = new ByteWriter(p.size() + 20);
     w.writeLong(MAGIC);
@@ -129,9 +129,9 @@ public final class Manifest {
                 TableProperties.decode(r)));
       }
       int nv = r.readVarInt();
-      Map<Long, Long> vlogs = new TreeMap<>();
+      List<ValueLogFile> vlogs = new ArrayList<>();
       for (int i = 0; i < nv; i++) {
-        vlogs.put(r.readVarLong(), r.readVarLong());
+        vlogs.add(new ValueLogFile(r.readVarLong(), r.readVarLong(), r.readVarLong()));
       }
       return new Manifest(buckets, next, schema, files, vlogs);
     } catch (IllegalStateException e) {

@@ -1,6 +1,7 @@
 package io.cobble.version;
 
 import io.cobble.memtable.MemTable;
+import io.cobble.vlog.ValueLogFile;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -18,7 +19,8 @@ public final class Version {
   private final MemTable active;
   private final List<MemTable> immutables;
   private final List<Tree> trees;
-  private final Map<Long, Long> vlogSizes;
+  private final Map<Long, ValueLogFile> vlogs;
+  private final Map<Long, Long> vlogLiveRefs;
   private final AtomicInteger refs = new AtomicInteger(1);
   private final VersionSet owner;
 
@@ -27,12 +29,14 @@ public final class Version {
       MemTable active,
       List<MemTable> immutables,
       List<Tree> trees,
-      Map<Long, Long> vlogSizes) {
+      Map<Long, ValueLogFile> vlogs,
+      Map<Long, Long> vlogLiveRefs) {
     this.owner = owner;
     this.active = active;
     this.immutables = Collections.unmodifiableList(new ArrayList<>(immutables));
     this.trees = Collections.unmodifiableList(new ArrayList<>(trees));
-    this.vlogSizes = Collections.unmodifiableMap(new TreeMap<>(vlogSizes));
+    this.vlogs = Collections.unmodifiableMap(new TreeMap<>(vlogs));
+    this.vlogLiveRefs = Collections.unmodifiableMap(vlogLiveRefs);
   }
 
   public MemTable active() {
@@ -52,13 +56,26 @@ public final class Version {
     return trees.get(family);
   }
 
-  /** Live value-log files and their sizes. */
-  public Map<Long, Long> vlogSizes() {
-    return vlogSizes;
+  /** Live value-log files by number. */
+  public Map<Long, ValueLogFile> vlogFiles() {
+    return vlogs;
   }
 
   public Set<Long> vlogs() {
-    return vlogSizes.keySet();
+    return vlogs.keySet();
+  }
+
+  /**
+   * Share of a value log's values still referenced by live tables (1 when unknown). Compaction
+   * rewrites values out of mostly dead logs so those files can be dropped.
+   */
+  public double vlogLiveRatio(long number) {
+    ValueLogFile f = vlogs.get(number);
+    Long live = vlogLiveRefs.get(number);
+    if (f == null || live == null || f.entries() == 0) {
+      return 1.0;
+    }
+    return live / (double) f.entries();
   }
 
   /** Pins this version; fails if it has already been released. */

@@ -2,10 +2,9 @@ package io.cobble.version;
 
 import io.cobble.memtable.MemTable;
 import io.cobble.schema.Schema;
+import io.cobble.vlog.ValueLogFile;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /** A change to apply to the current version: memtables, files, value logs, schema. */
 public final class VersionEdit {
@@ -14,7 +13,7 @@ public final class VersionEdit {
   final List<FileMeta> removed = new ArrayList<>();
   final List<FileMeta> added = new ArrayList<>();
   final List<int[]> addedLevels = new ArrayList<>();
-  final Map<Long, Long> addedVlogs = new HashMap<>();
+  final List<ValueLogFile> addedVlogs = new ArrayList<>();
   Schema schema;
 
   public VersionEdit memtables(MemTable active, List<MemTable> immutables) {
@@ -34,8 +33,8 @@ public final class VersionEdit {
     return this;
   }
 
-  public VersionEdit addVlog(long number, long size) {
-    addedVlogs.put(number, size);
+  public VersionEdit addVlog(ValueLogFile f) {
+    addedVlogs.add(f);
     return this;
   }
 

@@ -3,17 +3,16 @@ package io.cobble.version;
 import io.cobble.CobbleException;
 import io.cobble.memtable.MemTable;
 import io.cobble.schema.Schema;
-import io.cobble.util.Bytes;
+import io.cobble.vlog.ValueLogFile;
 import io.cobble.vlog.ValueLogReader;
 import io.cobble.vlog.ValuePointer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -56,8 +55,12 @@ public final class VersionSet {
   }
 
   /** Installs the first version (recovered files, fresh memtable) without writing a manifest. */
-  public void initialize(MemTable active, List<Tree> trees, Map<Long, Long> vlogSizes) {
-    Version v = new Version(this, active, new ArrayList<>(), trees, vlogSizes);
+  public void initialize(MemTable active, List<Tree> trees, List<ValueLogFile> vlogFiles) {
+    Map<Long, ValueLogFile> byNumber = new TreeMap<>();
+    for (ValueLogFile f : vlogFiles) {
+      byNumber.put(f.number(), f);
+    }
+    Version v = new Version(this, active, new ArrayList<>(), trees, byNumber, liveRefs(trees));
     retain(v);
     current = v;
   }
@@ -125,24 +128,19 @@ public final class VersionSet {
       }
       trees.add(removed.isEmpty() && added.isEmpty() ? t : t.apply(removed, levels, added));
     }
-    Set<Long> referenced = new HashSet<>();
-    for (Tree t : trees) {
-      for (FileMeta f : t.allFiles()) {
-        referenced.addAll(f.properties().vlogRefs().keySet());
+    Map<Long, Long> live = liveRefs(trees);
+    Map<Long, ValueLogFile> vlogs = new TreeMap<>();
+    for (ValueLogFile f : cur.vlogFiles().values()) {
+      if (live.containsKey(f.number())) {
+        vlogs.put(f.number(), f);
       }
     }
-    Map<Long, Long> vlogs = new TreeMap<>();
-    for (Map.Entry<Long, Long> e : cur.vlogSizes().entrySet()) {
-      if (referenced.contains(e.getKey())) {
-        vlogs.put(e.getKey(), e.getValue());
+    for (ValueLogFile f : edit.addedVlogs) {
+      if (live.containsKey(f.number())) {
+        vlogs.put(f.number(), f);
       }
     }
-    for (Map.Entry<Long, Long> e : edit.addedVlogs.entrySet()) {
-      if (referenced.contains(e.getKey())) {
-        vlogs.put(e.getKey(), e.getValue());
-      }
-    }
-    Version next = new Version(this, active, imms, trees, vlogs);
+    Version next = new Version(this, active, imms, trees, vlogs, live);
     if (edit.durable()) {
       writeManifest(next, s);
     }
@@ -151,6 +149,19 @@ public final class VersionSet {
     current = next;
     cur.unref();
     return next;
+  }
+
+  /** Value-log file number to the pointers live tables hold into it. */
+  private static Map<Long, Long> liveRefs(List<Tree> trees) {
+    Map<Long, Long> live = new HashMap<>();
+    for (Tree t : trees) {
+      for (FileMeta f : t.allFiles()) {
+        for (Map.Entry<Long, Long> e : f.properties().vlogRefs().entrySet()) {
+          live.merge(e.getKey(), e.getValue(), Long::sum);
+        }
+      }
+    }
+    return live;
   }
 
   private void writeManifest(Version v, Schema s) {
@@ -163,7 +174,9 @@ public final class VersionSet {
         }
       }
     }
-    Manifest m = new Manifest(totalBuckets, nextFileNumber.get(), s, files, v.vlogSizes());
+    Manifest m =
+        new Manifest(
+            totalBuckets, nextFileNumber.get(), s, files, new ArrayList<>(v.vlogFiles().values()));
     long seq = manifestSeq + 1;
     Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode());
     try {
@@ -239,9 +252,5 @@ public final class VersionSet {
       r.close();
     }
     vlogReaders.clear();
-  }
-
-  static int compare(byte[] a, byte[] b) {
-    return Bytes.compare(a, b);
   }
 }
