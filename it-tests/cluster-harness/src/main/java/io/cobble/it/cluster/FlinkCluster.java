@@ -278,6 +278,14 @@ public final class FlinkCluster implements AutoCloseable {
     taskManager.kill(Duration.ofSeconds(30));
   }
 
+  /** Stops the TaskManager gracefully (SIGTERM, SIGKILL after a bounded wait). */
+  public void stopTaskManager() {
+    if (taskManager == null) {
+      throw new IllegalStateException("no TaskManager");
+    }
+    taskManager.stop(STOP_GRACE);
+  }
+
   /** Waits until {@code /overview} shows at least {@code slots} slots in total. */
   public void waitForSlots(int slots, Duration timeout) {
     waitUntil("slots-total >= " + slots, timeout, () -> slotsTotal() >= slots, jobManager);

@@ -9,9 +9,13 @@ import io.cobble.flink.shim.RunningFlink;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.TableResult;
@@ -34,9 +38,26 @@ class CobbleOnMiniClusterIT {
   static final MiniClusterExtension MINI_CLUSTER =
       new MiniClusterExtension(
           new MiniClusterResourceConfiguration.Builder()
+              .setConfiguration(loopbackOnly())
               .setNumberTaskManagers(1)
               .setNumberSlotsPerTaskManager(2)
               .build());
+
+  /** Every endpoint of the MiniCluster on 127.0.0.1 only. */
+  private static Configuration loopbackOnly() {
+    Map<String, String> conf = new HashMap<>();
+    for (String key :
+        Arrays.asList(
+            "rest.address",
+            "rest.bind-address",
+            "jobmanager.rpc.address",
+            "jobmanager.bind-host",
+            "taskmanager.host",
+            "taskmanager.bind-host")) {
+      conf.put(key, "127.0.0.1");
+    }
+    return Configuration.fromMap(conf);
+  }
 
   private static final String LINE = System.getProperty("cobble.it.line");
   private static final String FLINK_VERSION = System.getProperty("cobble.it.flinkVersion");
