@@ -57,6 +57,11 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   <li>{@code block-cache.size} (64mb): bytes of decoded blocks cached, shared by all files.
  *   <li>{@code ttl.default} (0): expiry applied to writes without an explicit TTL (e.g. 10m); 0
  *       means never expire.
+ *   <li>{@code direct-io.enabled} (false): table block reads bypass the page cache (O_DIRECT) where
+ *       the file system supports it; compaction's sequential reads stay buffered.
+ *   <li>{@code direct-io.buffer-size} (2kb): size of each pooled aligned read buffer (rounded up to
+ *       the file system block size); larger reads use a one-off buffer.
+ *   <li>{@code direct-io.pool-max-size} (64): aligned buffers kept for reuse.
  * </ul>
  *
  * <p>The clock and custom merge operators are set on the builder only (they are code, not text).
@@ -91,6 +96,9 @@ public final class Config {
     DEFAULTS.put("value-separation.threshold", "1kb");
     DEFAULTS.put("block-cache.size", "64mb");
     DEFAULTS.put("ttl.default", "0");
+    DEFAULTS.put("direct-io.enabled", "false");
+    DEFAULTS.put("direct-io.buffer-size", "2kb");
+    DEFAULTS.put("direct-io.pool-max-size", "64");
   }
 
   private final Map<String, String> values;
@@ -123,6 +131,9 @@ public final class Config {
   private final long valueSeparationThreshold;
   private final long blockCacheSize;
   private final long defaultTtlMillis;
+  private final boolean directIoEnabled;
+  private final int directIoBufferSize;
+  private final int directIoPoolMaxSize;
 
   private Config(Map<String, String> values, Clock clock, MergeOperatorResolver resolver) {
     this.values = Collections.unmodifiableMap(values);
@@ -159,6 +170,9 @@ public final class Config {
     valueSeparationThreshold = sizeIn("value-separation.threshold", 0, 1L << 30);
     blockCacheSize = sizeIn("block-cache.size", 0, 1L << 40);
     defaultTtlMillis = durationMillis("ttl.default");
+    directIoEnabled = bool("direct-io.enabled");
+    directIoBufferSize = (int) sizeIn("direct-io.buffer-size", 512, 64L << 20);
+    directIoPoolMaxSize = intIn("direct-io.pool-max-size", 0, 100_000);
   }
 
   public static Config defaults() {
@@ -459,6 +473,18 @@ public final class Config {
 
   public long defaultTtlMillis() {
     return defaultTtlMillis;
+  }
+
+  public boolean directIoEnabled() {
+    return directIoEnabled;
+  }
+
+  public int directIoBufferSize() {
+    return directIoBufferSize;
+  }
+
+  public int directIoPoolMaxSize() {
+    return directIoPoolMaxSize;
   }
 
   @Override

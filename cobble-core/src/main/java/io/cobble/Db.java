@@ -24,6 +24,7 @@ import io.cobble.sst.TableOptions;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
+import io.cobble.util.DirectIo;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Manifest;
 import io.cobble.version.Tree;
@@ -73,6 +74,7 @@ public final class Db implements AutoCloseable {
   private final FileChannel lockChannel;
   private final FileLock fileLock;
   private final BlockCache cache;
+  private final DirectIo directIo;
   private final VersionSet versions;
   private final CompactionPicker picker;
   private final ReentrantLock mutex = new ReentrantLock();
@@ -134,6 +136,10 @@ public final class Db implements AutoCloseable {
       throw new CobbleException("Db directory " + dir + " is already open by another process");
     }
     this.cache = new BlockCache(config.blockCacheSize());
+    this.directIo =
+        config.directIoEnabled()
+            ? new DirectIo(config.directIoBufferSize(), config.directIoPoolMaxSize())
+            : null;
     this.picker = new CompactionPicker(config);
     try {
       long[] seq = {0};
@@ -261,7 +267,7 @@ public final class Db implements AutoCloseable {
   private Table openTable(long number, int level) {
     boolean pin = level <= config.pinnedMetadataMaxLevel();
     return Table.open(
-        versions.tablePath(number), number, cache, pin, pin && config.pinPartitions());
+        versions.tablePath(number), number, cache, pin, pin && config.pinPartitions(), directIo);
   }
 
   /** Removes files no manifest refers to: leftovers of interrupted flushes and compactions. */
@@ -580,6 +586,7 @@ public final class Db implements AutoCloseable {
   private void rotateMemTable() {
     Version v = versions.current();
     MemTable old = v.active();
+    old.seal();
     if (old instanceof AdaptiveMemTable) {
       nextAdaptiveType = ((AdaptiveMemTable) old).nextType();
     }
@@ -641,7 +648,6 @@ public final class Db implements AutoCloseable {
   }
 
   private OutputWriter outputWriter(int family, int level, long targetSize) {
-    boolean pin = level <= config.pinnedMetadataMaxLevel();
     return new OutputWriter(
         versions,
         family,
@@ -649,9 +655,7 @@ public final class Db implements AutoCloseable {
         tableOptions(level),
         targetSize,
         config.valueSeparationThreshold(),
-        cache,
-        pin,
-        pin && config.pinPartitions());
+        n -> openTable(n, level));
   }
 
   /** Writes one L0 table per family present in the memtable, then installs them. */

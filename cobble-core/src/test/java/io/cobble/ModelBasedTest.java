@@ -164,6 +164,8 @@ class ModelBasedTest {
             .set("value-separation.threshold", "48")
             .set("block-cache.size", "96kb")
             .set("ttl.default", DEFAULT_TTL + "ms")
+            .set("direct-io.enabled", seed % 2 == 1)
+            .set("direct-io.pool-max-size", 8)
             .clock(clock)
             .build();
     try {

@@ -1,6 +1,5 @@
 package io.cobble.compaction;
 
-import io.cobble.cache.BlockCache;
 import io.cobble.row.RowState;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableBuilder;
@@ -16,6 +15,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongFunction;
 
 /**
  * Writes the rows of one tree into table files for a level: cuts files at the target size, moves
@@ -29,9 +29,7 @@ public final class OutputWriter implements AutoCloseable {
   private final TableOptions options;
   private final long targetFileSize;
   private final long separationThreshold;
-  private final BlockCache cache;
-  private final boolean pinTop;
-  private final boolean pinPartitions;
+  private final LongFunction<Table> opener;
   private final ByteWriter rowBuf = new ByteWriter(256);
   private final List<FileMeta> outputs = new ArrayList<>();
   private final List<ValueLogFile> vlogs = new ArrayList<>();
@@ -51,18 +49,14 @@ public final class OutputWriter implements AutoCloseable {
       TableOptions options,
       long targetFileSize,
       long separationThreshold,
-      BlockCache cache,
-      boolean pinTop,
-      boolean pinPartitions) {
+      LongFunction<Table> opener) {
     this.versions = versions;
     this.family = family;
     this.schemaId = schemaId;
     this.options = options;
     this.targetFileSize = targetFileSize;
     this.separationThreshold = separationThreshold;
-    this.cache = cache;
-    this.pinTop = pinTop;
-    this.pinPartitions = pinPartitions;
+    this.opener = opener;
   }
 
   public void add(byte[] key, RowState row) {
@@ -114,8 +108,7 @@ public final class OutputWriter implements AutoCloseable {
         builder.finish(schemaId, neverExpires ? 0 : maxExpiry, minMergeWriteTime, vlogRefs);
     long size = builder.fileSize();
     bytesWritten += size;
-    Table table =
-        Table.open(versions.tablePath(builderNumber), builderNumber, cache, pinTop, pinPartitions);
+    Table table = opener.apply(builderNumber);
     outputs.add(new FileMeta(builderNumber, family, size, props, table));
     builder = null;
   }

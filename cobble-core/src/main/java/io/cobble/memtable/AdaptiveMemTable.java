@@ -21,6 +21,7 @@ public final class AdaptiveMemTable extends MemTable {
   private final LongAdder scans = new LongAdder();
   private volatile MemTable delegate;
   private volatile MemTableType type;
+  private volatile boolean sealed;
 
   public AdaptiveMemTable(long id, RowCombiner combiner, MemTableType initial) {
     super(id, combiner);
@@ -92,6 +93,12 @@ public final class AdaptiveMemTable extends MemTable {
     }
   }
 
+  /** An immutable memtable is sorted once on demand instead of being converted. */
+  @Override
+  public void seal() {
+    sealed = true;
+  }
+
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row) {
     writes.increment();
@@ -101,7 +108,7 @@ public final class AdaptiveMemTable extends MemTable {
   @Override
   public byte[] get(byte[] key, int keyLen) {
     gets.increment();
-    if (type == MemTableType.VEC) {
+    if (type == MemTableType.VEC && !sealed) {
       convert(scans.sum() > 0 ? MemTableType.SKIPLIST : MemTableType.HASH);
     }
     return super.get(key, keyLen);
@@ -110,7 +117,7 @@ public final class AdaptiveMemTable extends MemTable {
   /** An iterator for a user scan; flush and compaction use {@link #iterator()} and do not count. */
   public KvIterator scanIterator() {
     scans.increment();
-    if (type != MemTableType.SKIPLIST) {
+    if (type != MemTableType.SKIPLIST && !sealed) {
       convert(MemTableType.SKIPLIST);
     }
     return super.iterator();

@@ -60,6 +60,9 @@ public abstract class MemTable {
 
   public abstract int entryCount();
 
+  /** Called when the memtable becomes immutable; no write follows. */
+  public void seal() {}
+
   /**
    * Records the write time of a merge so compaction never drops an expired value that this newer
    * merge was applied on top of.

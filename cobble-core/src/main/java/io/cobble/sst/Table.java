@@ -5,6 +5,7 @@ import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
+import io.cobble.util.DirectIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -29,12 +30,19 @@ public final class Table implements AutoCloseable {
   private final Block pinnedTop;
   private final byte[][] pinnedIndex;
   private final byte[][] pinnedFilter;
+  private final DirectIo.Reader direct;
 
   private Table(
-      Path path, long fileNumber, BlockCache cache, boolean pinTop, boolean pinPartitions) {
+      Path path,
+      long fileNumber,
+      BlockCache cache,
+      boolean pinTop,
+      boolean pinPartitions,
+      DirectIo directIo) {
     this.path = path;
     this.fileNumber = fileNumber;
     this.cache = cache;
+    this.direct = directIo == null ? null : directIo.open(path);
     try {
       this.channel = FileChannel.open(path, StandardOpenOption.READ);
       this.fileSize = channel.size();
@@ -86,10 +94,18 @@ public final class Table implements AutoCloseable {
     }
   }
 
-  /** Opens a table; {@code pinTop}/{@code pinPartitions} follow sst.pinned-metadata.*. */
+  /**
+   * Opens a table; {@code pinTop}/{@code pinPartitions} follow sst.pinned-metadata.*. With a {@link
+   * DirectIo} (null = off) block reads bypass the page cache where the file system allows.
+   */
   public static Table open(
-      Path path, long fileNumber, BlockCache cache, boolean pinTop, boolean pinPartitions) {
-    return new Table(path, fileNumber, cache, pinTop, pinPartitions);
+      Path path,
+      long fileNumber,
+      BlockCache cache,
+      boolean pinTop,
+      boolean pinPartitions,
+      DirectIo directIo) {
+    return new Table(path, fileNumber, cache, pinTop, pinPartitions, directIo);
   }
 
   private TableProperties decodeProperties(byte[] pb) {
@@ -130,6 +146,22 @@ public final class Table implements AutoCloseable {
   }
 
   void readFully(byte[] dst, int len, long position) {
+    if (direct != null) {
+      try {
+        if (!direct.read(dst, len, position)) {
+          throw new CorruptionException(
+              path, "unexpected end of file reading " + len + " bytes at " + position);
+        }
+        return;
+      } catch (IOException e) {
+        throw new CobbleException("cannot read table " + path, e);
+      }
+    }
+    readBuffered(dst, len, position);
+  }
+
+  /** Reads through the page cache: used for large sequential compaction reads. */
+  void readBuffered(byte[] dst, int len, long position) {
     ByteBuffer bb = ByteBuffer.wrap(dst, 0, len);
     try {
       while (bb.hasRemaining()) {
@@ -257,6 +289,9 @@ public final class Table implements AutoCloseable {
 
   private void closeQuietly() {
     try {
+      if (direct != null) {
+        direct.close();
+      }
       channel.close();
     } catch (IOException ignored) {
       // Nothing useful to do; the descriptor is released either way.

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
+import io.cobble.util.DirectIo;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -26,16 +27,21 @@ class TableTest {
     return String.format("value-%d-%s", i, "x".repeat(i % 50)).getBytes(StandardCharsets.UTF_8);
   }
 
-  @ParameterizedTest(name = "partitioned {0} lz4 {1} bloom {2} pinTop {3} pinParts {4}")
+  @ParameterizedTest(name = "partitioned {0} lz4 {1} bloom {2} pinTop {3} pinParts {4} direct {5}")
   @CsvSource({
-    "true, true, true, true, true",
-    "true, false, true, true, false",
-    "false, true, true, false, false",
-    "true, true, false, false, false",
-    "false, false, false, true, true"
+    "true, true, true, true, true, false",
+    "true, false, true, true, false, true",
+    "false, true, true, false, false, false",
+    "true, true, false, false, false, true",
+    "false, false, false, true, true, false"
   })
   void writesAndReadsBackEveryEntry(
-      boolean partitioned, boolean lz4, boolean bloom, boolean pinTop, boolean pinParts) {
+      boolean partitioned,
+      boolean lz4,
+      boolean bloom,
+      boolean pinTop,
+      boolean pinParts,
+      boolean direct) {
     int n = 20_000;
     Path path = dir.resolve("000001.sst");
     TableOptions opts = new TableOptions(1024, 8, bloom, 10, partitioned, lz4);
@@ -45,7 +51,14 @@ class TableTest {
     }
     TableProperties props = b.finish(3, 1234, Long.MAX_VALUE, Collections.singletonMap(7L, 2L));
     assertEquals(n / 2, props.entries());
-    try (Table t = Table.open(path, 1, new BlockCache(1 << 20), pinTop, pinParts)) {
+    try (Table t =
+        Table.open(
+            path,
+            1,
+            new BlockCache(1 << 20),
+            pinTop,
+            pinParts,
+            direct ? new DirectIo(2048, 4) : null)) {
       assertEquals(3, t.properties().schemaId());
       assertEquals(1234, t.properties().maxExpiry());
       assertEquals(2L, t.properties().vlogRefs().get(7L));
