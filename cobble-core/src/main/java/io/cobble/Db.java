@@ -316,6 +316,10 @@ public final class Db implements AutoCloseable {
     ColumnLayout layout = layouts.byId(Bytes.getShort(key, 0));
     RowState[] s = combineScratch.get();
     s[0].decode(layout, newer);
+    if (s[0].isFinal(null)) {
+      // The delta sets every column: nothing of the older row survives.
+      return newer;
+    }
     s[1].decode(layout, older);
     s[0].mergeOlder(s[1], loader);
     return s[0].encode();
@@ -410,7 +414,7 @@ public final class Db implements AutoCloseable {
       MemTable mem = versions.current().active();
       for (Map.Entry<java.nio.ByteBuffer, byte[]> e : rows.entrySet()) {
         byte[] key = e.getKey().array();
-        mem.put(key, key.length, e.getValue());
+        mem.put(key, key.length, e.getValue(), e.getValue().length);
       }
     } finally {
       mutex.unlock();
@@ -432,7 +436,7 @@ public final class Db implements AutoCloseable {
       makeRoomForWrite();
       encodeDelta(layouts, kind, bucket, family, key, column, value, ttl);
       Scratch s = scratch.get();
-      versions.current().active().put(s.key.array(), s.key.size(), s.row.toByteArray());
+      versions.current().active().put(s.key.array(), s.key.size(), s.row.array(), s.row.size());
     } finally {
       mutex.unlock();
     }
@@ -550,11 +554,7 @@ public final class Db implements AutoCloseable {
           throw new CobbleException("background work failed; writes are disabled", bg);
         }
         Version v = versions.current();
-        int maxL0 = 0;
-        for (Tree t : v.trees()) {
-          maxL0 = Math.max(maxL0, t.level(0).size());
-        }
-        boolean stall = v.immutables().size() + maxL0 >= config.writeStallLimit();
+        boolean stall = v.immutables().size() + v.maxL0Files() >= config.writeStallLimit();
         if (!stall) {
           if (v.active().approximateBytes() < config.memtableCapacity()) {
             return;

@@ -117,4 +117,48 @@ class DbBasicTest {
       assertEquals(12, U64AddOperator.decode(db.get(3, "users", b("u1"))[1]));
     }
   }
+
+  @Test
+  void writersStallWhenFlushesFallBehindAndMetricsAddUp() throws Exception {
+    Config config =
+        Config.builder()
+            .set("memtable.capacity", "4kb")
+            .set("memory.memtable-buffer-count", 2)
+            .set("compaction.l0-file-limit", 1)
+            .set("compaction.write-stall-limit", 3)
+            .set("block-cache.size", "1mb")
+            .build();
+    try (SingleDb db = SingleDb.open(dir, config)) {
+      for (int i = 0; i < 20_000; i++) {
+        db.put(b(String.format("k%06d", i % 3000)), b("value-" + i));
+      }
+      db.flush();
+      db.db().waitForCompactions();
+      for (int i = 17_000; i < 20_000; i++) {
+        assertArrayEquals(b("value-" + i), db.get(b(String.format("k%06d", i % 3000))));
+      }
+      DbMetrics m = db.metrics();
+      assertTrue(m.stallWaits() > 0, m.toString());
+      assertTrue(m.flushes() > 50 && m.flushBytes() > 0, m.toString());
+      assertTrue(m.compactions() > 0 && m.compactionBytesIn() > m.compactionBytesOut() / 10);
+      assertTrue(m.cacheHits() > 0 && m.cacheMisses() > 0 && m.cacheUsage() > 0, m.toString());
+      long onDisk = 0;
+      int files = 0;
+      try (java.util.stream.Stream<Path> s = java.nio.file.Files.list(dir)) {
+        for (Path p : (Iterable<Path>) s::iterator) {
+          if (p.toString().endsWith(".sst")) {
+            onDisk += java.nio.file.Files.size(p);
+            files++;
+          }
+        }
+      }
+      assertEquals(files, m.liveFiles());
+      assertEquals(onDisk, m.liveBytes());
+      int perLevel = 0;
+      for (int n : m.filesPerLevel()) {
+        perLevel += n;
+      }
+      assertEquals(files, perLevel);
+    }
+  }
 }

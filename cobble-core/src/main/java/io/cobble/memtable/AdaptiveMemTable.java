@@ -100,9 +100,9 @@ public final class AdaptiveMemTable extends MemTable {
   }
 
   @Override
-  protected void doPut(byte[] key, int keyLen, byte[] row) {
+  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
     writes.increment();
-    delegate.doPut(key, keyLen, row);
+    delegate.doPut(key, keyLen, row, rowLen);
   }
 
   @Override

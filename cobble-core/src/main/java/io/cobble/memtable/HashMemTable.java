@@ -31,11 +31,12 @@ public class HashMemTable extends MemTable {
   }
 
   @Override
-  protected void doPut(byte[] key, int keyLen, byte[] row) {
+  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
     int s = slot(key, keyLen);
     int n = table[s];
     if (n != 0) {
-      byte[] combined = combiner.combine(key, arena.value(records[n - 1]), row);
+      byte[] combined =
+          combiner.combine(key, arena.value(records[n - 1]), Arrays.copyOf(row, rowLen));
       records[n - 1] = arena.add(key, keyLen, combined, 0, combined.length);
       sortedCache = null;
       return;
@@ -43,7 +44,7 @@ public class HashMemTable extends MemTable {
     if (count == records.length) {
       records = Arrays.copyOf(records, count * 2);
     }
-    records[count++] = arena.add(key, keyLen, row, 0, row.length);
+    records[count++] = arena.add(key, keyLen, row, 0, rowLen);
     table[s] = count;
     sortedCache = null;
     if (count * 2 > table.length) {

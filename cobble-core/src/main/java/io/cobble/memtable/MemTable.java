@@ -24,11 +24,11 @@ public abstract class MemTable {
     return id;
   }
 
-  /** Applies a row delta; {@code keyLen} bytes of {@code key} are the internal key. */
-  public final void put(byte[] key, int keyLen, byte[] row) {
+  /** Applies a row delta; the first {@code keyLen}/{@code rowLen} bytes are key and delta. */
+  public final void put(byte[] key, int keyLen, byte[] row, int rowLen) {
     lock.writeLock().lock();
     try {
-      doPut(key, keyLen, row);
+      doPut(key, keyLen, row, rowLen);
     } finally {
       lock.writeLock().unlock();
     }
@@ -75,7 +75,7 @@ public abstract class MemTable {
     return minMergeWriteTime.get();
   }
 
-  protected abstract void doPut(byte[] key, int keyLen, byte[] row);
+  protected abstract void doPut(byte[] key, int keyLen, byte[] row, int rowLen);
 
   protected abstract byte[] doGet(byte[] key, int keyLen);
 

@@ -72,10 +72,10 @@ public class SkipListMemTable extends MemTable {
   }
 
   @Override
-  protected void doPut(byte[] key, int keyLen, byte[] row) {
+  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
     int n = findGreaterOrEqual(key, keyLen, true);
     if (n >= 0 && arena.compareKey(records[n], key, keyLen) == 0) {
-      byte[] combined = combiner.combine(key, arena.value(records[n]), row);
+      byte[] combined = combiner.combine(key, arena.value(records[n]), Arrays.copyOf(row, rowLen));
       records[n] = arena.add(key, keyLen, combined, 0, combined.length);
       return;
     }
@@ -86,7 +86,7 @@ public class SkipListMemTable extends MemTable {
       }
       height = h;
     }
-    int node = newNode(arena.add(key, keyLen, row, 0, row.length), h);
+    int node = newNode(arena.add(key, keyLen, row, 0, rowLen), h);
     for (int l = 0; l < h; l++) {
       links[linkBase[node] + l] = link(prev[l], l);
       links[linkBase[prev[l]] + l] = node;
@@ -160,6 +160,6 @@ public class SkipListMemTable extends MemTable {
 
   /** Replays an already combined row (used when the adaptive memtable converts). */
   void load(byte[] key, byte[] row) {
-    doPut(key, key.length, row);
+    doPut(key, key.length, row, row.length);
   }
 }

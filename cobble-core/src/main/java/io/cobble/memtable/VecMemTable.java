@@ -17,11 +17,11 @@ public class VecMemTable extends MemTable {
   }
 
   @Override
-  protected void doPut(byte[] key, int keyLen, byte[] row) {
+  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
     if (count == records.length) {
       records = Arrays.copyOf(records, count * 2);
     }
-    records[count++] = arena.add(key, keyLen, row, 0, row.length);
+    records[count++] = arena.add(key, keyLen, row, 0, rowLen);
   }
 
   /** Sorted, folded view of everything appended so far; rebuilt when stale. */
@@ -96,7 +96,8 @@ public class VecMemTable extends MemTable {
   void replayInto(HashMemTable target) {
     for (int i = 0; i < count; i++) {
       byte[] k = arena.key(records[i]);
-      target.doPut(k, k.length, arena.value(records[i]));
+      byte[] v = arena.value(records[i]);
+      target.doPut(k, k.length, v, v.length);
     }
   }
 

@@ -98,6 +98,11 @@ public final class BlockIterator implements KvIterator {
     return Arrays.copyOfRange(data, valueOff, valueOff + valueLen);
   }
 
+  /** Points {@code r} at the current value without copying it. */
+  public ByteReader valueReader(ByteReader r) {
+    return r.reset(data, valueOff, valueLen);
+  }
+
   /** Compares the current key without copying it. */
   public int compareKey(byte[] other) {
     return Bytes.compare(key, 0, keyLen, other, 0, other.length);

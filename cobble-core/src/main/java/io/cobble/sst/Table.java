@@ -251,7 +251,7 @@ public final class Table implements AutoCloseable {
       if (!top.valid()) {
         return null;
       }
-      ByteReader r = new ByteReader(top.value());
+      ByteReader r = top.valueReader(new ByteReader());
       int ordinal = r.readVarInt();
       BlockHandle ih = BlockHandle.decode(r);
       if (bloom) {
@@ -265,7 +265,7 @@ public final class Table implements AutoCloseable {
       if (!idx.valid()) {
         return null;
       }
-      BlockHandle dh = BlockHandle.decode(new ByteReader(idx.value()));
+      BlockHandle dh = BlockHandle.decode(idx.valueReader(r));
       BlockIterator data = block(readBlock(dh, "data", true), "data").iterator();
       data.seek(key);
       if (data.valid() && data.compareKey(key) == 0) {

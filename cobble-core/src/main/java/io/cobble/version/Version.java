@@ -22,6 +22,7 @@ public final class Version {
   private final Map<Long, ValueLogFile> vlogs;
   private final Map<Long, Long> vlogLiveRefs;
   private final AtomicInteger refs = new AtomicInteger(1);
+  private final int maxL0Files;
   private final VersionSet owner;
 
   Version(
@@ -35,6 +36,11 @@ public final class Version {
     this.active = active;
     this.immutables = Collections.unmodifiableList(new ArrayList<>(immutables));
     this.trees = Collections.unmodifiableList(new ArrayList<>(trees));
+    int maxL0 = 0;
+    for (Tree t : trees) {
+      maxL0 = Math.max(maxL0, t.level(0).size());
+    }
+    this.maxL0Files = maxL0;
     this.vlogs = Collections.unmodifiableMap(new TreeMap<>(vlogs));
     this.vlogLiveRefs = Collections.unmodifiableMap(vlogLiveRefs);
   }
@@ -46,6 +52,11 @@ public final class Version {
   /** Immutable memtables, newest first. */
   public List<MemTable> immutables() {
     return immutables;
+  }
+
+  /** Most L0 files of any tree: part of the write-stall condition. */
+  public int maxL0Files() {
+    return maxL0Files;
   }
 
   public List<Tree> trees() {

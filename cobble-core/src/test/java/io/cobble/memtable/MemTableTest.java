@@ -28,6 +28,10 @@ class MemTableTest {
         return out;
       };
 
+  private static void put(MemTable m, byte[] key, int keyLen, byte[] row) {
+    m.put(key, keyLen, row, row.length);
+  }
+
   private static MemTable create(MemTableType type) {
     switch (type) {
       case SKIPLIST:
@@ -51,7 +55,7 @@ class MemTableTest {
     for (int i = 0; i < 20_000; i++) {
       byte[] k = key.apply(r.nextInt(3000));
       byte[] v = {(byte) r.nextInt(256)};
-      m.put(k, k.length, v);
+      put(m, k, k.length, v);
       model.merge(k, v, (a, b) -> CONCAT.combine(k, a, b));
       if (i % 1000 == 0) {
         byte[] probe = key.apply(r.nextInt(3000));
@@ -102,18 +106,18 @@ class MemTableTest {
   void adaptiveConvertsOnFirstReadAndScanWithoutLosingData() {
     AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
     byte[] k = {1};
-    m.put(k, 1, new byte[] {1});
-    m.put(k, 1, new byte[] {2});
+    put(m, k, 1, new byte[] {1});
+    put(m, k, 1, new byte[] {2});
     assertEquals(MemTableType.VEC, m.currentType());
     assertArrayEquals(new byte[] {1, 2}, m.get(k, 1));
     assertEquals(MemTableType.HASH, m.currentType());
-    m.put(k, 1, new byte[] {3});
+    put(m, k, 1, new byte[] {3});
     KvIterator it = m.scanIterator();
     assertEquals(MemTableType.SKIPLIST, m.currentType());
     it.seekToFirst();
     assertArrayEquals(new byte[] {1, 2, 3}, it.value());
     for (int i = 0; i < 100; i++) {
-      m.put(k, 1, new byte[] {4});
+      put(m, k, 1, new byte[] {4});
     }
     assertEquals(MemTableType.SKIPLIST, m.nextType());
   }
@@ -123,7 +127,7 @@ class MemTableTest {
     AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.SKIPLIST);
     for (int i = 0; i < 1000; i++) {
       byte[] k = ("k" + i).getBytes(StandardCharsets.UTF_8);
-      m.put(k, k.length, new byte[] {1});
+      put(m, k, k.length, new byte[] {1});
     }
     assertEquals(MemTableType.VEC, m.nextType());
     for (int i = 0; i < 200; i++) {
