@@ -62,6 +62,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   <li>{@code direct-io.buffer-size} (2kb): size of each pooled aligned read buffer (rounded up to
  *       the file system block size); larger reads use a one-off buffer.
  *   <li>{@code direct-io.pool-max-size} (64): aligned buffers kept for reuse.
+ *   <li>{@code snapshot.retention} (0): published shard snapshots kept (newest first, pinned ones
+ *       extra); 0 keeps all.
  * </ul>
  *
  * <p>The clock and custom merge operators are set on the builder only (they are code, not text).
@@ -99,6 +101,7 @@ public final class Config {
     DEFAULTS.put("direct-io.enabled", "false");
     DEFAULTS.put("direct-io.buffer-size", "2kb");
     DEFAULTS.put("direct-io.pool-max-size", "64");
+    DEFAULTS.put("snapshot.retention", "0");
   }
 
   private final Map<String, String> values;
@@ -106,6 +109,7 @@ public final class Config {
   private final MergeOperatorResolver resolver;
 
   private final int totalBuckets;
+  private final int snapshotRetention;
   private final int[] bucketRanges;
   private final MemTableType memtableType;
   private final long memtableCapacity;
@@ -140,6 +144,7 @@ public final class Config {
     this.clock = clock;
     this.resolver = resolver;
     totalBuckets = intIn("total-buckets", 1, 65536);
+    snapshotRetention = intIn("snapshot.retention", 0, 1_000_000);
     bucketRanges = parseRanges(get("bucket-ranges"), totalBuckets);
     memtableType = MemTableType.parse("memtable.type", get("memtable.type"));
     memtableCapacity = sizeIn("memtable.capacity", 4096, 1L << 30);
@@ -359,6 +364,11 @@ public final class Config {
 
   public MergeOperatorResolver mergeOperatorResolver() {
     return resolver;
+  }
+
+  /** Published shard snapshots to keep; 0 keeps all. */
+  public int snapshotRetention() {
+    return snapshotRetention;
   }
 
   public int totalBuckets() {

@@ -21,10 +21,13 @@ import io.cobble.schema.Schema;
 import io.cobble.sst.BloomFilter;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableOptions;
+import io.cobble.storage.Volume;
+import io.cobble.storage.VolumeSet;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import io.cobble.util.DirectIo;
+import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Manifest;
 import io.cobble.version.Tree;
@@ -37,6 +40,7 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -166,6 +170,7 @@ public final class Db implements AutoCloseable {
               schema,
               f -> {});
       loader = versions::loadValue;
+      ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.absolutePaths()));
       List<Tree> trees = recoverTrees(m, schema);
       versions.initialize(newMemTable(), trees, m == null ? Collections.emptyList() : m.vlogs);
       if (m == null) {
@@ -198,6 +203,26 @@ public final class Db implements AutoCloseable {
       throw new IllegalArgumentException("dir and config must not be null");
     }
     return new Db(dir, config);
+  }
+
+  /**
+   * Opens the Db whose working files live on the volume set's first primary volume, which must be a
+   * local directory ({@code file:} URI); snapshot volumes are used through {@link
+   * io.cobble.snapshot.SnapshotManager}.
+   */
+  public static Db open(VolumeSet volumes, Config config) {
+    if (volumes == null || config == null) {
+      throw new IllegalArgumentException("volumes and config must not be null");
+    }
+    Volume primary = volumes.primaries().get(0);
+    if (!"file".equals(primary.uri().getScheme())) {
+      throw new IllegalArgumentException(
+          "primary volume "
+              + primary.uri()
+              + " is not a local directory: working files need a file: volume; put object storage"
+              + " on the snapshot volume instead");
+    }
+    return new Db(Paths.get(primary.uri()), config);
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -1106,6 +1131,20 @@ public final class Db implements AutoCloseable {
 
   ValueLoader loader() {
     return loader;
+  }
+
+  /**
+   * Flushes and pins the current version so its files outlive compaction until {@link
+   * Version#unref()}: what a snapshot captures.
+   */
+  public Version acquireFlushedVersion() {
+    flush();
+    return versions.acquire();
+  }
+
+  /** The version set, for snapshot and rescale code that resolves and adopts files. */
+  public VersionSet versionSet() {
+    return versions;
   }
 
   long now() {

@@ -32,6 +32,9 @@ public final class VersionSet {
   private final Map<Long, AtomicInteger> vlogRefs = new ConcurrentHashMap<>();
   private final Map<Long, ValueLogReader> vlogReaders = new ConcurrentHashMap<>();
   private final Consumer<FileMeta> onDelete;
+  // Files used where they lie on a snapshot volume (restore in place): never deleted by the Db,
+  // whose snapshot manager collects them once no snapshot references them.
+  private final Map<Long, Path> external = new ConcurrentHashMap<>();
   private volatile Version current;
   private volatile Schema schema;
   private long manifestSeq;
@@ -82,11 +85,22 @@ public final class VersionSet {
   }
 
   public Path tablePath(long number) {
-    return dir.resolve(String.format("%06d.sst", number));
+    Path p = external.get(number);
+    return p != null ? p : dir.resolve(String.format("%06d.sst", number));
   }
 
   public Path vlogPath(long number) {
-    return dir.resolve(String.format("%06d.vlog", number));
+    Path p = external.get(number);
+    return p != null ? p : dir.resolve(String.format("%06d.vlog", number));
+  }
+
+  /** Declares files that live outside the Db directory; call before any version refers to them. */
+  public void adoptExternal(Map<Long, Path> files) {
+    external.putAll(files);
+  }
+
+  public boolean isExternal(long number) {
+    return external.containsKey(number);
   }
 
   /** Pins and returns the current version; the caller must {@link Version#unref()} it. */
@@ -207,7 +221,7 @@ public final class VersionSet {
         if (f.refs.decrementAndGet() == 0) {
           f.table().close();
           onDelete.accept(f);
-          deleteQuietly(tablePath(f.number()));
+          deleteLocal(f.number(), tablePath(f.number()));
         }
       }
     }
@@ -219,8 +233,14 @@ public final class VersionSet {
         if (reader != null) {
           reader.close();
         }
-        deleteQuietly(vlogPath(n));
+        deleteLocal(n, vlogPath(n));
       }
+    }
+  }
+
+  private void deleteLocal(long number, Path p) {
+    if (!external.containsKey(number)) {
+      deleteQuietly(p);
     }
   }
 

@@ -1,0 +1,426 @@
+package io.cobble.snapshot;
+
+import io.cobble.CobbleException;
+import io.cobble.Db;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOutput;
+import io.cobble.version.ExternalFiles;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
+import io.cobble.version.VersionSet;
+import io.cobble.vlog.ValueLogFile;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Takes snapshots of one shard ({@link Db}) onto a snapshot volume. {@link #snapshot()} flushes,
+ * pins the current version (so compaction cannot delete its files) and returns at once; a
+ * background thread uploads the files the volume does not have yet and publishes the manifest.
+ * Snapshots are incremental: a file uploaded once (or used in place after a restore) is referenced
+ * by later snapshots, never copied again.
+ *
+ * <p>Files on the volume are reference-counted by marking: a file goes when no published manifest,
+ * pending snapshot, export lease or live version of this Db refers to it. The newest published
+ * snapshot is never expired: every file a later snapshot can reference that an earlier one also
+ * referenced is still live, so it is in the newest one too, which keeps collection safe while
+ * uploads run.
+ */
+public final class SnapshotManager implements AutoCloseable {
+  private final Db db;
+  private final SnapshotStore store;
+  private final String shardId;
+  private final int retention;
+  private final ExecutorService uploader;
+  private final Object lock = new Object();
+  // Local file identity (name, size, entries) to its copy on the volume.
+  private final Map<String, String> uploaded = new ConcurrentHashMap<>();
+  // Volume paths of files this Db uses in place, by file number.
+  private final Map<Long, String> external;
+  private final TreeMap<Long, PendingSnapshot> pending = new TreeMap<>();
+  private final Map<Long, Set<String>> pendingRefs = new HashMap<>();
+  private final Set<Long> pinned = new HashSet<>();
+  private final List<String> inheritedLeases;
+  private final AtomicLong bytesUploaded = new AtomicLong();
+  private final AtomicLong filesUploaded = new AtomicLong();
+  private long lastId;
+  private boolean closed;
+
+  private SnapshotManager(Db db, Storage volume, String shardId) {
+    this.db = db;
+    this.store = new SnapshotStore(volume);
+    this.shardId = SnapshotStore.checkShardId(shardId);
+    this.retention = db.config().snapshotRetention();
+    this.external =
+        ExternalFiles.read(db.directory()).map(x -> x.files()).orElse(Collections.emptyMap());
+    List<Long> ids = store.snapshotIds(shardId);
+    lastId = ids.isEmpty() ? 0 : ids.get(ids.size() - 1);
+    store
+        .latest(shardId)
+        .ifPresent(
+            s -> {
+              for (SnapshotFile f : s.files()) {
+                uploaded.put(identity(f), f.volumePath());
+              }
+            });
+    inheritedLeases = store.leasePaths(shardId);
+    // Uploads of snapshots that never got published (crash, cancel) are orphans now: nothing else
+    // writes under this shard's data prefix.
+    store.collect(store.dataFiles(shardId), liveVolumePaths());
+    uploader =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "cobble-snapshot-" + shardId);
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  /**
+   * Manages snapshots of {@code db} as shard {@code shardId} on {@code volume}. One manager per
+   * shard at a time; it cleans up uploads of snapshots that were never published.
+   */
+  public static SnapshotManager open(Db db, Storage volume, String shardId) {
+    if (db == null || volume == null) {
+      throw new IllegalArgumentException("db and volume must not be null");
+    }
+    return new SnapshotManager(db, volume, shardId);
+  }
+
+  public String shardId() {
+    return shardId;
+  }
+
+  public SnapshotStore store() {
+    return store;
+  }
+
+  /** Bytes of data files copied to the volume by this manager. */
+  public long bytesUploaded() {
+    return bytesUploaded.get();
+  }
+
+  public long filesUploaded() {
+    return filesUploaded.get();
+  }
+
+  /** Starts a snapshot of everything written before this call; publishes it in the background. */
+  public PendingSnapshot snapshot() {
+    synchronized (lock) {
+      checkOpen();
+    }
+    Version v = db.acquireFlushedVersion();
+    PendingSnapshot p;
+    try {
+      VersionSet vs = db.versionSet();
+      long nextFile = vs.newFileNumber();
+      List<BucketRange> ranges = BucketRange.fromPairs(db.config().bucketRanges());
+      io.cobble.schema.Schema schema = db.schema();
+      synchronized (lock) {
+        checkOpen();
+        p = new PendingSnapshot(++lastId);
+        pending.put(p.id(), p);
+        pendingRefs.put(p.id(), knownPaths(v));
+      }
+      PendingSnapshot task = p;
+      uploader.execute(() -> upload(task, v, schema, ranges, nextFile));
+    } catch (RuntimeException e) {
+      v.unref();
+      throw e;
+    }
+    return p;
+  }
+
+  private void upload(
+      PendingSnapshot p,
+      Version v,
+      io.cobble.schema.Schema schema,
+      List<BucketRange> ranges,
+      long nextFile) {
+    try {
+      List<SnapshotFile> files = new ArrayList<>();
+      for (int fam = 0; fam < v.trees().size(); fam++) {
+        Tree t = v.tree(fam);
+        for (int level = 0; level < t.levelCount(); level++) {
+          for (FileMeta f : t.level(level)) {
+            checkNotCancelled(p);
+            String name = String.format("%06d.sst", f.number());
+            String path =
+                place(f.number(), name, f.size(), f.properties().entries(), db.versionSet());
+            files.add(SnapshotFile.table(fam, level, f.number(), f.size(), f.properties(), path));
+          }
+        }
+      }
+      for (ValueLogFile f : v.vlogFiles().values()) {
+        checkNotCancelled(p);
+        String name = String.format("%06d.vlog", f.number());
+        String path = place(f.number(), name, f.size(), f.entries(), db.versionSet());
+        files.add(SnapshotFile.vlog(f.number(), f.size(), f.entries(), path));
+      }
+      ShardSnapshot s =
+          new ShardSnapshot(
+              shardId,
+              p.id(),
+              System.currentTimeMillis(),
+              db.config().totalBuckets(),
+              ranges,
+              schema,
+              nextFile,
+              files);
+      synchronized (lock) {
+        // Under the lock so that cancel() either wins before publication or reports failure.
+        checkNotCancelled(p);
+        store.publish(s);
+        pending.remove(p.id());
+        pendingRefs.remove(p.id());
+      }
+      releaseInheritedLeases();
+      try {
+        applyRetention();
+      } catch (RuntimeException e) {
+        throw new CobbleException(
+            "snapshot " + p.id() + " of shard " + shardId + " is published, but retention failed",
+            e);
+      }
+      p.future().complete(s);
+    } catch (Throwable t) {
+      synchronized (lock) {
+        pending.remove(p.id());
+        pendingRefs.remove(p.id());
+      }
+      p.future().completeExceptionally(t);
+    } finally {
+      v.unref();
+    }
+  }
+
+  private void checkNotCancelled(PendingSnapshot p) {
+    if (p.cancelled) {
+      throw new SnapshotCancelledException(shardId, p.id());
+    }
+  }
+
+  /** The volume path of a live file: in place, already uploaded, or uploaded now. */
+  private String place(long number, String name, long size, long entries, VersionSet vs) {
+    if (vs.isExternal(number)) {
+      String p = external.get(number);
+      if (p == null) {
+        throw new CobbleException(
+            "file " + name + " of " + db.directory() + " is external but not in its EXTERNAL list");
+      }
+      return p;
+    }
+    String key = identity(name, size, entries);
+    String known = uploaded.get(key);
+    if (known != null) {
+      return known;
+    }
+    Path local = name.endsWith(".sst") ? vs.tablePath(number) : vs.vlogPath(number);
+    String target = SnapshotStore.newDataPath(shardId, name);
+    try (InputStream in = Files.newInputStream(local);
+        StorageOutput out = store.storage().create(target)) {
+      long n = in.transferTo(out);
+      bytesUploaded.addAndGet(n);
+      filesUploaded.incrementAndGet();
+    } catch (IOException e) {
+      throw new CobbleException("cannot upload " + local + " to " + target, e);
+    }
+    uploaded.put(key, target);
+    return target;
+  }
+
+  private static String identity(String name, long size, long entries) {
+    // A Db directory recreated from scratch reuses file numbers; size and entry count tell files
+    // of two incarnations apart so an old upload is never mistaken for a new file.
+    return name + "/" + size + "/" + entries;
+  }
+
+  private static String identity(SnapshotFile f) {
+    return identity(
+        f.localName(), f.size(), f.isVlog() ? f.vlogEntries() : f.properties().entries());
+  }
+
+  /** Volume paths the version already refers to (in place or uploaded before). */
+  private Set<String> knownPaths(Version v) {
+    Set<String> out = new HashSet<>();
+    for (Tree t : v.trees()) {
+      for (FileMeta f : t.allFiles()) {
+        String p = external.get(f.number());
+        if (p == null) {
+          p =
+              uploaded.get(
+                  identity(
+                      String.format("%06d.sst", f.number()), f.size(), f.properties().entries()));
+        }
+        if (p != null) {
+          out.add(p);
+        }
+      }
+    }
+    for (ValueLogFile f : v.vlogFiles().values()) {
+      String p = external.get(f.number());
+      if (p == null) {
+        p = uploaded.get(identity(String.format("%06d.vlog", f.number()), f.size(), f.entries()));
+      }
+      if (p != null) {
+        out.add(p);
+      }
+    }
+    return out;
+  }
+
+  private Set<String> liveVolumePaths() {
+    Version v = db.versionSet().acquire();
+    try {
+      Set<String> live = knownPaths(v);
+      synchronized (lock) {
+        for (Set<String> refs : pendingRefs.values()) {
+          live.addAll(refs);
+        }
+      }
+      return live;
+    } finally {
+      v.unref();
+    }
+  }
+
+  private void releaseInheritedLeases() {
+    synchronized (lock) {
+      for (String lease : inheritedLeases) {
+        store.deleteMetadata(lease);
+      }
+      inheritedLeases.clear();
+    }
+  }
+
+  /**
+   * Cancels a snapshot that is not yet published. Returns false when it is already published,
+   * failed or unknown.
+   */
+  public boolean cancel(long id) {
+    synchronized (lock) {
+      PendingSnapshot p = pending.get(id);
+      if (p == null) {
+        return false;
+      }
+      p.cancelled = true;
+      p.future().completeExceptionally(new SnapshotCancelledException(shardId, id));
+      return true;
+    }
+  }
+
+  /** Keeps a snapshot out of retention until {@link #unpin}. */
+  public void pin(long id) {
+    synchronized (lock) {
+      if (!pending.containsKey(id) && !store.snapshotIds(shardId).contains(id)) {
+        throw new IllegalArgumentException(
+            "cannot pin snapshot " + id + " of shard " + shardId + ": it does not exist");
+      }
+      pinned.add(id);
+    }
+  }
+
+  public void unpin(long id) {
+    synchronized (lock) {
+      pinned.remove(id);
+    }
+  }
+
+  /** Published snapshot ids, ascending. */
+  public List<Long> published() {
+    return store.snapshotIds(shardId);
+  }
+
+  /**
+   * Deletes a published snapshot and the files only it referenced.
+   *
+   * @throws IllegalStateException if it is pending, pinned or the newest published snapshot
+   */
+  public void expire(long id) {
+    synchronized (lock) {
+      if (pending.containsKey(id)) {
+        throw new IllegalStateException(
+            "snapshot " + id + " of shard " + shardId + " is pending; cancel it instead");
+      }
+      if (pinned.contains(id)) {
+        throw new IllegalStateException(
+            "snapshot " + id + " of shard " + shardId + " is pinned; unpin it first");
+      }
+      List<Long> ids = store.snapshotIds(shardId);
+      if (!ids.contains(id)) {
+        throw new IllegalArgumentException(
+            "snapshot " + id + " of shard " + shardId + " does not exist; published: " + ids);
+      }
+      if (id == ids.get(ids.size() - 1)) {
+        throw new IllegalStateException(
+            "snapshot "
+                + id
+                + " is the newest of shard "
+                + shardId
+                + " and restore needs it; take a newer snapshot first");
+      }
+      List<String> candidates = new ArrayList<>();
+      store
+          .read(shardId, id)
+          .ifPresent(s -> s.files().forEach(f -> candidates.add(f.volumePath())));
+      store.deleteSnapshot(shardId, id);
+      List<String> deleted = store.collect(candidates, liveVolumePaths());
+      uploaded.values().removeAll(deleted);
+    }
+  }
+
+  private void applyRetention() {
+    if (retention == 0) {
+      return;
+    }
+    synchronized (lock) {
+      List<Long> ids = store.snapshotIds(shardId);
+      for (int i = 0; i < ids.size() - retention; i++) {
+        if (!pinned.contains(ids.get(i))) {
+          expire(ids.get(i));
+        }
+      }
+    }
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("snapshot manager of shard " + shardId + " is closed");
+    }
+  }
+
+  /** Waits for pending snapshots to publish (or fail), then stops. */
+  @Override
+  public void close() {
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+    }
+    uploader.shutdown();
+    try {
+      if (!uploader.awaitTermination(5, TimeUnit.MINUTES)) {
+        throw new CobbleException("snapshot uploads of shard " + shardId + " did not finish");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CobbleException("interrupted while waiting for snapshot uploads", e);
+    }
+  }
+}

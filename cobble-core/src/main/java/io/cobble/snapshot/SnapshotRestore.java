@@ -1,0 +1,199 @@
+package io.cobble.snapshot;
+
+import io.cobble.CobbleException;
+import io.cobble.Config;
+import io.cobble.Db;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageInput;
+import io.cobble.version.ExternalFiles;
+import io.cobble.version.Manifest;
+import io.cobble.vlog.ValueLogFile;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Opens a Db from a shard snapshot. On a local ({@code file:}) snapshot volume the snapshot's files
+ * are used where they lie: restore writes a manifest and an {@link ExternalFiles} list into the
+ * working directory and reads nothing but the snapshot manifest, whatever the state size. On other
+ * volumes (object stores) the files are downloaded into the working directory.
+ */
+public final class SnapshotRestore {
+  private SnapshotRestore() {}
+
+  /** Resumes shard {@code shardId} from its newest intact snapshot, replacing local state. */
+  public static Db resume(Path localDir, Storage volume, String shardId, Config config) {
+    ShardSnapshot s = new SnapshotStore(volume).requireLatest(shardId);
+    return install(localDir, volume, s, withRanges(config, s.ranges()), null, true);
+  }
+
+  /** Resumes shard {@code shardId} from snapshot {@code id}, replacing local state. */
+  public static Db resume(Path localDir, Storage volume, String shardId, long id, Config config) {
+    ShardSnapshot s = new SnapshotStore(volume).require(shardId, id);
+    return install(localDir, volume, s, withRanges(config, s.ranges()), null, true);
+  }
+
+  /**
+   * Opens a new shard {@code newShardId} in the empty {@code localDir} from a snapshot of another
+   * shard. The Db owns the bucket ranges of {@code config} (which must lie inside the snapshot's);
+   * an export lease keeps the source files alive until the new shard's first snapshot refers to
+   * them.
+   */
+  public static Db openFromSnapshot(
+      Path localDir,
+      Storage volume,
+      String sourceShardId,
+      long id,
+      String newShardId,
+      Config config) {
+    SnapshotStore.checkShardId(newShardId);
+    ShardSnapshot s = new SnapshotStore(volume).require(sourceShardId, id);
+    List<BucketRange> wanted = BucketRange.fromPairs(config.bucketRanges());
+    if (!BucketRange.covers(s.ranges(), wanted)) {
+      throw new IllegalArgumentException(
+          "bucket-ranges "
+              + BucketRange.toConfigValue(wanted)
+              + " are not all inside snapshot "
+              + id
+              + " of shard "
+              + sourceShardId
+              + ", which holds "
+              + BucketRange.toConfigValue(s.ranges())
+              + "; set bucket-ranges to a subset of those");
+    }
+    return install(localDir, volume, s, config, newShardId, false);
+  }
+
+  private static Config withRanges(Config config, List<BucketRange> ranges) {
+    return Config.builder()
+        .setAll(config.values())
+        .set("bucket-ranges", BucketRange.toConfigValue(ranges))
+        .clock(config.clock())
+        .mergeOperatorResolver(config.mergeOperatorResolver())
+        .build();
+  }
+
+  private static Db install(
+      Path localDir,
+      Storage volume,
+      ShardSnapshot s,
+      Config config,
+      String leaseOwner,
+      boolean replace) {
+    if (config.totalBuckets() != s.totalBuckets()) {
+      throw new IllegalArgumentException(
+          "invalid total-buckets "
+              + config.totalBuckets()
+              + ": snapshot "
+              + s.id()
+              + " of shard "
+              + s.shardId()
+              + " was taken with "
+              + s.totalBuckets()
+              + " and the bucket count is fixed");
+    }
+    if (leaseOwner != null) {
+      List<String> paths = new ArrayList<>();
+      s.files().forEach(f -> paths.add(f.volumePath()));
+      ExportLease lease = new SnapshotStore(volume).createLease(leaseOwner, paths);
+      // The source may have expired the snapshot before the lease existed: then its files may be
+      // gone, and the restore must not pretend otherwise.
+      if (new SnapshotStore(volume).read(s.shardId(), s.id()).isEmpty()) {
+        lease.release();
+        throw new CobbleException(
+            "snapshot " + s.id() + " of shard " + s.shardId() + " was expired while opening it");
+      }
+    }
+    prepareDirectory(localDir, replace);
+    boolean inPlace = "file".equals(volume.uri().getScheme());
+    if (inPlace) {
+      Map<Long, String> files = new LinkedHashMap<>();
+      for (SnapshotFile f : s.files()) {
+        files.put(f.number(), f.volumePath());
+      }
+      new ExternalFiles(Paths.get(volume.uri()), files).write(localDir);
+    } else {
+      for (SnapshotFile f : s.files()) {
+        download(volume, f.volumePath(), localDir.resolve(f.localName()));
+      }
+    }
+    List<Manifest.FileEntry> tables = new ArrayList<>();
+    List<ValueLogFile> vlogs = new ArrayList<>();
+    for (SnapshotFile f : s.files()) {
+      if (f.isVlog()) {
+        vlogs.add(new ValueLogFile(f.number(), f.size(), f.vlogEntries()));
+      } else {
+        tables.add(
+            new Manifest.FileEntry(f.family(), f.level(), f.number(), f.size(), f.properties()));
+      }
+    }
+    Manifest m = new Manifest(s.totalBuckets(), s.nextFileNumber(), s.schema(), tables, vlogs);
+    Manifest.writeAtomically(localDir.resolve(Manifest.fileName(1)), m.encode());
+    return Db.open(localDir, config);
+  }
+
+  /** Removes an old Db's files so only the snapshot's state remains; refuses an open Db. */
+  private static void prepareDirectory(Path dir, boolean replace) {
+    try {
+      Files.createDirectories(dir);
+      try (FileChannel ch =
+              FileChannel.open(
+                  dir.resolve("LOCK"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+          FileLock lock = ch.tryLock()) {
+        if (lock == null) {
+          throw new CobbleException("cannot restore into " + dir + ": a Db is open there");
+        }
+        List<Path> old = new ArrayList<>();
+        try (Stream<Path> files = Files.list(dir)) {
+          files.forEach(
+              p -> {
+                String n = p.getFileName().toString();
+                if (n.startsWith(Manifest.PREFIX)
+                    || n.endsWith(".sst")
+                    || n.endsWith(".vlog")
+                    || n.startsWith(ExternalFiles.FILE_NAME)) {
+                  old.add(p);
+                }
+              });
+        }
+        if (!old.isEmpty() && !replace) {
+          throw new IllegalArgumentException(
+              "cannot open a snapshot into "
+                  + dir
+                  + ": it already holds a Db; use an empty directory or resume");
+        }
+        for (Path p : old) {
+          Files.deleteIfExists(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new CobbleException("cannot prepare " + dir + " for restore", e);
+    }
+  }
+
+  private static void download(Storage volume, String path, Path target) {
+    byte[] buf = new byte[1 << 20];
+    try (StorageInput in = volume.open(path);
+        OutputStream out = Files.newOutputStream(target)) {
+      long len = in.length();
+      for (long pos = 0; pos < len; ) {
+        int n = (int) Math.min(buf.length, len - pos);
+        in.readFully(pos, buf, 0, n);
+        out.write(buf, 0, n);
+        pos += n;
+      }
+    } catch (IOException e) {
+      throw new CobbleException("cannot download " + path + " from " + volume.uri(), e);
+    }
+  }
+}

@@ -1,0 +1,312 @@
+package io.cobble.snapshot;
+
+import io.cobble.CobbleException;
+import io.cobble.storage.MetadataFile;
+import io.cobble.storage.Storage;
+import io.cobble.util.ByteReader;
+import io.cobble.util.ByteWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * The layout of a snapshot volume and the operations on it. Paths, relative to the volume root:
+ *
+ * <ul>
+ *   <li>{@code data/<shard>/<number>-<uuid>.sst|.vlog}: uploaded data files; the random suffix
+ *       makes every upload a new name, so no published file is ever overwritten;
+ *   <li>{@code shards/<shard>/snapshot-<id>}: shard snapshot manifests;
+ *   <li>{@code leases/<owner>/<uuid>}: export leases keeping files alive for a shard that uses them
+ *       before its own snapshot references them;
+ *   <li>{@code global/global-<n>} and {@code global/CURRENT}: global snapshots.
+ * </ul>
+ *
+ * <p>Files are garbage-collected by marking: a data file is deleted only when no shard manifest on
+ * the volume and no lease refers to it.
+ */
+public final class SnapshotStore {
+  private static final Pattern SHARD_ID = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
+  private static final String SNAPSHOT_PREFIX = "snapshot-";
+  private static final Pattern SNAPSHOT_NAME = Pattern.compile("snapshot-\\d{19}");
+
+  private final Storage storage;
+
+  public SnapshotStore(Storage storage) {
+    this.storage = storage;
+  }
+
+  public Storage storage() {
+    return storage;
+  }
+
+  public static String checkShardId(String shardId) {
+    if (shardId == null || !SHARD_ID.matcher(shardId).matches()) {
+      throw new IllegalArgumentException(
+          "invalid shard id '"
+              + shardId
+              + "': use 1 to 128 characters of letters, digits, '_', '-' and '.'");
+    }
+    return shardId;
+  }
+
+  static String manifestPath(String shardId, long id) {
+    return String.format("shards/%s/%s%019d", shardId, SNAPSHOT_PREFIX, id);
+  }
+
+  static String newDataPath(String shardId, String localName) {
+    int dot = localName.lastIndexOf('.');
+    return "data/"
+        + shardId
+        + "/"
+        + localName.substring(0, dot)
+        + "-"
+        + UUID.randomUUID()
+        + localName.substring(dot);
+  }
+
+  /** Published snapshot ids of a shard (intact or not), ascending. */
+  public List<Long> snapshotIds(String shardId) {
+    String prefix = "shards/" + checkShardId(shardId) + "/";
+    TreeSet<Long> ids = new TreeSet<>();
+    for (String p : list(prefix)) {
+      String name = p.substring(prefix.length());
+      if (SNAPSHOT_NAME.matcher(name).matches()) {
+        ids.add(Long.parseLong(name.substring(SNAPSHOT_PREFIX.length())));
+      }
+    }
+    return new ArrayList<>(ids);
+  }
+
+  /** Shards that have published snapshots on this volume. */
+  public List<String> shardIds() {
+    TreeSet<String> out = new TreeSet<>();
+    for (String p : list("shards/")) {
+      String[] parts = p.split("/");
+      if (parts.length == 3 && SNAPSHOT_NAME.matcher(parts[2]).matches()) {
+        out.add(parts[1]);
+      }
+    }
+    return new ArrayList<>(out);
+  }
+
+  /** The snapshot, or empty when it is missing or fails its checks. */
+  public Optional<ShardSnapshot> read(String shardId, long id) {
+    Optional<byte[]> payload;
+    try {
+      payload = MetadataFile.read(storage, manifestPath(checkShardId(shardId), id));
+    } catch (IOException e) {
+      throw new CobbleException(
+          "cannot read snapshot " + id + " of shard " + shardId + " in " + storage.uri(), e);
+    }
+    if (payload.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(ShardSnapshot.decode(payload.get()));
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** The snapshot with a clear error naming what is wrong when it cannot be used. */
+  public ShardSnapshot require(String shardId, long id) {
+    Optional<ShardSnapshot> s = read(shardId, id);
+    if (s.isPresent()) {
+      return s.get();
+    }
+    List<Long> ids = snapshotIds(shardId);
+    if (ids.contains(id)) {
+      throw new CobbleException(
+          "snapshot "
+              + id
+              + " of shard "
+              + shardId
+              + " in "
+              + storage.uri()
+              + " is corrupt (its manifest fails its checksum); restore an older snapshot: "
+              + ids);
+    }
+    throw new CobbleException(
+        "snapshot "
+            + id
+            + " of shard "
+            + shardId
+            + " does not exist in "
+            + storage.uri()
+            + "; published snapshots are "
+            + ids);
+  }
+
+  /** The newest intact snapshot of a shard; damaged newer manifests are skipped as absent. */
+  public Optional<ShardSnapshot> latest(String shardId) {
+    List<Long> ids = snapshotIds(shardId);
+    for (int i = ids.size() - 1; i >= 0; i--) {
+      Optional<ShardSnapshot> s = read(shardId, ids.get(i));
+      if (s.isPresent()) {
+        return s;
+      }
+    }
+    return Optional.empty();
+  }
+
+  public ShardSnapshot requireLatest(String shardId) {
+    return latest(shardId)
+        .orElseThrow(
+            () ->
+                new CobbleException(
+                    "no intact snapshot of shard "
+                        + shardId
+                        + " in "
+                        + storage.uri()
+                        + " (published ids: "
+                        + snapshotIds(shardId)
+                        + "); check the shard id and the snapshot volume"));
+  }
+
+  void publish(ShardSnapshot s) {
+    try {
+      MetadataFile.publish(storage, manifestPath(s.shardId(), s.id()), s.encode());
+    } catch (IOException e) {
+      throw new CobbleException(
+          "cannot publish snapshot " + s.id() + " of shard " + s.shardId(), e);
+    }
+  }
+
+  /** Deletes a metadata file together with its generations (object stores). */
+  void deleteMetadata(String path) {
+    try {
+      for (String p : storage.list(path)) {
+        if (p.equals(path) || p.startsWith(path + MetadataFile.GENERATION_INFIX)) {
+          storage.delete(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new CobbleException("cannot delete " + path + " in " + storage.uri(), e);
+    }
+  }
+
+  void deleteSnapshot(String shardId, long id) {
+    deleteMetadata(manifestPath(shardId, id));
+  }
+
+  // ---------------------------------------------------------------- leases
+
+  /** Records that {@code owner} uses {@code paths} before any of its snapshots refers to them. */
+  public ExportLease createLease(String owner, Collection<String> paths) {
+    String path = "leases/" + checkShardId(owner) + "/" + UUID.randomUUID();
+    ByteWriter w = new ByteWriter(256);
+    w.writeVarInt(paths.size());
+    for (String p : paths) {
+      w.writeString(p);
+    }
+    try {
+      MetadataFile.publish(storage, path, w.toByteArray());
+    } catch (IOException e) {
+      throw new CobbleException("cannot write export lease " + path, e);
+    }
+    return new ExportLease(this, path, new ArrayList<>(paths));
+  }
+
+  /** Lease files of {@code owner}, or of everyone when null. */
+  List<String> leasePaths(String owner) {
+    List<String> out = new ArrayList<>();
+    String prefix = owner == null ? "leases/" : "leases/" + owner + "/";
+    for (String p : list(prefix)) {
+      if (!p.contains(MetadataFile.GENERATION_INFIX)) {
+        out.add(p);
+      }
+    }
+    return out;
+  }
+
+  private List<String> leasedFiles(String leasePath) {
+    try {
+      Optional<byte[]> payload = MetadataFile.read(storage, leasePath);
+      List<String> out = new ArrayList<>();
+      if (payload.isPresent()) {
+        ByteReader r = new ByteReader(payload.get());
+        int n = r.readVarInt();
+        for (int i = 0; i < n; i++) {
+          out.add(r.readString());
+        }
+      }
+      return out;
+    } catch (IOException e) {
+      throw new CobbleException("cannot read export lease " + leasePath, e);
+    }
+  }
+
+  // ---------------------------------------------------------------- garbage collection
+
+  /**
+   * Every data file some shard manifest or lease refers to. A damaged manifest makes collection
+   * fail rather than guess, since its files might still be needed.
+   */
+  Set<String> referencedFiles() {
+    Set<String> live = new HashSet<>();
+    for (String shard : shardIds()) {
+      for (long id : snapshotIds(shard)) {
+        ShardSnapshot s =
+            read(shard, id)
+                .orElseThrow(
+                    () ->
+                        new CobbleException(
+                            "cannot collect garbage in "
+                                + storage.uri()
+                                + ": snapshot "
+                                + id
+                                + " of shard "
+                                + shard
+                                + " is damaged; delete or restore it first"));
+        for (SnapshotFile f : s.files()) {
+          live.add(f.volumePath());
+        }
+      }
+    }
+    for (String lease : leasePaths(null)) {
+      live.addAll(leasedFiles(lease));
+    }
+    return live;
+  }
+
+  /** Deletes those {@code candidates} that nothing refers to; returns the deleted paths. */
+  List<String> collect(Collection<String> candidates, Set<String> alsoLive) {
+    List<String> deleted = new ArrayList<>();
+    if (candidates.isEmpty()) {
+      return deleted;
+    }
+    Set<String> live = referencedFiles();
+    for (String c : candidates) {
+      if (!live.contains(c) && !alsoLive.contains(c)) {
+        try {
+          storage.delete(c);
+          deleted.add(c);
+        } catch (IOException e) {
+          throw new CobbleException("cannot delete " + c + " in " + storage.uri(), e);
+        }
+      }
+    }
+    return deleted;
+  }
+
+  /** Data files uploaded by {@code shardId}. */
+  List<String> dataFiles(String shardId) {
+    return list("data/" + checkShardId(shardId) + "/");
+  }
+
+  private List<String> list(String prefix) {
+    try {
+      return storage.list(prefix);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list " + prefix + " in " + storage.uri(), e);
+    }
+  }
+}

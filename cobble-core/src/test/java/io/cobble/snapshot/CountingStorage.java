@@ -1,0 +1,129 @@
+package io.cobble.snapshot;
+
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageInput;
+import io.cobble.storage.StorageOutput;
+import java.io.IOException;
+import java.net.URI;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Delegates to a real storage and counts the bytes read and written through it. */
+final class CountingStorage implements Storage {
+  private final Storage delegate;
+  final AtomicLong bytesRead = new AtomicLong();
+  final AtomicLong bytesWritten = new AtomicLong();
+
+  CountingStorage(Storage delegate) {
+    this.delegate = delegate;
+  }
+
+  @Override
+  public URI uri() {
+    return delegate.uri();
+  }
+
+  @Override
+  public StorageOutput create(String path) throws IOException {
+    StorageOutput out = delegate.create(path);
+    return new StorageOutput() {
+      @Override
+      public void write(int b) throws IOException {
+        out.write(b);
+        bytesWritten.incrementAndGet();
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        out.write(b, off, len);
+        bytesWritten.addAndGet(len);
+      }
+
+      @Override
+      public boolean sync() throws IOException {
+        return out.sync();
+      }
+
+      @Override
+      public long position() {
+        return out.position();
+      }
+
+      @Override
+      public void close() throws IOException {
+        out.close();
+      }
+    };
+  }
+
+  @Override
+  public StorageInput open(String path) throws IOException {
+    StorageInput in = delegate.open(path);
+    return new StorageInput() {
+      @Override
+      public long length() {
+        return in.length();
+      }
+
+      @Override
+      public void readFully(long position, byte[] buffer, int offset, int length)
+          throws IOException {
+        in.readFully(position, buffer, offset, length);
+        bytesRead.addAndGet(length);
+      }
+
+      @Override
+      public void close() throws IOException {
+        in.close();
+      }
+    };
+  }
+
+  @Override
+  public byte[] readAll(String path) throws IOException {
+    byte[] b = delegate.readAll(path);
+    bytesRead.addAndGet(b.length);
+    return b;
+  }
+
+  @Override
+  public long length(String path) throws IOException {
+    return delegate.length(path);
+  }
+
+  @Override
+  public boolean exists(String path) throws IOException {
+    return delegate.exists(path);
+  }
+
+  @Override
+  public List<String> list(String prefix) throws IOException {
+    return delegate.list(prefix);
+  }
+
+  @Override
+  public void delete(String path) throws IOException {
+    delegate.delete(path);
+  }
+
+  @Override
+  public boolean atomicRename() {
+    return delegate.atomicRename();
+  }
+
+  @Override
+  public void rename(String source, String target) throws IOException {
+    delegate.rename(source, target);
+  }
+
+  @Override
+  public void publishAtomically(String path, byte[] bytes) throws IOException {
+    delegate.publishAtomically(path, bytes);
+    bytesWritten.addAndGet(bytes.length);
+  }
+
+  @Override
+  public void close() throws IOException {
+    delegate.close();
+  }
+}
