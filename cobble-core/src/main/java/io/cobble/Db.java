@@ -164,7 +164,7 @@ public final class Db implements AutoCloseable {
               m == null ? 1 : m.nextFileNumber,
               seq[0],
               schema,
-              f -> {});
+              config.fsyncEnabled());
       loader = versions::loadValue;
       List<Tree> trees = recoverTrees(m, schema);
       versions.initialize(newMemTable(), trees, m == null ? Collections.emptyList() : m.vlogs);
@@ -644,7 +644,8 @@ public final class Db implements AutoCloseable {
         config.bloomFilterEnabled(),
         config.bloomBitsPerKey(),
         config.partitionedIndex(),
-        config.lz4ForLevel(level));
+        config.lz4ForLevel(level),
+        config.fsyncEnabled());
   }
 
   private OutputWriter outputWriter(int family, int level, long targetSize) {
@@ -862,6 +863,7 @@ public final class Db implements AutoCloseable {
     } finally {
       mutex.unlock();
     }
+    versions.awaitDeletions();
   }
 
   /** Waits until no compaction is running or due (tests and benchmarks use this). */
@@ -874,13 +876,14 @@ public final class Db implements AutoCloseable {
         }
         maybeScheduleCompactions();
         if (runningCompactions == 0) {
-          return;
+          break;
         }
         awaitChange();
       }
     } finally {
       mutex.unlock();
     }
+    versions.awaitDeletions();
   }
 
   private void awaitChange() {
