@@ -57,6 +57,9 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   <li>{@code block-cache.size} (64mb): bytes of decoded blocks cached, shared by all files.
  *   <li>{@code ttl.default} (0): expiry applied to writes without an explicit TTL (e.g. 10m); 0
  *       means never expire.
+ *   <li>{@code fsync.enabled} (true): tables, value logs and manifests are fsynced before they are
+ *       published. Turning it off trades crash durability of flushed data for speed (tests, scratch
+ *       data); unflushed memtable data is never durable either way.
  *   <li>{@code direct-io.enabled} (false): table block reads bypass the page cache (O_DIRECT) where
  *       the file system supports it; compaction's sequential reads stay buffered.
  *   <li>{@code direct-io.buffer-size} (2kb): size of each pooled aligned read buffer (rounded up to
@@ -98,6 +101,7 @@ public final class Config {
     DEFAULTS.put("value-separation.threshold", "1kb");
     DEFAULTS.put("block-cache.size", "64mb");
     DEFAULTS.put("ttl.default", "0");
+    DEFAULTS.put("fsync.enabled", "true");
     DEFAULTS.put("direct-io.enabled", "false");
     DEFAULTS.put("direct-io.buffer-size", "2kb");
     DEFAULTS.put("direct-io.pool-max-size", "64");
@@ -136,6 +140,7 @@ public final class Config {
   private final long blockCacheSize;
   private final long defaultTtlMillis;
   private final boolean directIoEnabled;
+  private final boolean fsyncEnabled;
   private final int directIoBufferSize;
   private final int directIoPoolMaxSize;
 
@@ -176,6 +181,7 @@ public final class Config {
     blockCacheSize = sizeIn("block-cache.size", 0, 1L << 40);
     defaultTtlMillis = durationMillis("ttl.default");
     directIoEnabled = bool("direct-io.enabled");
+    fsyncEnabled = bool("fsync.enabled");
     directIoBufferSize = (int) sizeIn("direct-io.buffer-size", 512, 64L << 20);
     directIoPoolMaxSize = intIn("direct-io.pool-max-size", 0, 100_000);
   }
@@ -483,6 +489,10 @@ public final class Config {
 
   public long defaultTtlMillis() {
     return defaultTtlMillis;
+  }
+
+  public boolean fsyncEnabled() {
+    return fsyncEnabled;
   }
 
   public boolean directIoEnabled() {

@@ -168,7 +168,7 @@ public final class Db implements AutoCloseable {
               m == null ? 1 : m.nextFileNumber,
               seq[0],
               schema,
-              f -> {});
+              config.fsyncEnabled());
       loader = versions::loadValue;
       ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.absolutePaths()));
       List<Tree> trees = recoverTrees(m, schema);
@@ -669,7 +669,8 @@ public final class Db implements AutoCloseable {
         config.bloomFilterEnabled(),
         config.bloomBitsPerKey(),
         config.partitionedIndex(),
-        config.lz4ForLevel(level));
+        config.lz4ForLevel(level),
+        config.fsyncEnabled());
   }
 
   private OutputWriter outputWriter(int family, int level, long targetSize) {
@@ -887,6 +888,7 @@ public final class Db implements AutoCloseable {
     } finally {
       mutex.unlock();
     }
+    versions.awaitDeletions();
   }
 
   /** Waits until no compaction is running or due (tests and benchmarks use this). */
@@ -899,13 +901,14 @@ public final class Db implements AutoCloseable {
         }
         maybeScheduleCompactions();
         if (runningCompactions == 0) {
-          return;
+          break;
         }
         awaitChange();
       }
     } finally {
       mutex.unlock();
     }
+    versions.awaitDeletions();
   }
 
   private void awaitChange() {

@@ -139,15 +139,6 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     return lastKey;
   }
 
-  /** Reads up to {@code n} rows into a list. */
-  public List<Row> take(int n) {
-    List<Row> out = new ArrayList<>();
-    while (out.size() < n && hasNext()) {
-      out.add(next());
-    }
-    return out;
-  }
-
   @Override
   public void close() {
     if (!closed) {

@@ -63,6 +63,7 @@ class ConcurrencyTest {
             .set("sst.block-size", "1kb")
             .set("value-separation.threshold", "64")
             .set("block-cache.size", "256kb")
+            .set("fsync.enabled", false)
             .build();
     AtomicLongArray acked = new AtomicLongArray(WRITERS * KEYS);
     AtomicBoolean done = new AtomicBoolean();

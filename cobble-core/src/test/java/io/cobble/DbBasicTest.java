@@ -161,4 +161,30 @@ class DbBasicTest {
       assertEquals(files, perLevel);
     }
   }
+
+  @Test
+  void hugeValuesAndKeysRoundTripWithAndWithoutSeparation() {
+    for (String threshold : new String[] {"0", "1kb"}) {
+      Path sub = dir.resolve("t" + threshold);
+      Config config =
+          Config.builder()
+              .set("value-separation.threshold", threshold)
+              .set("sst.compression", "lz4")
+              .build();
+      byte[] bigKey = new byte[100_000];
+      Arrays.fill(bigKey, (byte) 'k');
+      byte[] bigValue = new byte[5 << 20];
+      new java.util.Random(1).nextBytes(bigValue);
+      try (SingleDb db = SingleDb.open(sub, config)) {
+        db.put(bigKey, bigValue);
+        db.put(b("small"), b("v"));
+        db.flush();
+        db.db().compactAll();
+      }
+      try (SingleDb db = SingleDb.open(sub, config)) {
+        assertArrayEquals(bigValue, db.get(bigKey));
+        assertArrayEquals(b("v"), db.get(b("small")));
+      }
+    }
+  }
 }

@@ -164,7 +164,8 @@ class ModelBasedTest {
             .set("value-separation.threshold", "48")
             .set("block-cache.size", "96kb")
             .set("ttl.default", DEFAULT_TTL + "ms")
-            .set("direct-io.enabled", seed % 2 == 1)
+            .set("direct-io.enabled", seed == 5)
+            .set("fsync.enabled", seed == 1)
             .set("direct-io.pool-max-size", 8)
             .clock(clock)
             .build();
@@ -613,6 +614,14 @@ class ModelBasedTest {
   }
 
   private void doSchemaChange() {
+    if (families.size() < 6 && rnd.nextInt(5) == 0) {
+      ModelFamily created = new ModelFamily("g" + families.size());
+      created.add("plain", null, null);
+      created.add("total", "u64_add", U64AddOperator.encode(1000));
+      db.createFamily(created.name, Arrays.asList(created.specs()));
+      families.add(created);
+      return;
+    }
     ModelFamily f = families.get(1 + rnd.nextInt(families.size() - 1));
     if (f.columns.size() > 6 || (f.columns.size() > 2 && rnd.nextBoolean())) {
       int idx = 1 + rnd.nextInt(f.columns.size() - 1);

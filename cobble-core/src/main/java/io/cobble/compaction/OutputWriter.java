@@ -119,7 +119,7 @@ public final class OutputWriter implements AutoCloseable {
       finishTable();
     }
     if (vlog != null) {
-      vlog.finish();
+      vlog.finish(options.sync());
       vlogs.add(new ValueLogFile(vlog.fileNumber(), vlog.size(), vlog.entries()));
       bytesWritten += vlog.size();
       vlog = null;

@@ -138,7 +138,8 @@ public final class SnapshotRestore {
       }
     }
     Manifest m = new Manifest(s.totalBuckets(), s.nextFileNumber(), s.schema(), tables, vlogs);
-    Manifest.writeAtomically(localDir.resolve(Manifest.fileName(1)), m.encode());
+    Manifest.writeAtomically(
+        localDir.resolve(Manifest.fileName(1)), m.encode(), config.fsyncEnabled());
     return Db.open(localDir, config);
   }
 

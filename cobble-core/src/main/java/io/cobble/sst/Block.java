@@ -36,11 +36,6 @@ public final class Block {
     return Bytes.getInt(data, restartsOffset + i * 4);
   }
 
-  /** Bytes held in memory, used to charge the block cache. */
-  public int memorySize() {
-    return data.length + 32;
-  }
-
   public BlockIterator iterator() {
     return new BlockIterator(this);
   }

@@ -54,7 +54,7 @@ final class BlockCodec {
       throw new IllegalStateException("unknown block compression type " + type);
     }
     int rawLen = Bytes.getInt(framed, off);
-    if (rawLen < 0 || rawLen > (256 << 20)) {
+    if (rawLen < 0 || rawLen > (1 << 30)) {
       throw new IllegalStateException("bad uncompressed block length " + rawLen);
     }
     byte[] out = new byte[rawLen];

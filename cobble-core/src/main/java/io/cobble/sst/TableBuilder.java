@@ -141,7 +141,9 @@ public final class TableBuilder implements AutoCloseable {
       out.write(new Footer(topHandle, propsHandle, flags).encode());
       offset += Footer.SIZE;
       out.flush();
-      file.getChannel().force(true);
+      if (options.sync) {
+        file.getChannel().force(true);
+      }
       out.close();
     } catch (IOException e) {
       throw new CobbleException("cannot finish table " + path, e);

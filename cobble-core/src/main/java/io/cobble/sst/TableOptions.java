@@ -8,6 +8,12 @@ public final class TableOptions {
   final int bitsPerKey;
   final boolean partitioned;
   final boolean lz4;
+  final boolean sync;
+
+  /** Whether finished files are fsynced. */
+  public boolean sync() {
+    return sync;
+  }
 
   public TableOptions(
       int blockSize,
@@ -15,12 +21,14 @@ public final class TableOptions {
       boolean bloom,
       int bitsPerKey,
       boolean partitioned,
-      boolean lz4) {
+      boolean lz4,
+      boolean sync) {
     this.blockSize = blockSize;
     this.restartInterval = restartInterval;
     this.bloom = bloom;
     this.bitsPerKey = bitsPerKey;
     this.partitioned = partitioned;
     this.lz4 = lz4;
+    this.sync = sync;
   }
 }

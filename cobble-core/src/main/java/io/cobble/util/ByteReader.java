@@ -49,10 +49,6 @@ public final class ByteReader {
     return pos < limit;
   }
 
-  public int remaining() {
-    return limit - pos;
-  }
-
   private void need(int n) {
     if (n < 0 || pos + n > limit) {
       throw new IllegalStateException("truncated data: need " + n + " bytes at " + pos);

@@ -27,10 +27,6 @@ public final class ByteWriter {
     return Arrays.copyOf(buf, pos);
   }
 
-  public void truncate(int size) {
-    pos = size;
-  }
-
   private void ensure(int extra) {
     int need = pos + extra;
     if (need > buf.length) {

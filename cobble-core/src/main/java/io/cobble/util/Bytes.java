@@ -33,11 +33,6 @@ public final class Bytes {
     return h;
   }
 
-  public static void putShort(byte[] dst, int off, int v) {
-    dst[off] = (byte) (v >>> 8);
-    dst[off + 1] = (byte) v;
-  }
-
   public static int getShort(byte[] src, int off) {
     return ((src[off] & 0xFF) << 8) | (src[off + 1] & 0xFF);
   }

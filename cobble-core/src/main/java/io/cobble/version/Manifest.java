@@ -139,8 +139,8 @@ public final class Manifest {
     }
   }
 
-  /** Writes {@code bytes} to {@code target} via temp file, fsync and atomic rename. */
-  public static void writeAtomically(Path target, byte[] bytes) {
+  /** Writes {@code bytes} to {@code target} via temp file, fsync (if asked) and atomic rename. */
+  public static void writeAtomically(Path target, byte[] bytes, boolean sync) {
     Path tmp = target.resolveSibling(target.getFileName() + ".tmp");
     try (FileChannel ch =
         FileChannel.open(
@@ -152,7 +152,9 @@ public final class Manifest {
       while (bb.hasRemaining()) {
         ch.write(bb);
       }
-      ch.force(true);
+      if (sync) {
+        ch.force(true);
+      }
     } catch (IOException e) {
       throw new CobbleException("cannot write " + tmp, e);
     }
@@ -161,7 +163,9 @@ public final class Manifest {
     } catch (IOException e) {
       throw new CobbleException("cannot rename " + tmp + " to " + target, e);
     }
-    syncDirectory(target.getParent());
+    if (sync) {
+      syncDirectory(target.getParent());
+    }
   }
 
   /** Makes the rename durable; some platforms cannot open directories, which is tolerated. */

@@ -15,9 +15,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 
 /**
  * Owns the current {@link Version}, the manifest and the lifetime of data files. Versions hold
@@ -29,12 +33,19 @@ public final class VersionSet {
   private final int totalBuckets;
   private final int maxLevels;
   private final AtomicLong nextFileNumber;
+  private final boolean sync;
   private final Map<Long, AtomicInteger> vlogRefs = new ConcurrentHashMap<>();
   private final Map<Long, ValueLogReader> vlogReaders = new ConcurrentHashMap<>();
-  private final Consumer<FileMeta> onDelete;
   // Files used where they lie on a snapshot volume (restore in place): never deleted by the Db,
   // whose snapshot manager collects them once no snapshot references them.
   private final Map<Long, Path> external = new ConcurrentHashMap<>();
+  private final ExecutorService deleter =
+      Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "cobble-file-deleter");
+            t.setDaemon(true);
+            return t;
+          });
   private volatile Version current;
   private volatile Schema schema;
   private long manifestSeq;
@@ -47,14 +58,14 @@ public final class VersionSet {
       long nextFileNumber,
       long manifestSeq,
       Schema schema,
-      Consumer<FileMeta> onDelete) {
+      boolean sync) {
     this.dir = dir;
     this.totalBuckets = totalBuckets;
     this.maxLevels = maxLevels;
     this.nextFileNumber = new AtomicLong(nextFileNumber);
     this.manifestSeq = manifestSeq;
     this.schema = schema;
-    this.onDelete = onDelete;
+    this.sync = sync;
   }
 
   /** Installs the first version (recovered files, fresh memtable) without writing a manifest. */
@@ -192,7 +203,7 @@ public final class VersionSet {
         new Manifest(
             totalBuckets, nextFileNumber.get(), s, files, new ArrayList<>(v.vlogFiles().values()));
     long seq = manifestSeq + 1;
-    Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode());
+    Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode(), sync);
     try {
       Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq)));
     } catch (IOException e) {
@@ -212,29 +223,63 @@ public final class VersionSet {
     }
   }
 
+  /**
+   * Drops the version's references; files nobody references any more are closed and deleted on the
+   * deleter thread, so the reader that happened to release last does not pay for it.
+   */
   void released(Version v) {
     if (closing) {
       return;
     }
+    List<FileMeta> deadTables = new ArrayList<>();
     for (Tree t : v.trees()) {
       for (FileMeta f : t.allFiles()) {
         if (f.refs.decrementAndGet() == 0) {
-          f.table().close();
-          onDelete.accept(f);
-          deleteLocal(f.number(), tablePath(f.number()));
+          deadTables.add(f);
         }
       }
     }
+    List<Long> deadVlogs = new ArrayList<>();
     for (Long n : v.vlogs()) {
       AtomicInteger r = vlogRefs.get(n);
       if (r != null && r.decrementAndGet() == 0) {
         vlogRefs.remove(n);
-        ValueLogReader reader = vlogReaders.remove(n);
-        if (reader != null) {
-          reader.close();
-        }
-        deleteLocal(n, vlogPath(n));
+        deadVlogs.add(n);
       }
+    }
+    if (deadTables.isEmpty() && deadVlogs.isEmpty()) {
+      return;
+    }
+    try {
+      deleter.execute(
+          () -> {
+            for (FileMeta f : deadTables) {
+              f.table().close();
+              deleteLocal(f.number(), tablePath(f.number()));
+            }
+            for (Long n : deadVlogs) {
+              ValueLogReader reader = vlogReaders.remove(n);
+              if (reader != null) {
+                reader.close();
+              }
+              deleteLocal(n, vlogPath(n));
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      // Closing: the files are swept as orphans on the next open.
+    }
+  }
+
+  /** Waits until every deletion scheduled so far has happened. */
+  public void awaitDeletions() {
+    try {
+      deleter.submit(() -> {}).get();
+    } catch (RejectedExecutionException e) {
+      // Already closed: nothing more will be deleted.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException e) {
+      throw new CobbleException("file deletion failed", e.getCause());
     }
   }
 
@@ -261,6 +306,12 @@ public final class VersionSet {
 
   /** Closes readers without deleting anything (the files stay live in the manifest). */
   public void close() {
+    deleter.shutdown();
+    try {
+      deleter.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     closing = true;
     Version v = current;
     for (Tree t : v.trees()) {

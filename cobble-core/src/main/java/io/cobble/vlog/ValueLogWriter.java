@@ -77,11 +77,13 @@ public final class ValueLogWriter implements AutoCloseable {
     return offset;
   }
 
-  /** Flushes and fsyncs the file. */
-  public void finish() {
+  /** Flushes and (when {@code sync}) fsyncs the file. */
+  public void finish(boolean sync) {
     try {
       out.flush();
-      file.getChannel().force(true);
+      if (sync) {
+        file.getChannel().force(true);
+      }
       out.close();
     } catch (IOException e) {
       throw new CobbleException("cannot finish value log " + path, e);

@@ -44,7 +44,7 @@ class TableTest {
       boolean direct) {
     int n = 20_000;
     Path path = dir.resolve("000001.sst");
-    TableOptions opts = new TableOptions(1024, 8, bloom, 10, partitioned, lz4);
+    TableOptions opts = new TableOptions(1024, 8, bloom, 10, partitioned, lz4, true);
     TableBuilder b = new TableBuilder(path, opts);
     for (int i = 0; i < n; i += 2) {
       b.add(key(i), value(i));
