@@ -366,6 +366,14 @@ public final class SnapshotManager implements AutoCloseable {
         throw new IllegalArgumentException(
             "snapshot " + id + " of shard " + shardId + " does not exist; published: " + ids);
       }
+      if (store.globallyReferenced(shardId).contains(id)) {
+        throw new IllegalStateException(
+            "snapshot "
+                + id
+                + " of shard "
+                + shardId
+                + " is part of a global snapshot; the global retention expires it");
+      }
       if (id == ids.get(ids.size() - 1)) {
         throw new IllegalStateException(
             "snapshot "
@@ -390,8 +398,9 @@ public final class SnapshotManager implements AutoCloseable {
     }
     synchronized (lock) {
       List<Long> ids = store.snapshotIds(shardId);
+      Set<Long> global = store.globallyReferenced(shardId);
       for (int i = 0; i < ids.size() - retention; i++) {
-        if (!pinned.contains(ids.get(i))) {
+        if (!pinned.contains(ids.get(i)) && !global.contains(ids.get(i))) {
           expire(ids.get(i));
         }
       }

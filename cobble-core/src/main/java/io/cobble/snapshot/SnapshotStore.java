@@ -197,6 +197,65 @@ public final class SnapshotStore {
     deleteMetadata(manifestPath(shardId, id));
   }
 
+  // ---------------------------------------------------------------- global snapshots
+
+  static final String CURRENT = "global/CURRENT";
+  private static final Pattern GLOBAL_NAME = Pattern.compile("global/global-\\d{19}");
+
+  static String globalPath(long id) {
+    return String.format("global/global-%019d", id);
+  }
+
+  /** Published global snapshot numbers, ascending. */
+  public List<Long> globalIds() {
+    TreeSet<Long> ids = new TreeSet<>();
+    for (String p : list("global/")) {
+      if (GLOBAL_NAME.matcher(p).matches()) {
+        ids.add(Long.parseLong(p.substring("global/global-".length())));
+      }
+    }
+    return new ArrayList<>(ids);
+  }
+
+  public Optional<GlobalSnapshot> readGlobal(long id) {
+    try {
+      Optional<byte[]> payload = MetadataFile.read(storage, globalPath(id));
+      return payload.isEmpty()
+          ? Optional.empty()
+          : Optional.of(GlobalSnapshot.decode(payload.get()));
+    } catch (IOException e) {
+      throw new CobbleException("cannot read global snapshot " + id + " in " + storage.uri(), e);
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** The number {@code CURRENT} points to, if it is intact. */
+  public Optional<Long> currentGlobalId() {
+    try {
+      return MetadataFile.read(storage, CURRENT).map(b -> new ByteReader(b).readVarLong());
+    } catch (IOException e) {
+      throw new CobbleException("cannot read " + CURRENT + " in " + storage.uri(), e);
+    }
+  }
+
+  /** Snapshot ids of {@code shardId} that some intact global snapshot refers to. */
+  Set<Long> globallyReferenced(String shardId) {
+    Set<Long> out = new HashSet<>();
+    for (long g : globalIds()) {
+      readGlobal(g)
+          .ifPresent(
+              gs -> {
+                for (GlobalSnapshot.Part p : gs.parts()) {
+                  if (p.shardId().equals(shardId)) {
+                    out.add(p.snapshotId());
+                  }
+                }
+              });
+    }
+    return out;
+  }
+
   // ---------------------------------------------------------------- leases
 
   /** Records that {@code owner} uses {@code paths} before any of its snapshots refers to them. */

@@ -1,0 +1,209 @@
+package io.cobble.snapshot;
+
+import io.cobble.CobbleException;
+import io.cobble.storage.MetadataFile;
+import io.cobble.storage.Storage;
+import io.cobble.util.ByteWriter;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Combines one published shard snapshot per bucket range into a numbered global snapshot and moves
+ * {@code global/CURRENT} to it. Rejects sets of shard snapshots whose ranges leave a gap or
+ * overlap. Retention keeps the newest global snapshots and expires the shard snapshots (and files)
+ * that only expired global snapshots referred to. One coordinator per volume at a time.
+ */
+public final class GlobalSnapshotCoordinator {
+  private final SnapshotStore store;
+  private final int totalBuckets;
+  private final int retention;
+
+  /**
+   * @param retention global snapshots to keep (newest first); 0 keeps all
+   */
+  public GlobalSnapshotCoordinator(Storage volume, int totalBuckets, int retention) {
+    if (totalBuckets < 1 || totalBuckets > 65536) {
+      throw new IllegalArgumentException(
+          "invalid total-buckets " + totalBuckets + ": expected 1..65536");
+    }
+    if (retention < 0) {
+      throw new IllegalArgumentException("invalid global retention " + retention + ": need >= 0");
+    }
+    this.store = new SnapshotStore(volume);
+    this.totalBuckets = totalBuckets;
+    this.retention = retention;
+  }
+
+  /** A shard snapshot to include, by shard and id. */
+  public static final class ShardRef {
+    final String shardId;
+    final long snapshotId;
+
+    public ShardRef(String shardId, long snapshotId) {
+      this.shardId = shardId;
+      this.snapshotId = snapshotId;
+    }
+  }
+
+  public static ShardRef ref(String shardId, long snapshotId) {
+    return new ShardRef(shardId, snapshotId);
+  }
+
+  /** Publishes a global snapshot of the given shard snapshots and makes it CURRENT. */
+  public GlobalSnapshot commit(List<ShardRef> shards) {
+    List<GlobalSnapshot.Part> parts = new ArrayList<>();
+    for (ShardRef ref : shards) {
+      ShardSnapshot s = store.require(ref.shardId, ref.snapshotId);
+      if (s.totalBuckets() != totalBuckets) {
+        throw new IllegalArgumentException(
+            "snapshot "
+                + s.id()
+                + " of shard "
+                + s.shardId()
+                + " has "
+                + s.totalBuckets()
+                + " buckets, the global snapshot "
+                + totalBuckets);
+      }
+      parts.add(new GlobalSnapshot.Part(s.shardId(), s.id(), s.ranges()));
+    }
+    checkCoverage(parts);
+    List<Long> ids = store.globalIds();
+    long id = ids.isEmpty() ? 1 : ids.get(ids.size() - 1) + 1;
+    GlobalSnapshot g = new GlobalSnapshot(id, totalBuckets, parts);
+    try {
+      MetadataFile.publish(store.storage(), SnapshotStore.globalPath(id), g.encode());
+      ByteWriter w = new ByteWriter(10);
+      w.writeVarLong(id);
+      MetadataFile.publish(store.storage(), SnapshotStore.CURRENT, w.toByteArray());
+    } catch (IOException e) {
+      throw new CobbleException("cannot publish global snapshot " + id, e);
+    }
+    applyRetention();
+    return g;
+  }
+
+  private void checkCoverage(List<GlobalSnapshot.Part> parts) {
+    List<Object[]> ranges = new ArrayList<>();
+    for (GlobalSnapshot.Part p : parts) {
+      for (BucketRange r : p.ranges()) {
+        ranges.add(new Object[] {r, p});
+      }
+    }
+    ranges.sort((a, b) -> ((BucketRange) a[0]).compareTo((BucketRange) b[0]));
+    int next = 0;
+    GlobalSnapshot.Part previous = null;
+    for (Object[] e : ranges) {
+      BucketRange r = (BucketRange) e[0];
+      GlobalSnapshot.Part p = (GlobalSnapshot.Part) e[1];
+      if (r.lo() > next) {
+        throw new IllegalArgumentException(
+            "buckets " + next + "-" + (r.lo() - 1) + " are covered by no shard snapshot");
+      }
+      if (r.lo() < next) {
+        throw new IllegalArgumentException(
+            "buckets "
+                + r.lo()
+                + "-"
+                + Math.min(r.hi(), next - 1)
+                + " are covered by both "
+                + describe(previous)
+                + " and "
+                + describe(p));
+      }
+      next = r.hi() + 1;
+      previous = p;
+    }
+    if (next < totalBuckets) {
+      throw new IllegalArgumentException(
+          "buckets " + next + "-" + (totalBuckets - 1) + " are covered by no shard snapshot");
+    }
+  }
+
+  private static String describe(GlobalSnapshot.Part p) {
+    return "snapshot " + p.snapshotId() + " of shard " + p.shardId();
+  }
+
+  /** The global snapshot CURRENT points to. */
+  public GlobalSnapshot current() {
+    long id =
+        store
+            .currentGlobalId()
+            .orElseThrow(
+                () ->
+                    new CobbleException(
+                        "no intact global/CURRENT in "
+                            + store.storage().uri()
+                            + "; commit a global snapshot first"));
+    return read(id);
+  }
+
+  public GlobalSnapshot read(long id) {
+    return store
+        .readGlobal(id)
+        .orElseThrow(
+            () ->
+                new CobbleException(
+                    "global snapshot "
+                        + id
+                        + " in "
+                        + store.storage().uri()
+                        + " is missing or corrupt; published: "
+                        + store.globalIds()));
+  }
+
+  public List<Long> ids() {
+    return store.globalIds();
+  }
+
+  private void applyRetention() {
+    if (retention == 0) {
+      return;
+    }
+    List<Long> ids = store.globalIds();
+    if (ids.size() <= retention) {
+      return;
+    }
+    List<Long> expired = new ArrayList<>(ids.subList(0, ids.size() - retention));
+    Set<String> kept = new HashSet<>();
+    for (long id : ids.subList(ids.size() - retention, ids.size())) {
+      store.readGlobal(id).ifPresent(g -> g.parts().forEach(p -> kept.add(key(p))));
+    }
+    Set<GlobalSnapshot.Part> dropShardSnapshots = new java.util.LinkedHashSet<>();
+    for (long id : expired) {
+      store
+          .readGlobal(id)
+          .ifPresent(
+              g -> {
+                for (GlobalSnapshot.Part p : g.parts()) {
+                  if (!kept.contains(key(p))) {
+                    dropShardSnapshots.add(p);
+                  }
+                }
+              });
+      store.deleteMetadata(SnapshotStore.globalPath(id));
+    }
+    List<String> candidates = new ArrayList<>();
+    for (GlobalSnapshot.Part p : dropShardSnapshots) {
+      List<Long> shardIds = store.snapshotIds(p.shardId());
+      // The newest snapshot of a shard stays: the shard may be restored from it, and pending
+      // uploads may reference its files (see SnapshotManager).
+      if (shardIds.isEmpty() || shardIds.get(shardIds.size() - 1) == p.snapshotId()) {
+        continue;
+      }
+      store
+          .read(p.shardId(), p.snapshotId())
+          .ifPresent(s -> s.files().forEach(f -> candidates.add(f.volumePath())));
+      store.deleteSnapshot(p.shardId(), p.snapshotId());
+    }
+    store.collect(candidates, Collections.emptySet());
+  }
+
+  private static String key(GlobalSnapshot.Part p) {
+    return p.shardId() + "/" + p.snapshotId();
+  }
+}
