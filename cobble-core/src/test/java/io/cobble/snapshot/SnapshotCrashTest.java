@@ -1,0 +1,185 @@
+package io.cobble.snapshot;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.Config;
+import io.cobble.Db;
+import io.cobble.storage.file.FileStorage;
+import io.cobble.util.Bytes;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Kills a child JVM that writes, flushes, compacts and snapshots in rounds, at random moments
+ * (SIGKILL), then checks that the newest published snapshot restores exactly one round's data,
+ * every file it lists reads back, and orphaned uploads and local files are cleaned up on reopen.
+ * More iterations: {@code -Dcobble.snapshot-crash.iterations=100}.
+ */
+class SnapshotCrashTest {
+  private static final int KEYS = 1200;
+  private static final byte[] ROUND_KEY = "~round".getBytes(UTF_8);
+  private static final String SHARD = "crash";
+
+  @TempDir Path tmp;
+
+  static Config config() {
+    return Config.builder()
+        .set("total-buckets", SnapshotTest.BUCKETS)
+        .set("memtable.capacity", "64kb")
+        .set("sst.target-file-size", "32kb")
+        .set("compaction.level-base-size", "64kb")
+        .set("value-separation.threshold", "200")
+        .set("snapshot.retention", 3)
+        .build();
+  }
+
+  /** The value of key {@code i} after round {@code r}; null means deleted. */
+  static byte[] expected(int i, long r) {
+    if ((i + r) % 5 == 0) {
+      return null;
+    }
+    String v = "r" + r + "-" + i;
+    return (i % 9 == 0 ? v.repeat(30) : v).getBytes(UTF_8);
+  }
+
+  static byte[] key(int i) {
+    return String.format("k%05d", i).getBytes(UTF_8);
+  }
+
+  /** Child: rounds of writes, each ending in a snapshot; runs until killed. */
+  public static void main(String[] args) throws Exception {
+    Path work = Path.of(args[0]);
+    Random random = new Random(Long.parseLong(args[2]));
+    try (FileStorage volume = FileStorage.open(Path.of(args[1]), true);
+        Db db = Db.open(work, config());
+        SnapshotManager snaps = SnapshotManager.open(db, volume, SHARD)) {
+      byte[][] last = db.get(0, "default", ROUND_KEY);
+      long round = last == null ? 1 : Bytes.getLong(last[0], 0) + 1;
+      while (true) {
+        for (int i = 0; i < KEYS; i++) {
+          byte[] v = expected(i, round);
+          if (v == null) {
+            db.deleteRow(i % SnapshotTest.BUCKETS, "default", key(i));
+          } else {
+            db.put(i % SnapshotTest.BUCKETS, "default", key(i), 0, v);
+          }
+        }
+        byte[] r = new byte[8];
+        Bytes.putLong(r, 0, round);
+        db.put(0, "default", ROUND_KEY, 0, r);
+        if (random.nextInt(3) == 0) {
+          db.compactAll();
+        }
+        PendingSnapshot p = snaps.snapshot();
+        if (random.nextBoolean()) {
+          p.published().join();
+        }
+        round++;
+      }
+    }
+  }
+
+  @Test
+  void latestPublishedSnapshotSurvivesKillsAtRandomMoments() throws Exception {
+    int iterations = Integer.getInteger("cobble.snapshot-crash.iterations", 10);
+    Path work = tmp.resolve("work");
+    Path volumeDir = tmp.resolve("volume");
+    Files.createDirectories(volumeDir);
+    Random random = new Random(42);
+    long lastRound = 0;
+    for (int it = 0; it < iterations; it++) {
+      Process child =
+          new ProcessBuilder(
+                  System.getProperty("java.home")
+                      + File.separator
+                      + "bin"
+                      + File.separator
+                      + "java",
+                  "-Xmx256m",
+                  "-cp",
+                  System.getProperty("java.class.path"),
+                  SnapshotCrashTest.class.getName(),
+                  work.toString(),
+                  volumeDir.toString(),
+                  String.valueOf(random.nextLong()))
+              .redirectErrorStream(true)
+              .redirectOutput(tmp.resolve("child-" + it + ".log").toFile())
+              .start();
+      Thread.sleep(400 + random.nextInt(1200));
+      assertTrue(child.isAlive(), "child died on its own: see child-" + it + ".log");
+      child.destroyForcibly();
+      assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+      lastRound = verify(work, volumeDir, lastRound, it);
+    }
+    assertTrue(lastRound > 0, "no snapshot was ever published");
+  }
+
+  private long verify(Path work, Path volumeDir, long previousRound, int it) throws Exception {
+    long round;
+    try (FileStorage volume = FileStorage.open(volumeDir, true)) {
+      SnapshotStore store = new SnapshotStore(volume);
+      if (store.latest(SHARD).isEmpty()) {
+        return previousRound;
+      }
+      try (Db db = SnapshotRestore.resume(tmp.resolve("restored-" + it), volume, SHARD, config())) {
+        byte[][] r = db.get(0, "default", ROUND_KEY);
+        assertNotNull(r, "the round marker is in every snapshot");
+        round = Bytes.getLong(r[0], 0);
+        assertTrue(round >= previousRound, "published snapshots never go back");
+        for (int i = 0; i < KEYS; i++) {
+          byte[][] row = db.get(i % SnapshotTest.BUCKETS, "default", key(i));
+          byte[] want = expected(i, round);
+          if (want == null) {
+            assertNull(row, "key " + i + " round " + round);
+          } else {
+            assertNotNull(row, "key " + i + " round " + round);
+            assertArrayEquals(want, row[0], "key " + i + " round " + round);
+          }
+        }
+        db.compactAll(); // reads every file of the snapshot
+      }
+      // Reopening the crashed writer cleans up: local files outside its manifest and uploads of
+      // snapshots that never got published.
+      try (Db db = Db.open(work, config());
+          SnapshotManager snaps = SnapshotManager.open(db, volume, SHARD)) {
+        db.waitForCompactions();
+        db.versionSet().awaitDeletions();
+        Set<String> referenced = new HashSet<>();
+        for (long id : snaps.published()) {
+          store.require(SHARD, id).files().forEach(f -> referenced.add(f.volumePath()));
+        }
+        assertEquals(referenced, new HashSet<>(store.dataFiles(SHARD)), "uploads after " + it);
+        Set<String> live = new HashSet<>();
+        db.versionSet()
+            .current()
+            .trees()
+            .forEach(
+                t -> t.allFiles().forEach(f -> live.add(String.format("%06d.sst", f.number()))));
+        db.versionSet().current().vlogs().forEach(n -> live.add(String.format("%06d.vlog", n)));
+        try (Stream<Path> files = Files.list(work)) {
+          Set<String> onDisk =
+              files
+                  .map(p -> p.getFileName().toString())
+                  .filter(n -> n.endsWith(".sst") || n.endsWith(".vlog"))
+                  .collect(Collectors.toSet());
+          assertEquals(live, onDisk, "local files after " + it);
+        }
+      }
+    }
+    return round;
+  }
+}
