@@ -30,6 +30,7 @@ import io.cobble.util.DirectIo;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Manifest;
+import io.cobble.version.OwnedRanges;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
@@ -91,6 +92,7 @@ public final class Db implements AutoCloseable {
       ThreadLocal.withInitial(() -> new RowState[] {new RowState(), new RowState()});
   private final ValueLoader loader;
   private volatile Layouts layouts;
+  private volatile int[] ownedRanges;
   private volatile boolean closed;
   private volatile Throwable backgroundError;
   private boolean flushScheduled;
@@ -171,6 +173,7 @@ public final class Db implements AutoCloseable {
               config.fsyncEnabled());
       loader = versions::loadValue;
       ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.absolutePaths()));
+      ownedRanges = OwnedRanges.read(dir).orElse(config.bucketRanges());
       List<Tree> trees = recoverTrees(m, schema);
       versions.initialize(newMemTable(), trees, m == null ? Collections.emptyList() : m.vlogs);
       if (m == null) {
@@ -366,12 +369,63 @@ public final class Db implements AutoCloseable {
               + " out of range: valid buckets are 0.."
               + (config.totalBuckets() - 1));
     }
-    if (!config.ownsBucket(bucket)) {
+    if (!ownsBucket(bucket)) {
       throw new IllegalArgumentException(
           "bucket "
               + bucket
               + " is not owned by this shard: owned ranges are "
-              + config.values().get("bucket-ranges"));
+              + OwnedRanges.format(ownedRanges));
+    }
+  }
+
+  private boolean ownsBucket(int bucket) {
+    int[] r = ownedRanges;
+    for (int i = 0; i < r.length; i += 2) {
+      if (bucket >= r[i] && bucket <= r[i + 1]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Inclusive [lo, hi] pairs of the buckets this shard owns (config, or as shrunk since). */
+  public int[] ownedBucketRanges() {
+    return ownedRanges.clone();
+  }
+
+  /**
+   * Gives up every bucket outside {@code pairs} (inclusive [lo, hi] pairs, each inside an owned
+   * range). Files stay as they are: reads of other buckets are rejected, and compaction drops their
+   * rows. Durable on return.
+   */
+  public void shrinkBuckets(int[] pairs) {
+    checkOpen();
+    if (pairs.length == 0 || pairs.length % 2 != 0) {
+      throw new IllegalArgumentException(
+          "shrinkBuckets needs a non-empty list of [lo, hi] pairs, got " + pairs.length + " ints");
+    }
+    mutex.lock();
+    try {
+      for (int i = 0; i < pairs.length; i += 2) {
+        boolean inside = false;
+        for (int j = 0; j < ownedRanges.length; j += 2) {
+          inside |= pairs[i] >= ownedRanges[j] && pairs[i + 1] <= ownedRanges[j + 1];
+        }
+        if (pairs[i] > pairs[i + 1] || !inside) {
+          throw new IllegalArgumentException(
+              "cannot shrink to buckets "
+                  + pairs[i]
+                  + "-"
+                  + pairs[i + 1]
+                  + ": each range must lie inside an owned range ("
+                  + OwnedRanges.format(ownedRanges)
+                  + ")");
+        }
+      }
+      OwnedRanges.write(dir, pairs);
+      ownedRanges = pairs.clone();
+    } finally {
+      mutex.unlock();
     }
   }
 
@@ -815,7 +869,12 @@ public final class Db implements AutoCloseable {
       try (OutputWriter w = outputWriter(c.family(), c.outputLevel(), config.targetFileSize())) {
         Version v = versions.current();
         new CompactionJob(
-                c, layout, loader, readAhead, n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO)
+                c,
+                layout,
+                loader,
+                readAhead,
+                n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
+                this::ownsBucket)
             .run(w);
         for (FileMeta f : w.finish()) {
           edit.add(c.outputLevel(), f);

@@ -6,11 +6,13 @@ import io.cobble.iterator.RowMergingIterator;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
+import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.vlog.ValuePointer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntPredicate;
 import java.util.function.LongPredicate;
 
 /**
@@ -25,6 +27,7 @@ public final class CompactionJob {
   private final ValueLoader loader;
   private final int readAhead;
   private final LongPredicate rewriteVlog;
+  private final IntPredicate keepBucket;
 
   /**
    * {@code rewriteVlog} selects value-log files whose values are copied out (and re-separated into
@@ -36,6 +39,21 @@ public final class CompactionJob {
       ValueLoader loader,
       int readAhead,
       LongPredicate rewriteVlog) {
+    this(compaction, layout, loader, readAhead, rewriteVlog, bucket -> true);
+  }
+
+  /**
+   * {@code keepBucket} says which buckets the shard still owns: rows of other buckets (left behind
+   * by a shrink) are dropped, which is how rescale cleans up without rewriting data up front.
+   */
+  public CompactionJob(
+      Compaction compaction,
+      ColumnLayout layout,
+      ValueLoader loader,
+      int readAhead,
+      LongPredicate rewriteVlog,
+      IntPredicate keepBucket) {
+    this.keepBucket = keepBucket;
     this.compaction = compaction;
     this.layout = layout;
     this.loader = loader;
@@ -64,6 +82,9 @@ public final class CompactionJob {
     long dropBefore = compaction.dropExpiredBefore();
     try (RowMergingIterator it = new RowMergingIterator(sources, names, layout, loader)) {
       for (it.seekToFirst(); it.valid(); it.next()) {
+        if (!keepBucket.test(Bytes.getShort(it.key(), 0))) {
+          continue;
+        }
         RowState row = it.row();
         for (int i = 0; i < row.size(); i++) {
           if (row.isPointer(i) && rewriteVlog.test(ValuePointer.fileNumber(row.value(i)))) {

@@ -38,26 +38,11 @@ public final class GlobalSnapshotCoordinator {
     this.retention = retention;
   }
 
-  /** A shard snapshot to include, by shard and id. */
-  public static final class ShardRef {
-    final String shardId;
-    final long snapshotId;
-
-    public ShardRef(String shardId, long snapshotId) {
-      this.shardId = shardId;
-      this.snapshotId = snapshotId;
-    }
-  }
-
-  public static ShardRef ref(String shardId, long snapshotId) {
-    return new ShardRef(shardId, snapshotId);
-  }
-
   /** Publishes a global snapshot of the given shard snapshots and makes it CURRENT. */
   public GlobalSnapshot commit(List<ShardRef> shards) {
     List<GlobalSnapshot.Part> parts = new ArrayList<>();
     for (ShardRef ref : shards) {
-      ShardSnapshot s = store.require(ref.shardId, ref.snapshotId);
+      ShardSnapshot s = store.require(ref.shardId(), ref.snapshotId());
       if (s.totalBuckets() != totalBuckets) {
         throw new IllegalArgumentException(
             "snapshot "

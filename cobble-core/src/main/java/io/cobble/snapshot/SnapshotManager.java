@@ -129,7 +129,7 @@ public final class SnapshotManager implements AutoCloseable {
     try {
       VersionSet vs = db.versionSet();
       long nextFile = vs.newFileNumber();
-      List<BucketRange> ranges = BucketRange.fromPairs(db.config().bucketRanges());
+      List<BucketRange> ranges = BucketRange.fromPairs(db.ownedBucketRanges());
       io.cobble.schema.Schema schema = db.schema();
       synchronized (lock) {
         checkOpen();

@@ -34,13 +34,13 @@ public final class SnapshotRestore {
   /** Resumes shard {@code shardId} from its newest intact snapshot, replacing local state. */
   public static Db resume(Path localDir, Storage volume, String shardId, Config config) {
     ShardSnapshot s = new SnapshotStore(volume).requireLatest(shardId);
-    return install(localDir, volume, s, withRanges(config, s.ranges()), null, true);
+    return install(localDir, volume, s, withRanges(config, s.ranges()), null, List.of(), true);
   }
 
   /** Resumes shard {@code shardId} from snapshot {@code id}, replacing local state. */
   public static Db resume(Path localDir, Storage volume, String shardId, long id, Config config) {
     ShardSnapshot s = new SnapshotStore(volume).require(shardId, id);
-    return install(localDir, volume, s, withRanges(config, s.ranges()), null, true);
+    return install(localDir, volume, s, withRanges(config, s.ranges()), null, List.of(), true);
   }
 
   /**
@@ -71,7 +71,23 @@ public final class SnapshotRestore {
               + BucketRange.toConfigValue(s.ranges())
               + "; set bucket-ranges to a subset of those");
     }
-    return install(localDir, volume, s, config, newShardId, false);
+    return openAssembled(
+        localDir, volume, s, config, newShardId, List.of(ShardRef.of(s.shardId(), s.id())));
+  }
+
+  /**
+   * Opens a new shard {@code newShardId} from an assembled snapshot (files of one or more source
+   * snapshots, as rescale cuts them), holding an export lease on its files for the new shard. Fails
+   * if any source snapshot was expired before the lease was in place.
+   */
+  public static Db openAssembled(
+      Path localDir,
+      Storage volume,
+      ShardSnapshot assembled,
+      Config config,
+      String newShardId,
+      List<ShardRef> sources) {
+    return install(localDir, volume, assembled, config, newShardId, sources, false);
   }
 
   private static Config withRanges(Config config, List<BucketRange> ranges) {
@@ -89,6 +105,7 @@ public final class SnapshotRestore {
       ShardSnapshot s,
       Config config,
       String leaseOwner,
+      List<ShardRef> sources,
       boolean replace) {
     if (config.totalBuckets() != s.totalBuckets()) {
       throw new IllegalArgumentException(
@@ -108,10 +125,11 @@ public final class SnapshotRestore {
       ExportLease lease = new SnapshotStore(volume).createLease(leaseOwner, paths);
       // The source may have expired the snapshot before the lease existed: then its files may be
       // gone, and the restore must not pretend otherwise.
-      if (new SnapshotStore(volume).read(s.shardId(), s.id()).isEmpty()) {
-        lease.release();
-        throw new CobbleException(
-            "snapshot " + s.id() + " of shard " + s.shardId() + " was expired while opening it");
+      for (ShardRef source : sources) {
+        if (new SnapshotStore(volume).read(source.shardId(), source.snapshotId()).isEmpty()) {
+          lease.release();
+          throw new CobbleException(source + " was expired while opening it");
+        }
       }
     }
     prepareDirectory(localDir, replace);
@@ -162,7 +180,8 @@ public final class SnapshotRestore {
                 if (n.startsWith(Manifest.PREFIX)
                     || n.endsWith(".sst")
                     || n.endsWith(".vlog")
-                    || n.startsWith(ExternalFiles.FILE_NAME)) {
+                    || n.startsWith(ExternalFiles.FILE_NAME)
+                    || n.startsWith(io.cobble.version.OwnedRanges.FILE_NAME)) {
                   old.add(p);
                 }
               });

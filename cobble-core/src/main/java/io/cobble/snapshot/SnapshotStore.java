@@ -275,7 +275,7 @@ public final class SnapshotStore {
   }
 
   /** Lease files of {@code owner}, or of everyone when null. */
-  List<String> leasePaths(String owner) {
+  public List<String> leasePaths(String owner) {
     List<String> out = new ArrayList<>();
     String prefix = owner == null ? "leases/" : "leases/" + owner + "/";
     for (String p : list(prefix)) {
@@ -357,7 +357,7 @@ public final class SnapshotStore {
   }
 
   /** Data files uploaded by {@code shardId}. */
-  List<String> dataFiles(String shardId) {
+  public List<String> dataFiles(String shardId) {
     return list("data/" + checkShardId(shardId) + "/");
   }
 

@@ -1,6 +1,6 @@
 package io.cobble.snapshot;
 
-import static io.cobble.snapshot.GlobalSnapshotCoordinator.ref;
+import static io.cobble.snapshot.ShardRef.of;
 import static io.cobble.snapshot.SnapshotTest.check;
 import static io.cobble.snapshot.SnapshotTest.write;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -58,16 +58,16 @@ class GlobalSnapshotTest {
         if (round == 0) {
           IllegalArgumentException gap =
               assertThrows(
-                  IllegalArgumentException.class, () -> coordinator.commit(List.of(ref("a", ia))));
+                  IllegalArgumentException.class, () -> coordinator.commit(List.of(of("a", ia))));
           assertTrue(
               gap.getMessage().contains("buckets 4-7 are covered by no shard"), gap.getMessage());
           IllegalArgumentException overlap =
               assertThrows(
                   IllegalArgumentException.class,
-                  () -> coordinator.commit(List.of(ref("a", ia), ref("b", ib), ref("a", ia))));
+                  () -> coordinator.commit(List.of(of("a", ia), of("b", ib), of("a", ia))));
           assertTrue(overlap.getMessage().contains("covered by both"), overlap.getMessage());
         }
-        globals.add(coordinator.commit(List.of(ref("b", ib), ref("a", ia))));
+        globals.add(coordinator.commit(List.of(of("b", ib), of("a", ia))));
       }
       assertEquals(4, coordinator.current().id());
       assertEquals(List.of(3L, 4L), coordinator.ids());

@@ -1,0 +1,245 @@
+package io.cobble.rescale;
+
+import io.cobble.Config;
+import io.cobble.Db;
+import io.cobble.snapshot.BucketRange;
+import io.cobble.snapshot.ShardRef;
+import io.cobble.snapshot.ShardSnapshot;
+import io.cobble.snapshot.SnapshotFile;
+import io.cobble.snapshot.SnapshotRestore;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import io.cobble.util.Bytes;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Rescale without rewriting data: {@link #shrinkBuckets} narrows an open shard (files stay, reads
+ * filter, compaction drops rows of buckets given up); {@link #expandBuckets} opens a new shard from
+ * the files of one or more source snapshots that cover its ranges, used in place on the snapshot
+ * volume under an export lease that lasts until the new shard's first snapshot owns them.
+ */
+public final class Rescale {
+  private Rescale() {}
+
+  public static void shrinkBuckets(Db db, List<BucketRange> ranges) {
+    int[] pairs = new int[ranges.size() * 2];
+    for (int i = 0; i < ranges.size(); i++) {
+      pairs[2 * i] = ranges.get(i).lo();
+      pairs[2 * i + 1] = ranges.get(i).hi();
+    }
+    db.shrinkBuckets(pairs);
+  }
+
+  /**
+   * Opens shard {@code newShardId} in the empty {@code localDir}, owning {@code ranges}, from the
+   * given source snapshots; every bucket of {@code ranges} must be owned by exactly one source.
+   * Source files that hold no wanted bucket are left out; the others are adopted as they are.
+   *
+   * @throws IllegalArgumentException if the sources do not fit together: bucket counts, schema ids,
+   *     coverage, or a source file that still holds rows of a bucket another source serves (compact
+   *     that source after its shrink first)
+   */
+  public static Db expandBuckets(
+      Path localDir,
+      Storage volume,
+      List<ShardRef> sources,
+      List<BucketRange> ranges,
+      String newShardId,
+      Config config) {
+    if (sources.isEmpty() || ranges.isEmpty()) {
+      throw new IllegalArgumentException("expandBuckets needs at least one source and one range");
+    }
+    SnapshotStore store = new SnapshotStore(volume);
+    List<ShardSnapshot> snaps = new ArrayList<>();
+    for (ShardRef ref : sources) {
+      ShardSnapshot s = store.require(ref.shardId(), ref.snapshotId());
+      if (s.totalBuckets() != config.totalBuckets()) {
+        throw new IllegalArgumentException(
+            ref + " has " + s.totalBuckets() + " buckets, the config " + config.totalBuckets());
+      }
+      if (s.schemaId()
+          != snaps.stream().mapToInt(ShardSnapshot::schemaId).findFirst().orElse(s.schemaId())) {
+        throw new IllegalArgumentException(
+            "sources have different schema ids; snapshot them after the same schema change");
+      }
+      snaps.add(s);
+    }
+    // Which source serves each wanted bucket range piece.
+    List<List<BucketRange>> parts = new ArrayList<>();
+    for (ShardSnapshot s : snaps) {
+      List<BucketRange> part = new ArrayList<>();
+      for (BucketRange w : ranges) {
+        for (BucketRange r : s.ranges()) {
+          if (w.overlaps(r)) {
+            part.add(BucketRange.of(Math.max(w.lo(), r.lo()), Math.min(w.hi(), r.hi())));
+          }
+        }
+      }
+      if (part.isEmpty()) {
+        throw new IllegalArgumentException(
+            "snapshot "
+                + s.id()
+                + " of shard "
+                + s.shardId()
+                + " holds none of the buckets "
+                + BucketRange.toConfigValue(ranges));
+      }
+      parts.add(part);
+    }
+    checkCoverage(ranges, parts, sources);
+    long next = 0;
+    for (ShardSnapshot s : snaps) {
+      next = Math.max(next, s.nextFileNumber());
+    }
+    List<SnapshotFile> files = new ArrayList<>();
+    Map<Long, String> vlogs = new TreeMap<>();
+    Map<Long, SnapshotFile> vlogFiles = new HashMap<>();
+    for (int i = 0; i < snaps.size(); i++) {
+      ShardSnapshot s = snaps.get(i);
+      for (SnapshotFile f : s.files()) {
+        if (f.isVlog()) {
+          continue;
+        }
+        BucketRange span =
+            BucketRange.of(
+                Bytes.getShort(f.properties().smallest(), 0),
+                Bytes.getShort(f.properties().largest(), 0));
+        if (!intersects(span, parts.get(i))) {
+          continue;
+        }
+        for (int j = 0; j < snaps.size(); j++) {
+          if (j != i && intersects(span, parts.get(j))) {
+            throw new IllegalArgumentException(
+                "file "
+                    + f.volumePath()
+                    + " of "
+                    + sources.get(i)
+                    + " holds buckets "
+                    + span
+                    + ", some served by "
+                    + sources.get(j)
+                    + "; compact shard "
+                    + s.shardId()
+                    + " after its shrink (compaction drops buckets it gave up) and snapshot it"
+                    + " again");
+          }
+        }
+        // Table numbers are renumbered so files of different sources cannot collide; value-log
+        // numbers are kept, since table rows point into logs by number.
+        files.add(
+            SnapshotFile.table(
+                f.family(), f.level(), next++, f.size(), f.properties(), f.volumePath()));
+        for (long log : f.properties().vlogRefs().keySet()) {
+          SnapshotFile v = find(s, log);
+          String known = vlogs.putIfAbsent(log, v.volumePath());
+          if (known != null && !known.equals(v.volumePath())) {
+            throw new IllegalArgumentException(
+                "value-log number "
+                    + log
+                    + " names different files in the sources ("
+                    + known
+                    + ", "
+                    + v.volumePath()
+                    + "); these shards cannot be combined");
+          }
+          vlogFiles.put(log, v);
+        }
+      }
+    }
+    files.addAll(vlogFiles.values());
+    checkLevels(files);
+    ShardSnapshot assembled =
+        new ShardSnapshot(
+            newShardId,
+            0,
+            System.currentTimeMillis(),
+            config.totalBuckets(),
+            ranges,
+            snaps.get(0).schema(),
+            next,
+            files);
+    Config owned =
+        Config.builder()
+            .setAll(config.values())
+            .set("bucket-ranges", BucketRange.toConfigValue(ranges))
+            .clock(config.clock())
+            .mergeOperatorResolver(config.mergeOperatorResolver())
+            .build();
+    return SnapshotRestore.openAssembled(localDir, volume, assembled, owned, newShardId, sources);
+  }
+
+  private static SnapshotFile find(ShardSnapshot s, long vlog) {
+    for (SnapshotFile f : s.files()) {
+      if (f.isVlog() && f.number() == vlog) {
+        return f;
+      }
+    }
+    throw new IllegalArgumentException(
+        "snapshot " + s.id() + " of shard " + s.shardId() + " lacks value log " + vlog);
+  }
+
+  private static boolean intersects(BucketRange span, List<BucketRange> part) {
+    for (BucketRange p : part) {
+      if (p.overlaps(span)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static void checkCoverage(
+      List<BucketRange> ranges, List<List<BucketRange>> parts, List<ShardRef> sources) {
+    for (BucketRange w : ranges) {
+      for (int b = w.lo(); b <= w.hi(); b++) {
+        int owners = 0;
+        for (List<BucketRange> part : parts) {
+          for (BucketRange p : part) {
+            owners += p.contains(b) ? 1 : 0;
+          }
+        }
+        if (owners != 1) {
+          throw new IllegalArgumentException(
+              "bucket "
+                  + b
+                  + " is held by "
+                  + owners
+                  + " of the sources "
+                  + sources
+                  + "; each wanted bucket needs exactly one");
+        }
+      }
+    }
+  }
+
+  /** Sorted levels of different sources must not overlap once combined. */
+  private static void checkLevels(List<SnapshotFile> files) {
+    Map<String, List<SnapshotFile>> byLevel = new TreeMap<>();
+    for (SnapshotFile f : files) {
+      if (!f.isVlog() && f.level() > 0) {
+        byLevel.computeIfAbsent(f.family() + "/" + f.level(), k -> new ArrayList<>()).add(f);
+      }
+    }
+    for (List<SnapshotFile> level : byLevel.values()) {
+      level.sort((a, b) -> Bytes.compare(a.properties().smallest(), b.properties().smallest()));
+      for (int i = 1; i < level.size(); i++) {
+        if (Bytes.compare(
+                level.get(i - 1).properties().largest(), level.get(i).properties().smallest())
+            >= 0) {
+          throw new IllegalArgumentException(
+              "files "
+                  + level.get(i - 1).volumePath()
+                  + " and "
+                  + level.get(i).volumePath()
+                  + " overlap at level "
+                  + level.get(i).level()
+                  + "; compact the sources after their shrink first");
+        }
+      }
+    }
+  }
+}
