@@ -554,7 +554,7 @@ public final class Db implements AutoCloseable {
           throw new CobbleException("background work failed; writes are disabled", bg);
         }
         Version v = versions.current();
-        boolean stall = v.immutables().size() + v.maxL0Files() >= config.writeStallLimit();
+        boolean stall = v.immutables().size() + v.maxL0Files() > config.writeStallLimit();
         if (!stall) {
           if (v.active().approximateBytes() < config.memtableCapacity()) {
             return;
