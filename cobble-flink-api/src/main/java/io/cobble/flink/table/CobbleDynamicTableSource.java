@@ -67,7 +67,7 @@ final class CobbleDynamicTableSource implements ScanTableSource, LookupTableSour
               + Arrays.toString(lookupColumns.toArray())
               + ".");
     }
-    throw notYet("Lookup");
+    throw notYet("Looking up");
   }
 
   private ValidationException notYet(String access) {

@@ -83,7 +83,7 @@ public final class TableSchemaFile implements Serializable {
   public List<LogicalType> columnTypes() {
     List<LogicalType> types = new ArrayList<>();
     for (String type : columnTypes) {
-      types.add(LogicalTypeParser.parse(type, TableSchemaFile.class.getClassLoader()));
+      types.add(parse(type));
     }
     return types;
   }
@@ -122,9 +122,9 @@ public final class TableSchemaFile implements Serializable {
             "column '"
                 + columnNames.get(i)
                 + "' is "
-                + declared.columnTypes.get(i)
+                + readable(declared.columnTypes.get(i))
                 + " in the DDL but "
-                + columnTypes.get(i)
+                + readable(columnTypes.get(i))
                 + " in the table");
       }
     }
@@ -145,6 +145,15 @@ public final class TableSchemaFile implements Serializable {
               + " in the table");
     }
     return Optional.empty();
+  }
+
+  /** A type as users write it in DDL ({@code STRING} rather than {@code VARCHAR(2147483647)}). */
+  private static String readable(String serializedType) {
+    return parse(serializedType).asSummaryString();
+  }
+
+  private static LogicalType parse(String serializedType) {
+    return LogicalTypeParser.parse(serializedType, TableSchemaFile.class.getClassLoader());
   }
 
   /** Reads the schema published under a table root; empty when there is none (yet). */
