@@ -356,7 +356,10 @@ public final class Db implements AutoCloseable {
     }
   }
 
-  private static int[] checkProjection(ColumnLayout layout, int[] projection) {
+  private static int[] checkProjection(ColumnLayout layout, Object options, int[] projection) {
+    if (options == null) {
+      throw new IllegalArgumentException("read/scan options must not be null (use DEFAULT)");
+    }
     if (projection != null) {
       for (int c : projection) {
         layout.checkColumn(c);
@@ -975,7 +978,8 @@ public final class Db implements AutoCloseable {
     checkKey(key);
     Layouts l = layouts;
     ColumnLayout layout = l.require(family);
-    int[] projection = checkProjection(layout, options.projection());
+    int[] projection =
+        checkProjection(layout, options, options == null ? null : options.projection());
     Version v = versions.acquire();
     try {
       return read(v, layout, bucket, key, projection);
@@ -989,7 +993,8 @@ public final class Db implements AutoCloseable {
     checkOpen();
     checkBucket(bucket);
     ColumnLayout layout = layouts.require(family);
-    int[] projection = checkProjection(layout, options.projection());
+    int[] projection =
+        checkProjection(layout, options, options == null ? null : options.projection());
     List<byte[][]> out = new ArrayList<>(keys.size());
     Version v = versions.acquire();
     try {
@@ -1094,7 +1099,8 @@ public final class Db implements AutoCloseable {
     checkOpen();
     checkBucket(bucket);
     ColumnLayout layout = layouts.require(family);
-    int[] projection = checkProjection(layout, options.projection());
+    int[] projection =
+        checkProjection(layout, options, options == null ? null : options.projection());
     if (start != null && end != null && Bytes.compare(start, end) > 0) {
       throw new IllegalArgumentException("scan start is after end");
     }
