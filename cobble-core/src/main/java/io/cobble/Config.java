@@ -33,7 +33,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   <li>{@code compaction.policy} (score_priority): round_robin, min_overlap or score_priority.
  *   <li>{@code compaction.l0-file-limit} (2): L0 files of a tree that trigger an L0 compaction.
  *   <li>{@code compaction.write-stall-limit} (max(l0-file-limit + 2, 32)): writes block while
- *       immutable memtables + L0 files of any tree reach this; must be ≥ l0-file-limit + 2.
+ *       immutable memtables + L0 files of any tree exceed this; must be ≥ l0-file-limit + 2.
  *   <li>{@code compaction.threads} (4): compaction worker threads.
  *   <li>{@code compaction.read-ahead.enabled} (true): compaction inputs are read sequentially in
  *       {@code compaction.read-ahead.size} (2mb) chunks instead of block by block.

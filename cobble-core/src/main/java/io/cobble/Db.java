@@ -435,7 +435,10 @@ public final class Db implements AutoCloseable {
     }
   }
 
-  private static int[] checkProjection(ColumnLayout layout, int[] projection) {
+  private static int[] checkProjection(ColumnLayout layout, Object options, int[] projection) {
+    if (options == null) {
+      throw new IllegalArgumentException("read/scan options must not be null (use DEFAULT)");
+    }
     if (projection != null) {
       for (int c : projection) {
         layout.checkColumn(c);
@@ -633,7 +636,7 @@ public final class Db implements AutoCloseable {
           throw new CobbleException("background work failed; writes are disabled", bg);
         }
         Version v = versions.current();
-        boolean stall = v.immutables().size() + v.maxL0Files() >= config.writeStallLimit();
+        boolean stall = v.immutables().size() + v.maxL0Files() > config.writeStallLimit();
         if (!stall) {
           if (v.active().approximateBytes() < config.memtableCapacity()) {
             return;
@@ -1059,7 +1062,8 @@ public final class Db implements AutoCloseable {
     checkKey(key);
     Layouts l = layouts;
     ColumnLayout layout = l.require(family);
-    int[] projection = checkProjection(layout, options.projection());
+    int[] projection =
+        checkProjection(layout, options, options == null ? null : options.projection());
     Version v = versions.acquire();
     try {
       return read(v, layout, bucket, key, projection);
@@ -1073,7 +1077,8 @@ public final class Db implements AutoCloseable {
     checkOpen();
     checkBucket(bucket);
     ColumnLayout layout = layouts.require(family);
-    int[] projection = checkProjection(layout, options.projection());
+    int[] projection =
+        checkProjection(layout, options, options == null ? null : options.projection());
     List<byte[][]> out = new ArrayList<>(keys.size());
     Version v = versions.acquire();
     try {
@@ -1178,7 +1183,8 @@ public final class Db implements AutoCloseable {
     checkOpen();
     checkBucket(bucket);
     ColumnLayout layout = layouts.require(family);
-    int[] projection = checkProjection(layout, options.projection());
+    int[] projection =
+        checkProjection(layout, options, options == null ? null : options.projection());
     if (start != null && end != null && Bytes.compare(start, end) > 0) {
       throw new IllegalArgumentException("scan start is after end");
     }

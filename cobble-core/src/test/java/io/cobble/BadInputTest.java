@@ -115,6 +115,8 @@ class BadInputTest {
           () -> db.get(0, "f", k, ReadOptions.columns(5)),
           "column 5");
       fails(IllegalArgumentException.class, () -> db.merge(0, "f", k, 0, k), "no merge operator");
+      fails(IllegalArgumentException.class, () -> db.get(0, "f", k, null), "options");
+      fails(IllegalArgumentException.class, () -> db.scan(0, "f", null, null, null), "options");
       fails(IllegalArgumentException.class, () -> db.merge(0, "f", k, 1, k), "8 bytes");
       fails(IllegalArgumentException.class, () -> db.put(0, "f", null, 0, k), "key");
       fails(IllegalArgumentException.class, () -> db.put(0, "f", k, 0, null), "value");

@@ -162,7 +162,7 @@ class ModelBasedTest {
             .set("sst.pinned-metadata.partitions.enabled", rnd.nextBoolean())
             .set("sst.compression", "none,lz4")
             .set("value-separation.threshold", "48")
-            .set("block-cache.size", "96kb")
+            .set("block-cache.size", seed == 5 ? "1mb" : "96kb")
             .set("ttl.default", DEFAULT_TTL + "ms")
             .set("direct-io.enabled", seed == 5)
             .set("fsync.enabled", seed == 1)

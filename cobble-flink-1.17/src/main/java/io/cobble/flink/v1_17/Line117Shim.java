@@ -3,7 +3,9 @@ package io.cobble.flink.v1_17;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
+import io.cobble.flink.shim.SinkWriterFactory;
 import java.util.Map;
+import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
@@ -35,5 +37,10 @@ public final class Line117Shim implements FlinkLineShim {
   public RecoveryClaimMode recoveryClaimMode(
       String flinkVersion, Map<String, String> configuration) {
     return FlinkLineShim.claimModeFrom(configuration, recoveryClaimModeKey(flinkVersion));
+  }
+
+  @Override
+  public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
+    return new CobbleSink117<>(writers);
   }
 }

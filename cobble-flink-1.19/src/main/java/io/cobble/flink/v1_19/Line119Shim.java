@@ -3,7 +3,9 @@ package io.cobble.flink.v1_19;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
+import io.cobble.flink.shim.SinkWriterFactory;
 import java.util.Map;
+import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
@@ -51,5 +53,10 @@ public final class Line119Shim implements FlinkLineShim {
 
   private static boolean is119(String flinkVersion) {
     return flinkVersion.startsWith("1.19");
+  }
+
+  @Override
+  public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
+    return new CobbleSink119<>(writers);
   }
 }

@@ -3,7 +3,9 @@ package io.cobble.flink.v2_0;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
+import io.cobble.flink.shim.SinkWriterFactory;
 import java.util.Map;
+import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.configuration.StateRecoveryOptions;
@@ -39,5 +41,10 @@ public final class Line20Shim implements FlinkLineShim {
       String flinkVersion, Map<String, String> configuration) {
     return FlinkLineShim.claimModeFrom(
         configuration, recoveryClaimModeKey(flinkVersion), LEGACY_CLAIM_MODE_KEY);
+  }
+
+  @Override
+  public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
+    return new CobbleSink20<>(writers);
   }
 }

@@ -1,10 +1,16 @@
 package io.cobble.flink.table;
 
-import io.cobble.CobbleVersion;
 import io.cobble.flink.ShimLoader;
+import io.cobble.flink.table.layout.TableSchemaFile;
+import io.cobble.flink.table.sink.CobbleDynamicTableSink;
+import io.cobble.storage.Storage;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.flink.configuration.ConfigOption;
@@ -13,12 +19,12 @@ import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
-import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
 import org.apache.flink.table.factories.FactoryUtil;
+import org.apache.flink.table.types.logical.RowType;
 
 /** The {@code connector = 'cobble'} factory: validates every option before anything runs. */
 public final class CobbleDynamicTableFactory
@@ -38,13 +44,23 @@ public final class CobbleDynamicTableFactory
 
   @Override
   public Set<ConfigOption<?>> optionalOptions() {
+    // One table is often both written and read, so sink and source options are accepted on both.
     return new HashSet<>(
         Arrays.asList(
             CobbleTableOptions.BUCKET,
             CobbleSinkOptions.SINK_PARALLELISM,
             CobbleSinkOptions.SNAPSHOT_RETENTION,
             CobbleSinkOptions.SINK_USE_MANAGED_MEMORY_ALLOCATOR,
-            CobbleSinkOptions.SINK_WRITER_BUFFER_MEMORY));
+            CobbleSinkOptions.SINK_WRITER_BUFFER_MEMORY,
+            CobbleSourceOptions.SOURCE_KIND,
+            CobbleSourceOptions.SCAN_CHECKPOINT_ID,
+            CobbleSourceOptions.SCAN_MODE,
+            CobbleSourceOptions.SCAN_POLL_INTERVAL_MS,
+            CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY,
+            CobbleSourceOptions.STATE_NAME,
+            CobbleSourceOptions.STATE_OPERATOR_ID,
+            CobbleSourceOptions.STATE_KIND,
+            CobbleSourceOptions.RAW_COLUMNS));
   }
 
   @Override
@@ -53,18 +69,47 @@ public final class CobbleDynamicTableFactory
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
     helper.validateExcept(CobbleTableOptions.STORAGE_OPTION_PREFIX);
     ReadableConfig options = helper.getOptions();
-    TablePaths.normalize(options.get(CobbleTableOptions.PATH));
-    requirePositive(options, CobbleTableOptions.BUCKET);
-    requirePositive(options, CobbleSinkOptions.SINK_PARALLELISM);
+    URI root = TablePaths.normalize(options.get(CobbleTableOptions.PATH));
+    int buckets = requirePositive(options, CobbleTableOptions.BUCKET);
+    int writers = requirePositive(options, CobbleSinkOptions.SINK_PARALLELISM);
     requirePositiveOrDefault(options, CobbleSinkOptions.SNAPSHOT_RETENTION);
     MemorySize buffer = options.get(CobbleSinkOptions.SINK_WRITER_BUFFER_MEMORY);
     if (buffer.getBytes() <= 0) {
       throw new ValidationException(
           "Option '" + CobbleSinkOptions.SINK_WRITER_BUFFER_MEMORY.key() + "' must be > 0.");
     }
-    validateSinkSchema(context.getCatalogTable().getResolvedSchema());
-    throw new ValidationException(
-        "The Cobble table sink is not available in Cobble " + CobbleVersion.get() + ".");
+    if (writers > buckets) {
+      throw new ValidationException(
+          "Option '"
+              + CobbleSinkOptions.SINK_PARALLELISM.key()
+              + "' ("
+              + writers
+              + ") must not exceed '"
+              + CobbleTableOptions.BUCKET.key()
+              + "' ("
+              + buckets
+              + "): each writer owns at least one bucket. Lower sink.parallelism or raise"
+              + " bucket.");
+    }
+    if (!"file".equalsIgnoreCase(root.getScheme())) {
+      throw new ValidationException(
+          "Option 'path' is "
+              + root
+              + ", but the Cobble sink writes to local or mounted file:// paths only in this"
+              + " version; remote shards arrive with table snapshots.");
+    }
+    ResolvedSchema schema = context.getCatalogTable().getResolvedSchema();
+    KeyedTableRules.check(schema, "sink");
+    TableSchemaFile declared = TableSchemaFile.of(schema, buckets, writers);
+    TableStorage table =
+        TableStorage.fromTableOptions(root, context.getCatalogTable().getOptions());
+    readPublishedSchema(table).ifPresent(published -> checkSinkAgainst(published, declared, root));
+    return new CobbleDynamicTableSink(
+        table,
+        declared,
+        (RowType) schema.toPhysicalRowDataType().getLogicalType(),
+        buffer.getBytes(),
+        options.get(CobbleSinkOptions.SINK_USE_MANAGED_MEMORY_ALLOCATOR));
   }
 
   @Override
@@ -72,12 +117,133 @@ public final class CobbleDynamicTableFactory
     ShimLoader.current();
     FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
     helper.validateExcept(CobbleTableOptions.STORAGE_OPTION_PREFIX);
-    TablePaths.normalize(helper.getOptions().get(CobbleTableOptions.PATH));
-    throw new ValidationException(
-        "The Cobble table source is not available in Cobble " + CobbleVersion.get() + ".");
+    ReadableConfig options = helper.getOptions();
+    URI root = TablePaths.normalize(options.get(CobbleTableOptions.PATH));
+    SourceKind declared = SourceOptionsValidator.validate(options);
+    ResolvedSchema schema = context.getCatalogTable().getResolvedSchema();
+    TableStorage table =
+        TableStorage.fromTableOptions(root, context.getCatalogTable().getOptions());
+    if (declared == SourceKind.RAW) {
+      RawTableRules.checkSchema(schema);
+      RawTableRules.columns(options);
+    }
+    SourceKind kind = declared == SourceKind.AUTO ? SourceKindResolver.resolve(table) : declared;
+    if (kind == SourceKind.STATE) {
+      throw new ValidationException(
+          "Option '"
+              + CobbleSourceOptions.SOURCE_KIND.key()
+              + "' = 'state'"
+              + (declared == SourceKind.AUTO
+                  ? " (detected from the checkpoint at " + root + ")"
+                  : "")
+              + ": reading Flink state written by the Cobble state backend is not available yet;"
+              + " read a Cobble sink table ('sink') or a Cobble table as bytes ('raw').");
+    }
+    if (kind == SourceKind.SINK) {
+      checkSinkSource(schema, table, options);
+    }
+    List<String> physical =
+        schema.getColumns().stream()
+            .filter(Column::isPhysical)
+            .map(Column::getName)
+            .collect(Collectors.toList());
+    List<String> key =
+        schema.getPrimaryKey().map(pk -> pk.getColumns()).orElse(java.util.Collections.emptyList());
+    return new CobbleDynamicTableSource(kind, table, physical, key);
   }
 
-  private static void requirePositive(ReadableConfig options, ConfigOption<Integer> option) {
+  /** A sink-table source: the DDL must describe the published schema exactly. */
+  private static void checkSinkSource(
+      ResolvedSchema schema, TableStorage table, ReadableConfig options) {
+    KeyedTableRules.check(schema, "sink");
+    TableSchemaFile published =
+        readPublishedSchema(table)
+            .orElseThrow(
+                () ->
+                    new ValidationException(
+                        "No Cobble sink table at '"
+                            + table.root()
+                            + "' (no "
+                            + TableSchemaFile.PATH
+                            + "). Check 'path', or write the table with the Cobble sink first."));
+    published
+        .firstColumnMismatch(TableSchemaFile.of(schema, 0, 0))
+        .ifPresent(
+            mismatch -> {
+              throw new ValidationException(
+                  "The DDL does not match the Cobble sink table at '"
+                      + table.root()
+                      + "': "
+                      + mismatch
+                      + ". Declare the table's columns, types and PRIMARY KEY as written.");
+            });
+    options
+        .getOptional(CobbleTableOptions.BUCKET)
+        .filter(bucket -> bucket != published.bucketCount())
+        .ifPresent(
+            bucket -> {
+              throw new ValidationException(
+                  "Option 'bucket' is "
+                      + bucket
+                      + " but the table at '"
+                      + table.root()
+                      + "' has "
+                      + published.bucketCount()
+                      + " buckets; leave 'bucket' out or set it to "
+                      + published.bucketCount()
+                      + ".");
+            });
+  }
+
+  /** A sink into an existing table: same columns, bucket count and writer count. */
+  private static void checkSinkAgainst(
+      TableSchemaFile published, TableSchemaFile declared, URI root) {
+    published
+        .firstColumnMismatch(declared)
+        .ifPresent(
+            mismatch -> {
+              throw new ValidationException(
+                  "The DDL does not match the Cobble table already at '"
+                      + root
+                      + "': "
+                      + mismatch
+                      + ". Declare the table as written, or write to a new 'path'.");
+            });
+    if (published.bucketCount() != declared.bucketCount()) {
+      throw new ValidationException(
+          "Option 'bucket' is "
+              + declared.bucketCount()
+              + " but the table at '"
+              + root
+              + "' was written with "
+              + published.bucketCount()
+              + " buckets; the bucket count of a table is fixed. Set 'bucket' = '"
+              + published.bucketCount()
+              + "'.");
+    }
+    if (published.shardCount() != declared.shardCount()) {
+      throw new ValidationException(
+          "Option 'sink.parallelism' is "
+              + declared.shardCount()
+              + " but the table at '"
+              + root
+              + "' has "
+              + published.shardCount()
+              + " shards; rescaling a sink table is not supported yet. Set 'sink.parallelism' = '"
+              + published.shardCount()
+              + "'.");
+    }
+  }
+
+  private static Optional<TableSchemaFile> readPublishedSchema(TableStorage table) {
+    try (Storage storage = table.open()) {
+      return TableSchemaFile.read(storage);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot read the Cobble table schema at " + table.root(), e);
+    }
+  }
+
+  private static int requirePositive(ReadableConfig options, ConfigOption<Integer> option) {
     Integer value =
         options
             .getOptional(option)
@@ -89,6 +255,7 @@ public final class CobbleDynamicTableFactory
       throw new ValidationException(
           "Option '" + option.key() + "' must be > 0, but is " + value + ".");
     }
+    return value;
   }
 
   private static void requirePositiveOrDefault(
@@ -97,29 +264,6 @@ public final class CobbleDynamicTableFactory
     if (value <= 0) {
       throw new ValidationException(
           "Option '" + option.key() + "' must be > 0, but is " + value + ".");
-    }
-  }
-
-  private static void validateSinkSchema(ResolvedSchema schema) {
-    UniqueConstraint primaryKey =
-        schema
-            .getPrimaryKey()
-            .orElseThrow(
-                () ->
-                    new ValidationException(
-                        "A Cobble sink table needs a PRIMARY KEY (... ) NOT ENFORCED."));
-    List<String> keyColumns = primaryKey.getColumns();
-    List<String> valueColumns =
-        schema.getColumns().stream()
-            .filter(Column::isPhysical)
-            .map(Column::getName)
-            .filter(name -> !keyColumns.contains(name))
-            .collect(Collectors.toList());
-    if (valueColumns.isEmpty()) {
-      throw new ValidationException(
-          "A Cobble sink table needs at least one physical column outside the PRIMARY KEY "
-              + keyColumns
-              + ".");
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.cobble.flink.shim;
 
 import java.util.Map;
+import org.apache.flink.api.connector.sink2.Sink;
 
 /**
  * What differs between Flink lines for the version-neutral Cobble code. Each line module implements
@@ -26,6 +27,13 @@ public interface FlinkLineShim {
    * deprecated key where Flink still does, and Flink's default ({@code NO_CLAIM}) when unset.
    */
   RecoveryClaimMode recoveryClaimMode(String flinkVersion, Map<String, String> configuration);
+
+  /**
+   * A Sink V2 sink whose writers come from {@code writers}. The {@code Sink} interface itself
+   * differs between lines ({@code createWriter(InitContext)} on 1.17/1.18, {@code
+   * createWriter(WriterInitContext)} from 1.19), so each line module implements it.
+   */
+  <T> Sink<T> sink(SinkWriterFactory<T> writers);
 
   /**
    * Reads the claim mode from the first key present, in the order given (new key before its

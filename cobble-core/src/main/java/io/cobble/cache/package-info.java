@@ -1,0 +1,2 @@
+/** Block cache shared by all tables of a Db. */
+package io.cobble.cache;

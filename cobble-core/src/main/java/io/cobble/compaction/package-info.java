@@ -1,0 +1,2 @@
+/** Compaction picking (policies), execution and the table/value-log output writer. */
+package io.cobble.compaction;

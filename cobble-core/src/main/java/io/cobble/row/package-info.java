@@ -1,0 +1,2 @@
+/** Row encoding and the per-column fold rules shared by memtables, compaction and reads. */
+package io.cobble.row;

@@ -1,0 +1,2 @@
+/** Versions (what readers see), the manifest, and reference-counted file lifetimes. */
+package io.cobble.version;

@@ -1,0 +1,148 @@
+package io.cobble.version;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.cobble.Config;
+import io.cobble.compaction.Compaction;
+import io.cobble.compaction.CompactionPicker;
+import io.cobble.memtable.SkipListMemTable;
+import io.cobble.sst.TableProperties;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CompactionPickerTest {
+  private long nextNumber = 1;
+
+  private FileMeta file(String lo, String hi, long size, long maxExpiry) {
+    TableProperties p =
+        new TableProperties(
+            10,
+            lo.getBytes(UTF_8),
+            hi.getBytes(UTF_8),
+            1,
+            maxExpiry,
+            Long.MAX_VALUE,
+            Collections.emptyMap());
+    return new FileMeta(nextNumber++, 0, size, p, null);
+  }
+
+  private FileMeta file(String lo, String hi, long size) {
+    return file(lo, hi, size, 0);
+  }
+
+  private static Version version(SkipListMemTable mem, List<List<FileMeta>> levels) {
+    List<Tree> trees = new ArrayList<>();
+    trees.add(new Tree(levels));
+    return new Version(
+        null, mem, new ArrayList<>(), trees, Collections.emptyMap(), Collections.emptyMap());
+  }
+
+  @SafeVarargs
+  private static List<List<FileMeta>> levels(List<FileMeta>... perLevel) {
+    List<List<FileMeta>> l = new ArrayList<>(Arrays.asList(perLevel));
+    while (l.size() < 5) {
+      l.add(new ArrayList<>());
+    }
+    return l;
+  }
+
+  private static Config config(String policy) {
+    return Config.builder()
+        .set("compaction.policy", policy)
+        .set("compaction.level-base-size", "2kb")
+        .set("compaction.level-size-multiplier", 4)
+        .set("compaction.max-levels", 5)
+        .set("compaction.l0-file-limit", 2)
+        .build();
+  }
+
+  private final SkipListMemTable mem = new SkipListMemTable(1, (k, a, b) -> b);
+
+  private List<List<FileMeta>> shape() {
+    FileMeta abc = file("a", "c", 1000);
+    FileMeta def = file("d", "f", 1000);
+    FileMeta ghi = file("g", "i", 1000);
+    FileMeta ab = file("a", "b", 20_000);
+    FileMeta de = file("d", "e", 100);
+    FileMeta gh = file("g", "h", 5_000);
+    return levels(
+        new ArrayList<>(),
+        new ArrayList<>(Arrays.asList(abc, def, ghi)),
+        new ArrayList<>(Arrays.asList(ab, de, gh)));
+  }
+
+  @Test
+  void minOverlapPicksTheCheapestFileOfTheShallowestDueLevel() {
+    List<List<FileMeta>> l = shape();
+    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 0);
+    assertEquals(1, c.inputLevel());
+    assertEquals(l.get(1).get(1), c.inputs().get(0));
+    assertEquals(Collections.singletonList(l.get(2).get(1)), c.overlaps());
+    assertEquals(Compaction.Kind.MERGE, c.kind());
+  }
+
+  @Test
+  void roundRobinWalksTheLevelInKeyOrder() {
+    List<List<FileMeta>> l = shape();
+    CompactionPicker picker = new CompactionPicker(config("round_robin"));
+    Version v = version(mem, l);
+    assertEquals(l.get(1).get(0), picker.pick(v, 0, 0).inputs().get(0));
+    assertEquals(l.get(1).get(1), picker.pick(v, 0, 0).inputs().get(0));
+    assertEquals(l.get(1).get(2), picker.pick(v, 0, 0).inputs().get(0));
+    assertEquals(l.get(1).get(0), picker.pick(v, 0, 0).inputs().get(0));
+  }
+
+  @Test
+  void scorePriorityPicksTheMostOverfullLevel() {
+    List<List<FileMeta>> l = shape();
+    // L1: 3000 / 2048 ≈ 1.5; L2: 25100 / 8192 ≈ 3.1, and L3 is empty: a trivial move.
+    Compaction c = new CompactionPicker(config("score_priority")).pick(version(mem, l), 0, 0);
+    assertEquals(2, c.inputLevel());
+    assertEquals(Compaction.Kind.TRIVIAL_MOVE, c.kind());
+  }
+
+  @Test
+  void l0CompactionTakesAllL0FilesWhenTheLimitIsReached() {
+    FileMeta newer = file("b", "e", 10);
+    FileMeta older = file("a", "c", 10);
+    FileMeta l1 = file("c", "d", 10);
+    FileMeta l1far = file("x", "z", 10);
+    List<List<FileMeta>> l =
+        levels(
+            new ArrayList<>(Arrays.asList(newer, older)),
+            new ArrayList<>(Arrays.asList(l1, l1far)));
+    Compaction c = new CompactionPicker(config("score_priority")).pick(version(mem, l), 0, 0);
+    assertEquals(0, c.inputLevel());
+    assertEquals(Arrays.asList(newer, older), c.inputs());
+    assertEquals(Collections.singletonList(l1), c.overlaps());
+    assertEquals(true, c.bottommost());
+    List<List<FileMeta>> one = levels(new ArrayList<>(Arrays.asList(newer)));
+    assertNull(new CompactionPicker(config("score_priority")).pick(version(mem, one), 0, 0));
+  }
+
+  @Test
+  void expiredFilesDropOnlyWithNothingOlderBelowAndNoEarlierMergeAbove() {
+    FileMeta expired = file("a", "c", 10, 500);
+    List<List<FileMeta>> l =
+        levels(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(Arrays.asList(expired)));
+    CompactionPicker picker = new CompactionPicker(config("score_priority"));
+    Compaction c = picker.pick(version(mem, l), 0, 1000);
+    assertEquals(Compaction.Kind.DROP_EXPIRED, c.kind());
+    assertNull(picker.pick(version(mem, l), 0, 400));
+    FileMeta below = file("b", "b", 10);
+    List<List<FileMeta>> covered =
+        levels(
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(expired)),
+            new ArrayList<>(Arrays.asList(below)));
+    assertNull(picker.pick(version(mem, covered), 0, 1000));
+    SkipListMemTable merging = new SkipListMemTable(2, (k, a, b) -> b);
+    merging.noteMerge(300);
+    assertNull(picker.pick(version(merging, l), 0, 1000));
+  }
+}

@@ -1,0 +1,74 @@
+package io.cobble.flink.table;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.MemorySize;
+
+/** Options of the Cobble SQL source. Values are checked by {@link SourceOptionsValidator}. */
+public final class CobbleSourceOptions {
+
+  public static final String LATEST = "latest";
+
+  public static final ConfigOption<String> SOURCE_KIND =
+      ConfigOptions.key("source.kind")
+          .stringType()
+          .defaultValue(SourceKind.AUTO.optionValue())
+          .withDescription(
+              "What the path holds: auto, sink (a Cobble sink table), state (a Flink checkpoint"
+                  + " written with the Cobble state backend) or raw (any Cobble table as bytes)."
+                  + " auto never selects raw.");
+
+  public static final ConfigOption<String> SCAN_CHECKPOINT_ID =
+      ConfigOptions.key("scan.checkpoint-id")
+          .stringType()
+          .defaultValue(LATEST)
+          .withDescription("Snapshot to read: 'latest' or a positive checkpoint id.");
+
+  public static final ConfigOption<String> SCAN_MODE =
+      ConfigOptions.key("scan.mode")
+          .stringType()
+          .defaultValue(ScanMode.BATCH.optionValue())
+          .withDescription(
+              "batch reads one snapshot; streaming (only with 'latest') keeps following new ones.");
+
+  public static final ConfigOption<Long> SCAN_POLL_INTERVAL_MS =
+      ConfigOptions.key("scan.poll-interval-ms")
+          .longType()
+          .defaultValue(3000L)
+          .withDescription("How often streaming mode looks for a new snapshot, in milliseconds.");
+
+  public static final ConfigOption<MemorySize> SOURCE_BLOCK_CACHE_MEMORY =
+      ConfigOptions.key("source.block-cache-memory")
+          .memoryType()
+          .defaultValue(MemorySize.ZERO)
+          .withDescription("Block cache of one source reader, mainly for lookups; 0 disables it.");
+
+  public static final ConfigOption<String> STATE_NAME =
+      ConfigOptions.key("state.name")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("State to read when source.kind = 'state'.");
+
+  public static final ConfigOption<String> STATE_OPERATOR_ID =
+      ConfigOptions.key("state.operator-id")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("Cobble operator to read when source.kind = 'state'.");
+
+  public static final ConfigOption<String> STATE_KIND =
+      ConfigOptions.key("state.kind")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "Expected state kind (value, list, map, reducing, aggregating or timer), checked"
+                  + " against the checkpoint's metadata.");
+
+  public static final ConfigOption<String> RAW_COLUMNS =
+      ConfigOptions.key("raw.columns")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "Comma-separated Cobble column indexes to read when source.kind = 'raw', e.g. 0,1.");
+
+  private CobbleSourceOptions() {}
+}

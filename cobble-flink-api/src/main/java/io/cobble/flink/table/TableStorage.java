@@ -1,0 +1,50 @@
+package io.cobble.flink.table;
+
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
+import java.io.IOException;
+import java.io.Serializable;
+import java.net.URI;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Where a table lives: its normalized root URI and the {@code storage.option.<key>} settings of the
+ * DDL, forwarded to the storage provider unchanged. Serializable so that writers and readers open
+ * the same storage as the planner checked.
+ */
+public final class TableStorage implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+
+  private final URI root;
+  private final HashMap<String, String> providerOptions;
+
+  TableStorage(URI root, Map<String, String> providerOptions) {
+    this.root = root;
+    this.providerOptions = new HashMap<>(providerOptions);
+  }
+
+  /** The table's storage from its DDL options. */
+  static TableStorage fromTableOptions(URI root, Map<String, String> tableOptions) {
+    Map<String, String> provider = new TreeMap<>();
+    tableOptions.forEach(
+        (key, value) -> {
+          if (key.startsWith(CobbleTableOptions.STORAGE_OPTION_PREFIX)) {
+            provider.put(key.substring(CobbleTableOptions.STORAGE_OPTION_PREFIX.length()), value);
+          }
+        });
+    return new TableStorage(root, provider);
+  }
+
+  public URI root() {
+    return root;
+  }
+
+  /** Opens the storage rooted at the table path; the caller closes it. */
+  public Storage open() throws IOException {
+    return StorageProviders.open(root, StorageOptions.of(providerOptions));
+  }
+}

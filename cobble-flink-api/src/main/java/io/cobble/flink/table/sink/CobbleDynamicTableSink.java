@@ -1,0 +1,72 @@
+package io.cobble.flink.table.sink;
+
+import io.cobble.flink.table.TableStorage;
+import io.cobble.flink.table.codec.KeyEncoder;
+import io.cobble.flink.table.codec.RowCodec;
+import io.cobble.flink.table.layout.TableLayout;
+import io.cobble.flink.table.layout.TableSchemaFile;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+/** The Cobble SQL sink of a validated table: upserts by primary key into bucketed shards. */
+public final class CobbleDynamicTableSink implements DynamicTableSink {
+
+  private final TableStorage table;
+  private final TableSchemaFile schema;
+  private final RowType rowType;
+  private final long writerBufferBytes;
+  private final boolean useManagedMemory;
+
+  public CobbleDynamicTableSink(
+      TableStorage table,
+      TableSchemaFile schema,
+      RowType rowType,
+      long writerBufferBytes,
+      boolean useManagedMemory) {
+    this.table = table;
+    this.schema = schema;
+    this.rowType = rowType;
+    this.writerBufferBytes = writerBufferBytes;
+    this.useManagedMemory = useManagedMemory;
+  }
+
+  @Override
+  public ChangelogMode getChangelogMode(ChangelogMode requestedMode) {
+    return ChangelogMode.upsert();
+  }
+
+  @Override
+  public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
+    int[] keyPositions = new int[schema.primaryKey().size()];
+    List<LogicalType> keyTypes = new ArrayList<>();
+    for (int i = 0; i < keyPositions.length; i++) {
+      keyPositions[i] = rowType.getFieldIndex(schema.primaryKey().get(i));
+      keyTypes.add(rowType.getTypeAt(keyPositions[i]));
+    }
+    RowCodec codec = new RowCodec(rowType, keyPositions);
+    TableLayout layout = new TableLayout(schema.bucketCount(), schema.shardCount());
+    CobbleSinkWriterFactory writers =
+        new CobbleSinkWriterFactory(table, schema, codec, writerBufferBytes);
+    int managedMemoryMib = useManagedMemory ? (int) Math.max(1, writerBufferBytes >> 20) : 0;
+    return new CobbleSinkProvider(
+        writers,
+        new KeyEncoder(keyTypes, keyPositions),
+        layout,
+        "Cobble sink: " + table.root(),
+        managedMemoryMib);
+  }
+
+  @Override
+  public DynamicTableSink copy() {
+    return new CobbleDynamicTableSink(table, schema, rowType, writerBufferBytes, useManagedMemory);
+  }
+
+  @Override
+  public String asSummaryString() {
+    return "Cobble sink";
+  }
+}

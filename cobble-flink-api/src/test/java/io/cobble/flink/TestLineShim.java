@@ -1,0 +1,51 @@
+package io.cobble.flink;
+
+import io.cobble.flink.shim.FlinkLine;
+import io.cobble.flink.shim.FlinkLineShim;
+import io.cobble.flink.shim.RecoveryClaimMode;
+import io.cobble.flink.shim.SinkWriterContext;
+import io.cobble.flink.shim.SinkWriterFactory;
+import java.util.Map;
+import org.apache.flink.api.connector.sink2.Sink;
+
+/**
+ * The line shim of this module's tests, which run on the Flink it compiles against (1.17): lets the
+ * table factory pass the line guard without a line module.
+ */
+public final class TestLineShim implements FlinkLineShim {
+
+  @Override
+  public FlinkLine line() {
+    return FlinkLine.LINE_1_17;
+  }
+
+  @Override
+  public String checkpointDirKey(String flinkVersion) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public String configFileName(String flinkVersion) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public String recoveryClaimModeKey(String flinkVersion) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public RecoveryClaimMode recoveryClaimMode(String flinkVersion, Map<String, String> config) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
+    return context ->
+        writers.createWriter(
+            new SinkWriterContext(
+                context.getSubtaskId(),
+                context.getNumberOfParallelSubtasks(),
+                context.metricGroup()));
+  }
+}

@@ -1,0 +1,282 @@
+package io.cobble.flink.table;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.cobble.flink.table.layout.TableSchemaFile;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.connector.source.LookupTableSource;
+import org.apache.flink.table.connector.source.ScanTableSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One test per source rule of the specification, each asserting the message users see. */
+class SourceValidationTest {
+
+  @TempDir Path dir;
+
+  private Path sinkTable;
+
+  @BeforeEach
+  void publishASinkTable() throws Exception {
+    sinkTable = dir.resolve("sink-table");
+    Files.createDirectories(sinkTable);
+    try (Storage storage = StorageProviders.open(sinkTable.toUri(), StorageOptions.empty())) {
+      TableSchemaFile.of(keyed(sinkTable).table().getResolvedSchema(), 8, 2).publish(storage);
+    }
+  }
+
+  private static FactoryFixture keyed(Path path) {
+    return new FactoryFixture(path)
+        .column("id", DataTypes.BIGINT())
+        .column("name", DataTypes.STRING())
+        .column("score", DataTypes.INT())
+        .primaryKey("id");
+  }
+
+  private FactoryFixture sink() {
+    return keyed(sinkTable).option("source.kind", "sink");
+  }
+
+  private FactoryFixture raw() {
+    return new FactoryFixture(dir)
+        .column("key", DataTypes.BYTES())
+        .column("columns", DataTypes.ARRAY(DataTypes.BYTES()))
+        .option("source.kind", "raw")
+        .option("raw.columns", "0,1");
+  }
+
+  @Test
+  void sourceKindMustBeKnown() {
+    sink()
+        .option("source.kind", "table")
+        .sourceFails("Option 'source.kind' must be one of auto, sink, state, raw, but is 'table'.");
+  }
+
+  @Test
+  void stateKindIsNotAvailableYet() {
+    keyed(dir)
+        .option("source.kind", "state")
+        .option("state.name", "value-state")
+        .sourceFails("Option 'source.kind' = 'state'", "not available yet");
+  }
+
+  @Test
+  void checkpointIdMustBeLatestOrPositive() {
+    sink()
+        .option("scan.checkpoint-id", "0")
+        .sourceFails(
+            "Option 'scan.checkpoint-id' must be 'latest' or a positive checkpoint id, but is '0'.");
+    sink().option("scan.checkpoint-id", "newest").sourceFails("but is 'newest'");
+  }
+
+  @Test
+  void scanModeMustBeBatchOrStreaming() {
+    sink()
+        .option("scan.mode", "continuous")
+        .sourceFails("Option 'scan.mode' must be 'batch' or 'streaming', but is 'continuous'.");
+  }
+
+  @Test
+  void streamingNeedsLatest() {
+    sink()
+        .option("scan.mode", "streaming")
+        .option("scan.checkpoint-id", "12")
+        .sourceFails("Option 'scan.mode' = 'streaming'", "'scan.checkpoint-id' = 'latest'");
+  }
+
+  @Test
+  void pollIntervalMustBePositive() {
+    sink()
+        .option("scan.poll-interval-ms", "0")
+        .sourceFails("Option 'scan.poll-interval-ms' must be > 0, but is 0.");
+  }
+
+  @Test
+  void bucketMustBePositiveWhenGiven() {
+    sink().option("bucket", "0").sourceFails("Option 'bucket' must be > 0 when given, but is 0");
+  }
+
+  @Test
+  void bucketMustMatchTheTable() {
+    sink().option("bucket", "16").sourceFails("Option 'bucket' is 16 but the table", "8 buckets");
+  }
+
+  @Test
+  void blockCacheMemoryMustBeASize() {
+    sink().option("source.block-cache-memory", "lots").sourceFails("source.block-cache-memory");
+  }
+
+  @Test
+  void defaultsGiveAValidSinkSource() {
+    ScanTableSource source = (ScanTableSource) sink().source();
+    FactoryFixture.assertChain(
+        assertThrows(Exception.class, () -> source.getScanRuntimeProvider(null)),
+        "Scanning a Cobble sink table",
+        "is not available in Cobble");
+  }
+
+  @Test
+  void sinkTablesNeedAPrimaryKey() {
+    new FactoryFixture(sinkTable)
+        .column("id", DataTypes.BIGINT())
+        .column("name", DataTypes.STRING())
+        .option("source.kind", "sink")
+        .sourceFails("A Cobble sink table needs a PRIMARY KEY");
+  }
+
+  @Test
+  void sinkTablesNeedAValueColumn() {
+    new FactoryFixture(sinkTable)
+        .column("id", DataTypes.BIGINT())
+        .primaryKey("id")
+        .option("source.kind", "sink")
+        .sourceFails("needs at least one physical column outside the PRIMARY KEY");
+  }
+
+  @Test
+  void sinkSourceNeedsAPublishedTable() {
+    keyed(dir.resolve("empty"))
+        .option("source.kind", "sink")
+        .sourceFails("No Cobble sink table at", "table-schema");
+  }
+
+  @Test
+  void sinkSourceNamesTheFirstMismatchingColumn() {
+    new FactoryFixture(sinkTable)
+        .column("id", DataTypes.BIGINT())
+        .column("name", DataTypes.STRING())
+        .column("score", DataTypes.BIGINT())
+        .primaryKey("id")
+        .option("source.kind", "sink")
+        .sourceFails("column 'score' is BIGINT in the DDL but INT in the table");
+  }
+
+  @Test
+  void lookupNeedsTheFullPrimaryKey() {
+    // The published table is keyed by id alone: a join on (name) misses it, one on (id) is whole.
+    LookupTableSource sinkSource = (LookupTableSource) sink().source();
+    FactoryFixture.assertChain(
+        assertThrows(
+            Exception.class,
+            () -> sinkSource.getLookupRuntimeProvider(FactoryFixture.lookupOn(new int[] {1}))),
+        "need equality conditions on the full PRIMARY KEY [id]");
+    FactoryFixture.assertChain(
+        assertThrows(
+            Exception.class,
+            () -> sinkSource.getLookupRuntimeProvider(FactoryFixture.lookupOn(new int[] {0}))),
+        "Looking up a Cobble sink table",
+        "is not available in Cobble");
+  }
+
+  @Test
+  void lookupUsesTopLevelKeyColumnsOnly() {
+    LookupTableSource source = (LookupTableSource) sink().source();
+    FactoryFixture.assertChain(
+        assertThrows(
+            Exception.class,
+            () -> source.getLookupRuntimeProvider(FactoryFixture.lookupOn(new int[] {0, 1}))),
+        "support only top-level key columns");
+  }
+
+  @Test
+  void stateOptionsBelongToTheStateKind() {
+    sink()
+        .option("state.name", "s")
+        .sourceFails("Option 'state.name' applies only to source.kind = 'state'");
+  }
+
+  @Test
+  void rawColumnsBelongToTheRawKind() {
+    sink()
+        .option("raw.columns", "0")
+        .sourceFails("Option 'raw.columns' applies only to source.kind = 'raw'");
+  }
+
+  @Test
+  void rawNeedsRawColumns() {
+    raw()
+        .without("raw.columns")
+        .sourceFails("Option 'raw.columns' is required for source.kind = 'raw'");
+  }
+
+  @Test
+  void rawColumnsAllIsNotSupportedYet() {
+    raw()
+        .option("raw.columns", "all")
+        .sourceFails("Option 'raw.columns' = 'all' is not supported yet");
+  }
+
+  @Test
+  void rawColumnsAreCommaSeparatedIndexes() {
+    raw()
+        .option("raw.columns", "0,x")
+        .sourceFails("Option 'raw.columns' must be comma-separated column indexes", "'x'");
+    raw().option("raw.columns", "-1").sourceFails("column indexes start at 0");
+    raw().option("raw.columns", "1,1").sourceFails("lists column 1 twice");
+  }
+
+  @Test
+  void rawDdlIsExactlyKeyAndColumns() {
+    new FactoryFixture(dir)
+        .column("key", DataTypes.BYTES())
+        .column("columns", DataTypes.ARRAY(DataTypes.STRING()))
+        .option("source.kind", "raw")
+        .option("raw.columns", "0")
+        .sourceFails("has exactly the columns `key` BYTES, `columns` ARRAY<BYTES>");
+  }
+
+  @Test
+  void rawHasNoPrimaryKey() {
+    raw().primaryKey("key").sourceFails("must not declare a PRIMARY KEY");
+  }
+
+  @Test
+  void rawDoesNotSupportLookup() {
+    LookupTableSource source = (LookupTableSource) raw().source();
+    FactoryFixture.assertChain(
+        assertThrows(
+            Exception.class,
+            () -> source.getLookupRuntimeProvider(FactoryFixture.lookupOn(new int[] {0}))),
+        "Lookup joins are not supported on a raw Cobble source");
+  }
+
+  @Test
+  void autoPicksSinkForASinkTable() {
+    ScanTableSource source = (ScanTableSource) keyed(sinkTable).source();
+    FactoryFixture.assertChain(
+        assertThrows(Exception.class, () -> source.getScanRuntimeProvider(null)),
+        "Scanning a Cobble sink table");
+  }
+
+  @Test
+  void autoChecksTheDdlOfASinkTable() {
+    new FactoryFixture(sinkTable)
+        .column("id", DataTypes.BIGINT())
+        .column("title", DataTypes.STRING())
+        .column("score", DataTypes.INT())
+        .primaryKey("id")
+        .sourceFails("column 2 is 'title' in the DDL but 'name' in the table");
+  }
+
+  @Test
+  void autoPicksStateForACheckpoint() throws Exception {
+    Path checkpoints = dir.resolve("checkpoints");
+    Files.createDirectories(checkpoints.resolve("chk-3"));
+    Files.write(checkpoints.resolve("chk-3").resolve("_metadata"), new byte[] {1});
+    keyed(checkpoints).sourceFails("(detected from the checkpoint at", "not available yet");
+  }
+
+  @Test
+  void autoRejectsWhatItCannotDecideAndNeverPicksRaw() {
+    keyed(dir.resolve("nothing"))
+        .sourceFails(
+            "Option 'source.kind' = 'auto' cannot decide",
+            "Set 'source.kind' to 'sink', 'state', or 'raw'");
+  }
+}

@@ -1,0 +1,199 @@
+package io.cobble.flink.table.codec;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Collections;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.types.logical.ArrayType;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.BinaryType;
+import org.apache.flink.table.types.logical.BooleanType;
+import org.apache.flink.table.types.logical.CharType;
+import org.apache.flink.table.types.logical.DateType;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.DoubleType;
+import org.apache.flink.table.types.logical.FloatType;
+import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.SmallIntType;
+import org.apache.flink.table.types.logical.TimeType;
+import org.apache.flink.table.types.logical.TimestampType;
+import org.apache.flink.table.types.logical.TinyIntType;
+import org.apache.flink.table.types.logical.VarBinaryType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.InstantiationUtil;
+import org.junit.jupiter.api.Test;
+
+class RowCodecTest {
+
+  /** Every type a Cobble table stores, keys first (k1 BIGINT, k2 STRING), then values. */
+  private static final LogicalType[] TYPES = {
+    new BigIntType(false),
+    new VarCharType(false, VarCharType.MAX_LENGTH),
+    new BooleanType(),
+    new TinyIntType(),
+    new SmallIntType(),
+    new IntType(),
+    new BigIntType(),
+    new FloatType(),
+    new DoubleType(),
+    new VarCharType(VarCharType.MAX_LENGTH),
+    new VarBinaryType(VarBinaryType.MAX_LENGTH),
+    new DecimalType(10, 2),
+    new DecimalType(38, 10),
+    new DateType(),
+    new TimeType(3),
+    new TimestampType(3),
+    new TimestampType(9),
+    new LocalZonedTimestampType(6),
+    new CharType(3),
+    new BinaryType(2),
+  };
+
+  private static RowType rowType() {
+    String[] names = new String[TYPES.length];
+    for (int i = 0; i < names.length; i++) {
+      names[i] = "f" + i;
+    }
+    return RowType.of(TYPES, names);
+  }
+
+  private static GenericRowData fullRow(long id, String name) {
+    return GenericRowData.of(
+        id,
+        StringData.fromString(name),
+        true,
+        (byte) -7,
+        (short) 31000,
+        -123456789,
+        Long.MIN_VALUE,
+        3.25f,
+        -1.0e300,
+        StringData.fromString("grüße ✓"),
+        new byte[] {0, 1, (byte) 0xff},
+        DecimalData.fromBigDecimal(new BigDecimal("-12345678.91"), 10, 2),
+        DecimalData.fromBigDecimal(
+            new BigDecimal("1234567890123456789012345678.0123456789"), 38, 10),
+        19_000,
+        86_399_999,
+        TimestampData.fromEpochMillis(1_700_000_000_123L),
+        TimestampData.fromEpochMillis(-1_000L, 999_999),
+        TimestampData.fromEpochMillis(0L, 1000),
+        StringData.fromString("abc"),
+        new byte[] {9, 8});
+  }
+
+  private static GenericRowData nullRow(long id, String name) {
+    GenericRowData row = new GenericRowData(TYPES.length);
+    row.setField(0, id);
+    row.setField(1, StringData.fromString(name));
+    return row;
+  }
+
+  private final RowCodec codec = new RowCodec(rowType(), new int[] {0, 1});
+
+  @Test
+  void everyTypeRoundTrips() {
+    GenericRowData row = fullRow(42, "k");
+    RowData back = codec.decode(codec.key(row), codec.values(row));
+    assertEquals(row, back);
+  }
+
+  @Test
+  void nullsRoundTripAndStillStoreEveryColumn() {
+    GenericRowData row = nullRow(7, "");
+    byte[][] values = codec.values(row);
+    assertEquals(TYPES.length - 2, values.length);
+    for (byte[] value : values) {
+      assertArrayEquals(new byte[] {0}, value);
+    }
+    assertEquals(row, codec.decode(codec.key(row), values));
+  }
+
+  @Test
+  void emptyStringAndBytesAreNotNull() {
+    GenericRowData row = nullRow(1, "x");
+    row.setField(9, StringData.fromString(""));
+    row.setField(10, new byte[0]);
+    RowData back = codec.decode(codec.key(row), codec.values(row));
+    assertEquals(StringData.fromString(""), back.getString(9));
+    assertArrayEquals(new byte[0], back.getBinary(10));
+  }
+
+  @Test
+  void rowKindDoesNotChangeTheEncoding() {
+    GenericRowData insert = fullRow(3, "a");
+    GenericRowData update = fullRow(3, "a");
+    update.setRowKind(RowKind.UPDATE_AFTER);
+    assertArrayEquals(codec.key(insert), codec.key(update));
+    assertTrue(Arrays.deepEquals(codec.values(insert), codec.values(update)));
+  }
+
+  @Test
+  void keyIsStableAndDocumented() {
+    // BIGINT 8 bytes big-endian, then the STRING as varint length + UTF-8.
+    byte[] key = codec.key(nullRow(1, "ab"));
+    assertArrayEquals(new byte[] {0, 0, 0, 0, 0, 0, 0, 1, 2, 'a', 'b'}, key);
+    assertNotEquals(
+        Arrays.toString(codec.key(nullRow(1, "ab"))), Arrays.toString(codec.key(nullRow(1, "a"))));
+  }
+
+  @Test
+  void everySupportedTypeRoundTripsAsAKey() {
+    GenericRowData row = fullRow(5, "v");
+    for (int i = 0; i < TYPES.length; i++) {
+      KeyEncoder keys =
+          new KeyEncoder(Collections.singletonList(TYPES[i].copy(false)), new int[] {i});
+      Object[] back = keys.decode(keys.encode(row));
+      assertEquals(
+          GenericRowData.of(row.getField(i)), GenericRowData.of(back), TYPES[i].toString());
+    }
+  }
+
+  @Test
+  void longVariableKeysUseMultiByteLengths() {
+    byte[] big = new byte[300];
+    Arrays.fill(big, (byte) 'z');
+    String text = new String(big, StandardCharsets.US_ASCII);
+    GenericRowData row = nullRow(9, text);
+    Object[] back =
+        new KeyEncoder(Arrays.asList(TYPES[0], TYPES[1]), new int[] {0, 1}).decode(codec.key(row));
+    assertEquals(9L, back[0]);
+    assertEquals(StringData.fromString(text), back[1]);
+  }
+
+  @Test
+  void survivesJavaSerialization() throws Exception {
+    RowCodec copy = InstantiationUtil.clone(codec);
+    GenericRowData row = fullRow(11, "s");
+    assertEquals(row, copy.decode(copy.key(row), copy.values(row)));
+    assertArrayEquals(codec.key(row), copy.key(row));
+  }
+
+  @Test
+  void unsupportedTypesAreNamed() {
+    assertFalse(RowCodec.supports(new ArrayType(new IntType())));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                new RowCodec(
+                    RowType.of(new IntType(false), new ArrayType(new IntType())), new int[] {0}));
+    assertTrue(e.getMessage().contains("ARRAY<INT>"), e.getMessage());
+  }
+}
