@@ -57,6 +57,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongUnaryOperator;
 
 /**
  * One shard of Cobble: owns bucket ranges and column families, each family an LSM tree. Safe for
@@ -79,6 +80,7 @@ public final class Db implements AutoCloseable {
   private final FileChannel lockChannel;
   private final FileLock fileLock;
   private final BlockCache cache;
+  private final LongUnaryOperator cacheIds;
   private final DirectIo directIo;
   private final VersionSet versions;
   private final CompactionPicker picker;
@@ -120,6 +122,11 @@ public final class Db implements AutoCloseable {
   }
 
   private Db(Path dir, Config config) {
+    this(dir, config, new BlockCache(config.blockCacheSize()), n -> n);
+  }
+
+  private Db(Path dir, Config config, BlockCache cache, LongUnaryOperator cacheIds) {
+    this.cacheIds = cacheIds;
     this.dir = dir;
     this.config = config;
     this.clock = config.clock();
@@ -141,7 +148,7 @@ public final class Db implements AutoCloseable {
       closeQuietly(lockChannel);
       throw new CobbleException("Db directory " + dir + " is already open by another process");
     }
-    this.cache = new BlockCache(config.blockCacheSize());
+    this.cache = cache;
     this.directIo =
         config.directIoEnabled()
             ? new DirectIo(config.directIoBufferSize(), config.directIoPoolMaxSize())
@@ -206,6 +213,19 @@ public final class Db implements AutoCloseable {
       throw new IllegalArgumentException("dir and config must not be null");
     }
     return new Db(dir, config);
+  }
+
+  /**
+   * Opens a Db that shares {@code cache} with other Dbs (readers over many shards). Block cache
+   * keys are built from file numbers, which repeat across shards, so {@code cacheIds} maps this
+   * Db's file numbers to ids unique among all users of the cache.
+   */
+  public static Db openSharingCache(
+      Path dir, Config config, BlockCache cache, LongUnaryOperator cacheIds) {
+    if (dir == null || config == null || cache == null || cacheIds == null) {
+      throw new IllegalArgumentException("dir, config, cache and cacheIds must not be null");
+    }
+    return new Db(dir, config, cache, cacheIds);
   }
 
   /**
@@ -295,7 +315,12 @@ public final class Db implements AutoCloseable {
   private Table openTable(long number, int level) {
     boolean pin = level <= config.pinnedMetadataMaxLevel();
     return Table.open(
-        versions.tablePath(number), number, cache, pin, pin && config.pinPartitions(), directIo);
+        versions.tablePath(number),
+        cacheIds.applyAsLong(number),
+        cache,
+        pin,
+        pin && config.pinPartitions(),
+        directIo);
   }
 
   /** Removes files no manifest refers to: leftovers of interrupted flushes and compactions. */

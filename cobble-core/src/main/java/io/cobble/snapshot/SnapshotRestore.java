@@ -132,6 +132,19 @@ public final class SnapshotRestore {
         }
       }
     }
+    materialize(localDir, volume, s, config, replace);
+    return Db.open(localDir, config);
+  }
+
+  /**
+   * Writes the working-directory state of snapshot {@code s} into {@code localDir} (a manifest plus
+   * either the list of files used in place or downloaded copies) without opening it; read-only
+   * readers open it with their own cache.
+   *
+   * @param replace whether an existing Db's files in {@code localDir} may be removed
+   */
+  public static void materialize(
+      Path localDir, Storage volume, ShardSnapshot s, Config config, boolean replace) {
     prepareDirectory(localDir, replace);
     boolean inPlace = "file".equals(volume.uri().getScheme());
     if (inPlace) {
@@ -158,7 +171,6 @@ public final class SnapshotRestore {
     Manifest m = new Manifest(s.totalBuckets(), s.nextFileNumber(), s.schema(), tables, vlogs);
     Manifest.writeAtomically(
         localDir.resolve(Manifest.fileName(1)), m.encode(), config.fsyncEnabled());
-    return Db.open(localDir, config);
   }
 
   /** Removes an old Db's files so only the snapshot's state remains; refuses an open Db. */

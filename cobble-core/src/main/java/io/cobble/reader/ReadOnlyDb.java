@@ -1,0 +1,127 @@
+package io.cobble.reader;
+
+import io.cobble.CobbleException;
+import io.cobble.Config;
+import io.cobble.Db;
+import io.cobble.ReadOptions;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
+import io.cobble.cache.BlockCache;
+import io.cobble.snapshot.BucketRange;
+import io.cobble.snapshot.ShardSnapshot;
+import io.cobble.snapshot.SnapshotRestore;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.LongUnaryOperator;
+import java.util.stream.Stream;
+
+/**
+ * Reads one shard snapshot from any process, next to (never interfering with) the shard's writer.
+ * On a local snapshot volume the snapshot's files are read where they lie; a private scratch
+ * directory holds only the manifest. Nothing is compacted or written back.
+ */
+public final class ReadOnlyDb implements AutoCloseable {
+  private final ShardSnapshot snapshot;
+  private final Path scratch;
+  private final Db db;
+
+  private ReadOnlyDb(ShardSnapshot snapshot, Path scratch, Db db) {
+    this.snapshot = snapshot;
+    this.scratch = scratch;
+    this.db = db;
+  }
+
+  /** Opens snapshot {@code snapshotId} of {@code shardId}; {@code config} supplies cache sizes. */
+  public static ReadOnlyDb open(Storage volume, String shardId, long snapshotId, Config config) {
+    ShardSnapshot s = new SnapshotStore(volume).require(shardId, snapshotId);
+    BlockCache cache = new BlockCache(config.blockCacheSize());
+    return open(volume, s, config, cache, n -> n);
+  }
+
+  /** Opens the newest intact snapshot of {@code shardId}. */
+  public static ReadOnlyDb openLatest(Storage volume, String shardId, Config config) {
+    ShardSnapshot s = new SnapshotStore(volume).requireLatest(shardId);
+    return open(volume, s, config, new BlockCache(config.blockCacheSize()), n -> n);
+  }
+
+  static ReadOnlyDb open(
+      Storage volume,
+      ShardSnapshot s,
+      Config config,
+      BlockCache cache,
+      LongUnaryOperator cacheIds) {
+    Config readOnly =
+        Config.builder()
+            .setAll(config.values())
+            .set("total-buckets", s.totalBuckets())
+            .set("bucket-ranges", BucketRange.toConfigValue(s.ranges()))
+            // Never due: the snapshot's shape is kept as it is.
+            .set("compaction.l0-file-limit", 1000)
+            .set("compaction.write-stall-limit", 100_000)
+            .set("compaction.level-base-size", Long.MAX_VALUE / 2048)
+            .set("ttl.default", 0)
+            .clock(config.clock())
+            .mergeOperatorResolver(config.mergeOperatorResolver())
+            .build();
+    Path scratch;
+    try {
+      scratch = Files.createTempDirectory("cobble-ro-" + s.shardId() + "-" + s.id() + "-");
+    } catch (IOException e) {
+      throw new CobbleException("cannot create a scratch directory for a read-only Db", e);
+    }
+    try {
+      SnapshotRestore.materialize(scratch, volume, s, readOnly, false);
+      return new ReadOnlyDb(s, scratch, Db.openSharingCache(scratch, readOnly, cache, cacheIds));
+    } catch (RuntimeException e) {
+      deleteTree(scratch);
+      throw e;
+    }
+  }
+
+  public ShardSnapshot snapshot() {
+    return snapshot;
+  }
+
+  public List<BucketRange> ranges() {
+    return snapshot.ranges();
+  }
+
+  public byte[][] get(int bucket, String family, byte[] key) {
+    return db.get(bucket, family, key);
+  }
+
+  public byte[][] get(int bucket, String family, byte[] key, ReadOptions options) {
+    return db.get(bucket, family, key, options);
+  }
+
+  public List<byte[][]> multiGet(
+      int bucket, String family, List<byte[]> keys, ReadOptions options) {
+    return db.multiGet(bucket, family, keys, options);
+  }
+
+  public ScanCursor scan(int bucket, String family, byte[] start, byte[] end, ScanOptions options) {
+    return db.scan(bucket, family, start, end, options);
+  }
+
+  @Override
+  public void close() {
+    try {
+      db.close();
+    } finally {
+      deleteTree(scratch);
+    }
+  }
+
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException ignored) {
+      // A leftover scratch directory holds no data, only metadata copies.
+    }
+  }
+}

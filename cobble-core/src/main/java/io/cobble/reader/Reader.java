@@ -1,0 +1,193 @@
+package io.cobble.reader;
+
+import io.cobble.CobbleException;
+import io.cobble.Config;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
+import io.cobble.cache.BlockCache;
+import io.cobble.snapshot.BucketRange;
+import io.cobble.snapshot.GlobalSnapshot;
+import io.cobble.snapshot.ShardSnapshot;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Reads a global snapshot across all its shards from any process: follows {@code global/CURRENT}
+ * (see {@link #refresh()}) or stays on a fixed global snapshot. Shards open lazily on first use and
+ * share one block cache. Scans can be cut into {@link ScanSplit}s per shard and bucket range.
+ *
+ * <p>{@link #refresh()} retires the shards the new snapshot no longer uses; they are closed at the
+ * following refresh (or {@link #close()}), so reads that started before a refresh can finish.
+ */
+public final class Reader implements AutoCloseable {
+  private final Storage volume;
+  private final SnapshotStore store;
+  private final Config config;
+  private final boolean followCurrent;
+  private final BlockCache cache;
+  private final AtomicLong cacheIds = new AtomicLong(1);
+  private final Map<String, ReadOnlyDb> shards = new ConcurrentHashMap<>();
+  private final List<ReadOnlyDb> retired = new ArrayList<>();
+  private volatile GlobalSnapshot global;
+  private boolean closed;
+
+  private Reader(Storage volume, Config config, boolean followCurrent, GlobalSnapshot global) {
+    this.volume = volume;
+    this.store = new SnapshotStore(volume);
+    this.config = config;
+    this.followCurrent = followCurrent;
+    this.cache = new BlockCache(config.blockCacheSize());
+    this.global = global;
+  }
+
+  /** A reader that follows {@code global/CURRENT}. */
+  public static Reader open(Storage volume, Config config) {
+    SnapshotStore store = new SnapshotStore(volume);
+    long id =
+        store
+            .currentGlobalId()
+            .orElseThrow(
+                () ->
+                    new CobbleException(
+                        "no intact global/CURRENT in "
+                            + volume.uri()
+                            + "; commit a global snapshot first"));
+    return new Reader(volume, config, true, requireGlobal(store, id));
+  }
+
+  /** A reader fixed on global snapshot {@code globalId}. */
+  public static Reader open(Storage volume, long globalId, Config config) {
+    return new Reader(volume, config, false, requireGlobal(new SnapshotStore(volume), globalId));
+  }
+
+  private static GlobalSnapshot requireGlobal(SnapshotStore store, long id) {
+    return store
+        .readGlobal(id)
+        .orElseThrow(
+            () ->
+                new CobbleException(
+                    "global snapshot "
+                        + id
+                        + " in "
+                        + store.storage().uri()
+                        + " is missing or corrupt; published: "
+                        + store.globalIds()));
+  }
+
+  public GlobalSnapshot snapshot() {
+    return global;
+  }
+
+  /** The block cache every shard of this reader shares. */
+  public BlockCache cache() {
+    return cache;
+  }
+
+  /** Shards opened so far (they open on first use). */
+  public int openShards() {
+    return shards.size();
+  }
+
+  /**
+   * Moves to the snapshot {@code CURRENT} names now, if it changed; returns whether it did. A
+   * reader on a fixed id never moves.
+   */
+  public synchronized boolean refresh() {
+    checkOpen();
+    if (!followCurrent) {
+      return false;
+    }
+    for (ReadOnlyDb db : retired) {
+      db.close();
+    }
+    retired.clear();
+    long id = store.currentGlobalId().orElse(global.id());
+    if (id == global.id()) {
+      return false;
+    }
+    GlobalSnapshot next = requireGlobal(store, id);
+    List<String> keep = new ArrayList<>();
+    for (GlobalSnapshot.Part p : next.parts()) {
+      keep.add(key(p.shardId(), p.snapshotId()));
+    }
+    global = next;
+    for (String k : new ArrayList<>(shards.keySet())) {
+      if (!keep.contains(k)) {
+        retired.add(shards.remove(k));
+      }
+    }
+    return true;
+  }
+
+  public byte[][] get(int bucket, String family, byte[] key) {
+    GlobalSnapshot.Part p = global.partFor(bucket);
+    return shard(p.shardId(), p.snapshotId()).get(bucket, family, key);
+  }
+
+  public ScanCursor scan(int bucket, String family, byte[] start, byte[] end, ScanOptions options) {
+    GlobalSnapshot.Part p = global.partFor(bucket);
+    return shard(p.shardId(), p.snapshotId()).scan(bucket, family, start, end, options);
+  }
+
+  /** One split per shard snapshot and bucket range of the current global snapshot. */
+  public List<ScanSplit> splits(String family) {
+    List<ScanSplit> out = new ArrayList<>();
+    for (GlobalSnapshot.Part p : global.parts()) {
+      for (BucketRange r : p.ranges()) {
+        out.add(new ScanSplit(family, p.shardId(), p.snapshotId(), r.lo(), r.hi(), r.lo(), null));
+      }
+    }
+    return out;
+  }
+
+  /** Scans a split (of this or an earlier global snapshot whose shard snapshot still exists). */
+  public SplitScanner scan(ScanSplit split) {
+    return new SplitScanner(shard(split.shardId(), split.snapshotId()), split);
+  }
+
+  private ReadOnlyDb shard(String shardId, long snapshotId) {
+    checkOpen();
+    return shards.computeIfAbsent(
+        key(shardId, snapshotId),
+        k -> {
+          ShardSnapshot s = store.require(shardId, snapshotId);
+          Map<Long, Long> ids = new ConcurrentHashMap<>();
+          return ReadOnlyDb.open(
+              volume,
+              s,
+              config,
+              cache,
+              n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()));
+        });
+  }
+
+  private static String key(String shardId, long snapshotId) {
+    return shardId + "/" + snapshotId;
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("reader over " + volume.uri() + " is closed");
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (ReadOnlyDb db : retired) {
+      db.close();
+    }
+    for (ReadOnlyDb db : shards.values()) {
+      db.close();
+    }
+    shards.clear();
+  }
+}
