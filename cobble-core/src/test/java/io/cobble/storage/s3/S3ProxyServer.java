@@ -9,10 +9,10 @@ import org.gaul.s3proxy.blobstore.BlobStore;
 import org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore;
 
 /** A real S3Proxy on 127.0.0.1 (free port) with AWS signature authentication, files in a dir. */
-final class S3ProxyServer implements AutoCloseable {
+public final class S3ProxyServer implements AutoCloseable {
 
-  static final String ACCESS_KEY = "cobble-test-access";
-  static final String SECRET_KEY = "Sup3rS3cretValue-do-not-leak-7f3a9";
+  public static final String ACCESS_KEY = "cobble-test-access";
+  public static final String SECRET_KEY = "Sup3rS3cretValue-do-not-leak-7f3a9";
 
   private final S3Proxy proxy;
   private final BlobStore blobStore;
@@ -22,7 +22,7 @@ final class S3ProxyServer implements AutoCloseable {
     this.blobStore = blobStore;
   }
 
-  static S3ProxyServer start(Path directory, String... buckets) throws Exception {
+  public static S3ProxyServer start(Path directory, String... buckets) throws Exception {
     Files.createDirectories(directory);
     BlobStore blobStore = new FilesystemNio2BlobStore(directory.toString());
     for (String bucket : buckets) {
@@ -46,7 +46,7 @@ final class S3ProxyServer implements AutoCloseable {
     return new S3ProxyServer(proxy, blobStore);
   }
 
-  URI endpoint() {
+  public URI endpoint() {
     return URI.create("http://127.0.0.1:" + proxy.getPort());
   }
 

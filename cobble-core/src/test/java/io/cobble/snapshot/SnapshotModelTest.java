@@ -1,0 +1,287 @@
+package io.cobble.snapshot;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.Config;
+import io.cobble.Db;
+import io.cobble.Row;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
+import io.cobble.reader.ReadOnlyDb;
+import io.cobble.rescale.Rescale;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
+import io.cobble.storage.file.FileStorage;
+import io.cobble.storage.s3.S3ProxyServer;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Random operations against a sorted-map model, including snapshot, restore (latest or older),
+ * shrink, expand into a new shard and read-only opens of published snapshots; on a local snapshot
+ * volume (files used in place) and on S3 (S3Proxy, files downloaded).
+ */
+class SnapshotModelTest {
+  private static final int BUCKETS = 8;
+  private static final int KEYS = 300;
+
+  @TempDir Path tmp;
+
+  private Random random;
+  private Storage volume;
+  private Db db;
+  private SnapshotManager snaps;
+  private String shard;
+  private int dirs;
+  private int shards;
+  // The live Db's state and the state of every published snapshot, keyed "bucket/key".
+  private TreeMap<String, String> model;
+  private final Map<String, TreeMap<String, String>> published = new HashMap<>();
+
+  static Config config(String ranges) {
+    return Config.builder()
+        .set("total-buckets", BUCKETS)
+        .set("bucket-ranges", ranges)
+        .set("memtable.capacity", "32kb")
+        .set("sst.target-file-size", "16kb")
+        .set("compaction.level-base-size", "32kb")
+        .set("value-separation.threshold", "100")
+        .set("snapshot.retention", 4)
+        .build();
+  }
+
+  @Test
+  void localVolume() throws Exception {
+    try (Storage v = FileStorage.open(tmp.resolve("volume"), true)) {
+      run(v, 1, 1500);
+    }
+  }
+
+  @Test
+  void s3Volume() throws Exception {
+    try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "snapshots")) {
+      Map<String, String> options = new HashMap<>();
+      options.put("endpoint", server.endpoint().toString());
+      options.put("region", "us-east-1");
+      options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
+      options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
+      options.put("enable_virtual_host_style", "false");
+      try (Storage v =
+          StorageProviders.open(URI.create("s3://snapshots/model"), StorageOptions.of(options))) {
+        // Fewer steps: every snapshot and restore goes over HTTP.
+        run(v, 2, 300);
+      }
+    }
+  }
+
+  private void run(Storage v, long seed, int steps) throws Exception {
+    random = new Random(seed);
+    volume = v;
+    model = new TreeMap<>();
+    openShard(Db.open(nextDir(), config("all")));
+    try {
+      for (int step = 0; step < steps; step++) {
+        int op = random.nextInt(100);
+        if (op < 45) {
+          put();
+        } else if (op < 55) {
+          delete();
+        } else if (op < 70) {
+          get();
+        } else if (op < 75) {
+          scan();
+        } else if (op < 78) {
+          db.flush();
+        } else if (op < 80) {
+          db.compactAll();
+        } else if (op < 88) {
+          snapshot();
+        } else if (op < 92) {
+          restore();
+        } else if (op < 94) {
+          shrink();
+        } else if (op < 96) {
+          expand();
+        } else {
+          readOnly();
+        }
+      }
+      verifyAll(db, model);
+    } finally {
+      snaps.close();
+      db.close();
+    }
+  }
+
+  private Path nextDir() {
+    return tmp.resolve("db-" + dirs++);
+  }
+
+  private void openShard(Db opened) {
+    db = opened;
+    shard = "shard-" + shards++;
+    snaps = SnapshotManager.open(db, volume, shard);
+  }
+
+  private int ownedBucket() {
+    int[] r = db.ownedBucketRanges();
+    int pair = random.nextInt(r.length / 2) * 2;
+    return r[pair] + random.nextInt(r[pair + 1] - r[pair] + 1);
+  }
+
+  private static String key(int k) {
+    return String.format("k%04d", k);
+  }
+
+  private void put() {
+    int b = ownedBucket();
+    String k = key(random.nextInt(KEYS));
+    String value = "v" + random.nextInt(1_000_000);
+    if (random.nextInt(5) == 0) {
+      value = value.repeat(20); // separated into a value log
+    }
+    db.put(b, "default", k.getBytes(UTF_8), 0, value.getBytes(UTF_8));
+    model.put(b + "/" + k, value);
+  }
+
+  private void delete() {
+    int b = ownedBucket();
+    String k = key(random.nextInt(KEYS));
+    db.deleteRow(b, "default", k.getBytes(UTF_8));
+    model.remove(b + "/" + k);
+  }
+
+  private void get() {
+    int b = ownedBucket();
+    String k = key(random.nextInt(KEYS));
+    byte[][] row = db.get(b, "default", k.getBytes(UTF_8));
+    assertEquals(model.get(b + "/" + k), row == null ? null : new String(row[0], UTF_8), b + k);
+  }
+
+  private void scan() {
+    int b = ownedBucket();
+    List<String> got = new ArrayList<>();
+    try (ScanCursor c = db.scan(b, "default", null, null, ScanOptions.defaults())) {
+      while (c.hasNext()) {
+        Row r = c.next();
+        got.add(b + "/" + new String(r.key(), UTF_8) + "=" + new String(r.column(0), UTF_8));
+      }
+    }
+    List<String> want = new ArrayList<>();
+    model.subMap(b + "/", b + "0").forEach((k, v) -> want.add(k + "=" + v));
+    assertEquals(want, got, "scan of bucket " + b);
+  }
+
+  private void snapshot() {
+    ShardSnapshot s = snaps.snapshot().published().join();
+    published.put(shard + "/" + s.id(), new TreeMap<>(model));
+  }
+
+  private void restore() throws Exception {
+    List<Long> ids = snaps.published();
+    if (ids.isEmpty()) {
+      return;
+    }
+    long id = ids.get(random.nextInt(ids.size()));
+    snaps.close();
+    db.close();
+    Path dir = db.directory();
+    db = SnapshotRestore.resume(dir, volume, shard, id, config("all"));
+    snaps = SnapshotManager.open(db, volume, shard);
+    model = new TreeMap<>(published.get(shard + "/" + id));
+  }
+
+  private void shrink() {
+    int[] r = db.ownedBucketRanges();
+    if (r.length != 2 || r[0] == r[1]) {
+      return;
+    }
+    int lo = r[0] + random.nextInt(2);
+    int hi = Math.max(lo, r[1] - random.nextInt(2));
+    Rescale.shrinkBuckets(db, List.of(BucketRange.of(lo, hi)));
+    model.keySet().removeIf(k -> !owns(k, lo, hi));
+  }
+
+  private void expand() {
+    List<Long> ids = snaps.published();
+    if (ids.isEmpty()) {
+      return;
+    }
+    long id = ids.get(ids.size() - 1);
+    ShardSnapshot s = snaps.store().require(shard, id);
+    BucketRange from = s.ranges().get(0);
+    int lo = from.lo() + random.nextInt(from.hi() - from.lo() + 1);
+    BucketRange cut = BucketRange.of(lo, from.hi());
+    String target = "shard-" + shards;
+    Db next =
+        Rescale.expandBuckets(
+            nextDir(),
+            volume,
+            List.of(ShardRef.of(shard, id)),
+            List.of(cut),
+            target,
+            config("all"));
+    TreeMap<String, String> m = new TreeMap<>(published.get(shard + "/" + id));
+    m.keySet().removeIf(k -> !owns(k, cut.lo(), cut.hi()));
+    verifyAll(next, m);
+    snaps.close();
+    db.close();
+    openShard(next);
+    model = m;
+  }
+
+  private void readOnly() {
+    List<Long> ids = snaps.published();
+    if (ids.isEmpty()) {
+      return;
+    }
+    long id = ids.get(random.nextInt(ids.size()));
+    try (ReadOnlyDb ro = ReadOnlyDb.open(volume, shard, id, config("all"))) {
+      TreeMap<String, String> m = published.get(shard + "/" + id);
+      for (int i = 0; i < 40; i++) {
+        BucketRange r = ro.ranges().get(random.nextInt(ro.ranges().size()));
+        int b = r.lo() + random.nextInt(r.hi() - r.lo() + 1);
+        String k = key(random.nextInt(KEYS));
+        byte[][] row = ro.get(b, "default", k.getBytes(UTF_8));
+        assertEquals(m.get(b + "/" + k), row == null ? null : new String(row[0], UTF_8));
+      }
+    }
+  }
+
+  private static boolean owns(String modelKey, int lo, int hi) {
+    int b = Integer.parseInt(modelKey.substring(0, modelKey.indexOf('/')));
+    return b >= lo && b <= hi;
+  }
+
+  private static void verifyAll(Db d, TreeMap<String, String> m) {
+    int[] r = d.ownedBucketRanges();
+    int seen = 0;
+    for (int i = 0; i < r.length; i += 2) {
+      for (int b = r[i]; b <= r[i + 1]; b++) {
+        for (int k = 0; k < KEYS; k++) {
+          byte[][] row = d.get(b, "default", key(k).getBytes(UTF_8));
+          String want = m.get(b + "/" + key(k));
+          if (want == null) {
+            assertNull(row, b + "/" + key(k));
+          } else {
+            assertEquals(want, new String(row[0], UTF_8), b + "/" + key(k));
+            seen++;
+          }
+        }
+      }
+    }
+    assertTrue(seen > 0 || m.isEmpty());
+  }
+}
