@@ -100,7 +100,8 @@ public final class Db implements AutoCloseable {
   private boolean flushScheduled;
   private int runningCompactions;
   private long memtableIds;
-  private MemTableType nextAdaptiveType = MemTableType.SKIPLIST;
+  // With no history yet, start append-only: the first read or scan converts cheaply.
+  private MemTableType nextAdaptiveType = MemTableType.VEC;
 
   private final AtomicLong flushes = new AtomicLong();
   private final AtomicLong flushBytes = new AtomicLong();

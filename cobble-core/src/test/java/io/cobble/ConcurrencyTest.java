@@ -15,8 +15,9 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Writers, point readers and scanners share one Db while flushes and compactions run. Every row is
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ConcurrencyTest {
   private static final int WRITERS = 2;
   private static final int KEYS = 400;
-  private static final int WRITES_PER_WRITER = 30_000;
+  private static final int WRITES_PER_WRITER = 15_000;
 
   @TempDir Path dir;
 
@@ -50,10 +51,12 @@ class ConcurrencyTest {
     return g;
   }
 
-  @Test
-  void readersNeverSeeTornRowsOrLoseAcknowledgedWrites() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"adaptive", "skiplist", "hash", "vec"})
+  void readersNeverSeeTornRowsOrLoseAcknowledgedWrites(String memtable) throws Exception {
     Config config =
         Config.builder()
+            .set("memtable.type", memtable)
             .set("total-buckets", 2)
             .set("memtable.capacity", "32kb")
             .set("sst.target-file-size", "16kb")

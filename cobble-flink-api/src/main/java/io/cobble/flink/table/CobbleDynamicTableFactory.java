@@ -108,8 +108,7 @@ public final class CobbleDynamicTableFactory
         table,
         declared,
         (RowType) schema.toPhysicalRowDataType().getLogicalType(),
-        buffer.getBytes(),
-        options.get(CobbleSinkOptions.SINK_USE_MANAGED_MEMORY_ALLOCATOR));
+        buffer.getBytes());
   }
 
   @Override

@@ -38,7 +38,7 @@ final class CobbleDynamicTableSource implements ScanTableSource, LookupTableSour
 
   @Override
   public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
-    throw notYet("Scanning");
+    return new PendingScanProvider(notYet("Scanning").getMessage());
   }
 
   @Override

@@ -23,7 +23,10 @@ public final class CobbleSinkOptions {
       ConfigOptions.key("sink.use-managed-memory-allocator")
           .booleanType()
           .defaultValue(false)
-          .withDescription("Whether each writer declares its buffer as Flink managed memory.");
+          .withDescription(
+              "Whether each writer declares its buffer as Flink managed memory. Accepted but not"
+                  + " honoured yet: the engine keeps its write buffer on the JVM heap, and a Sink V2"
+                  + " sink cannot declare operator memory for its writer.");
 
   public static final ConfigOption<MemorySize> SINK_WRITER_BUFFER_MEMORY =
       ConfigOptions.key("sink.writer-buffer-memory")

@@ -28,7 +28,7 @@ public final class TableStorage implements Serializable {
   }
 
   /** The table's storage from its DDL options. */
-  static TableStorage fromTableOptions(URI root, Map<String, String> tableOptions) {
+  public static TableStorage fromTableOptions(URI root, Map<String, String> tableOptions) {
     Map<String, String> provider = new TreeMap<>();
     tableOptions.forEach(
         (key, value) -> {

@@ -19,19 +19,13 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
   private final TableSchemaFile schema;
   private final RowType rowType;
   private final long writerBufferBytes;
-  private final boolean useManagedMemory;
 
   public CobbleDynamicTableSink(
-      TableStorage table,
-      TableSchemaFile schema,
-      RowType rowType,
-      long writerBufferBytes,
-      boolean useManagedMemory) {
+      TableStorage table, TableSchemaFile schema, RowType rowType, long writerBufferBytes) {
     this.table = table;
     this.schema = schema;
     this.rowType = rowType;
     this.writerBufferBytes = writerBufferBytes;
-    this.useManagedMemory = useManagedMemory;
   }
 
   @Override
@@ -51,18 +45,13 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
     TableLayout layout = new TableLayout(schema.bucketCount(), schema.shardCount());
     CobbleSinkWriterFactory writers =
         new CobbleSinkWriterFactory(table, schema, codec, writerBufferBytes);
-    int managedMemoryMib = useManagedMemory ? (int) Math.max(1, writerBufferBytes >> 20) : 0;
     return new CobbleSinkProvider(
-        writers,
-        new KeyEncoder(keyTypes, keyPositions),
-        layout,
-        "Cobble sink: " + table.root(),
-        managedMemoryMib);
+        writers, new KeyEncoder(keyTypes, keyPositions), layout, "Cobble sink: " + table.root());
   }
 
   @Override
   public DynamicTableSink copy() {
-    return new CobbleDynamicTableSink(table, schema, rowType, writerBufferBytes, useManagedMemory);
+    return new CobbleDynamicTableSink(table, schema, rowType, writerBufferBytes);
   }
 
   @Override

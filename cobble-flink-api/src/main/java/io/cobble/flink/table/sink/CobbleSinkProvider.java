@@ -3,7 +3,6 @@ package io.cobble.flink.table.sink;
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.table.codec.KeyEncoder;
 import io.cobble.flink.table.layout.TableLayout;
-import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.table.connector.ProviderContext;
@@ -22,22 +21,13 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
   private final KeyEncoder keys;
   private final TableLayout layout;
   private final String name;
-  private final int managedMemoryWeight;
 
-  /**
-   * @param managedMemoryWeight MiB of managed memory each writer declares, or 0 for none
-   */
   CobbleSinkProvider(
-      CobbleSinkWriterFactory writers,
-      KeyEncoder keys,
-      TableLayout layout,
-      String name,
-      int managedMemoryWeight) {
+      CobbleSinkWriterFactory writers, KeyEncoder keys, TableLayout layout, String name) {
     this.writers = writers;
     this.keys = keys;
     this.layout = layout;
     this.name = name;
-    this.managedMemoryWeight = managedMemoryWeight;
   }
 
   @Override
@@ -51,11 +41,6 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
             .name(name)
             .setParallelism(layout.shardCount());
     context.generateUid("cobble-sink").ifPresent(sink::uid);
-    if (managedMemoryWeight > 0) {
-      sink.getTransformation()
-          .declareManagedMemoryUseCaseAtOperatorScope(
-              ManagedMemoryUseCase.OPERATOR, managedMemoryWeight);
-    }
     return sink;
   }
 }

@@ -165,18 +165,38 @@ class CobbleOnMiniClusterIT {
   }
 
   @Test
-  void validSinkPassesTheGuardAndValidation() {
-    tEnv.executeSql(sinkDdl("t", KEYED, path("valid") + SINK_OPTS));
-    assertInsertFails("t", "The Cobble table sink is not available in Cobble");
+  void remoteSinkPathIsNamedUntilRemoteShardsArrive() {
+    tEnv.executeSql(sinkDdl("t", KEYED, ", 'path' = 's3://bucket/table'" + SINK_OPTS));
+    assertInsertFails("t", "Option 'path' is s3://bucket/table");
   }
 
   @Test
-  void validSourcePassesTheGuardAndValidation() {
+  void sourceOnAnUnknownPathAsksForTheKind() {
     tEnv.executeSql(sinkDdl("t", KEYED, path("valid-source")));
     ValidationException e =
         assertThrows(ValidationException.class, () -> tEnv.executeSql("SELECT * FROM t"));
     assertTrue(
-        causeChain(e).contains("The Cobble table source is not available in Cobble"),
+        causeChain(e).contains("Option 'source.kind' = 'auto' cannot decide"), causeChain(e));
+  }
+
+  @Test
+  void rawSourceRejectsLookups() {
+    tEnv.executeSql(
+        "CREATE TABLE raw_t (`key` BYTES, `columns` ARRAY<BYTES>) WITH ('connector' = 'cobble'"
+            + path("raw")
+            + ", 'source.kind' = 'raw', 'raw.columns' = '0')");
+    tEnv.executeSql(
+        "CREATE TEMPORARY VIEW probes AS SELECT CAST(v AS BYTES) AS k, PROCTIME() AS pt FROM gen");
+    // The planner wraps the source's ValidationException while it applies its lookup rules.
+    Exception e =
+        assertThrows(
+            Exception.class,
+            () ->
+                tEnv.executeSql(
+                    "SELECT p.k FROM probes AS p JOIN raw_t FOR SYSTEM_TIME AS OF p.pt AS r"
+                        + " ON p.k = r.`key`"));
+    assertTrue(
+        causeChain(e).contains("Lookup joins are not supported on a raw Cobble source"),
         causeChain(e));
   }
 
