@@ -4,6 +4,8 @@ import io.cobble.CobbleException;
 import io.cobble.Db;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOutput;
+import io.cobble.storage.Volume;
+import io.cobble.storage.VolumeSet;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
@@ -60,6 +62,7 @@ public final class SnapshotManager implements AutoCloseable {
   private final AtomicLong filesUploaded = new AtomicLong();
   private long lastId;
   private boolean closed;
+  private Storage ownedStorage;
 
   private SnapshotManager(Db db, Storage volume, String shardId) {
     this.db = db;
@@ -81,7 +84,12 @@ public final class SnapshotManager implements AutoCloseable {
     inheritedLeases = store.leasePaths(shardId);
     // Uploads of snapshots that never got published (crash, cancel) are orphans now: nothing else
     // writes under this shard's data prefix.
-    store.collect(store.dataFiles(shardId), liveVolumePaths());
+    try {
+      store.collect(store.dataFiles(shardId), liveVolumePaths());
+    } catch (CobbleException e) {
+      // A damaged manifest somewhere on the volume: its files might be needed, so the orphans
+      // stay until a later sweep can prove they are unreferenced. Snapshots still work.
+    }
     uploader =
         Executors.newSingleThreadExecutor(
             r -> {
@@ -89,6 +97,40 @@ public final class SnapshotManager implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
+  }
+
+  /**
+   * Manages snapshots of {@code db} as shard {@code shardId} on the snapshot volume of {@code
+   * volumes}; the manager opens that volume's storage and closes it on {@link #close()}.
+   */
+  public static SnapshotManager open(Db db, VolumeSet volumes, String shardId) {
+    Volume volume =
+        volumes
+            .snapshot()
+            .orElseThrow(
+                () ->
+                    new IllegalArgumentException(
+                        "no volume of "
+                            + volumes
+                            + " serves SNAPSHOT; add a volume with kind SNAPSHOT"));
+    Storage storage;
+    try {
+      storage = volume.open();
+    } catch (IOException e) {
+      throw new CobbleException("cannot open snapshot volume " + volume.uri(), e);
+    }
+    try {
+      SnapshotManager m = new SnapshotManager(db, storage, shardId);
+      m.ownedStorage = storage;
+      return m;
+    } catch (RuntimeException e) {
+      try {
+        storage.close();
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
   }
 
   /**
@@ -430,6 +472,14 @@ public final class SnapshotManager implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CobbleException("interrupted while waiting for snapshot uploads", e);
+    } finally {
+      if (ownedStorage != null) {
+        try {
+          ownedStorage.close();
+        } catch (IOException e) {
+          throw new CobbleException("cannot close snapshot volume " + ownedStorage.uri(), e);
+        }
+      }
     }
   }
 }

@@ -253,10 +253,19 @@ class SnapshotTest {
   void dbOpensOverAVolumeSet() throws Exception {
     io.cobble.storage.VolumeSet volumes =
         io.cobble.storage.VolumeSet.local(tmp.resolve("vs").toString());
-    try (Db db = Db.open(volumes, config(0))) {
+    try (Db db = Db.open(volumes, config(0));
+        SnapshotManager snaps = SnapshotManager.open(db, volumes, "local")) {
       write(db, 0, 100, 1);
+      snaps.snapshot().published().join();
+      write(db, 0, 100, 2);
     }
     try (Db db = Db.open(volumes, config(0))) {
+      check(db, 0, 100, 2);
+    }
+    try (FileStorage snapshotVolume = FileStorage.open(tmp.resolve("vs"), true);
+        Db db =
+            SnapshotRestore.resume(
+                tmp.resolve("vs-restored"), snapshotVolume, "local", config(0))) {
       check(db, 0, 100, 1);
     }
   }
