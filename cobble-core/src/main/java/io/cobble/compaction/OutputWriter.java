@@ -77,7 +77,7 @@ public final class OutputWriter implements AutoCloseable {
           && separationThreshold > 0
           && row.value(i).length > separationThreshold) {
         if (vlog == null) {
-          long n = versions.newFileNumber();
+          long n = versions.newVlogNumber();
           vlog = new ValueLogWriter(versions.vlogPath(n), n);
         }
         row.setPointer(i, vlog.append(row.value(i)));

@@ -33,6 +33,8 @@ public final class VersionSet {
   private final int totalBuckets;
   private final int maxLevels;
   private final AtomicLong nextFileNumber;
+  private final long vlogBase =
+      java.util.concurrent.ThreadLocalRandom.current().nextLong(1, 1L << 31) << 32;
   private final boolean sync;
   private final Map<Long, AtomicInteger> vlogRefs = new ConcurrentHashMap<>();
   private final Map<Long, ValueLogReader> vlogReaders = new ConcurrentHashMap<>();
@@ -89,6 +91,21 @@ public final class VersionSet {
 
   public Version current() {
     return current;
+  }
+
+  /**
+   * A number for a new value log. Rows point into logs by number, so rescale cannot renumber logs
+   * when it combines shards that descend from one source and count file numbers from the same
+   * point; a random high part chosen per open keeps the logs such siblings write apart (rescale
+   * still rejects the improbable clash by name).
+   */
+  public long newVlogNumber() {
+    while (true) {
+      long n = vlogBase | (newFileNumber() & 0xFFFFFFFFL);
+      if (!current.vlogFiles().containsKey(n)) {
+        return n;
+      }
+    }
   }
 
   public long newFileNumber() {

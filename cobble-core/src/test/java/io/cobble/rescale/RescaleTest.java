@@ -118,6 +118,11 @@ class RescaleTest {
       SnapshotManager m0 = SnapshotManager.open(s0, volume, "s0");
       write(s0, 1);
       s0.compactAll();
+      // One small L0 file that spans buckets 2 and 3, so a cut at 2|3 leaves a file holding both.
+      for (int i = 2; i < 200; i += BUCKETS) {
+        s0.put(2, "default", key(i), 0, value(i, 1));
+        s0.put(3, "default", key(i + 1), 0, value(i + 1, 1));
+      }
       source = m0.snapshot().published().join().id();
       long sourceBytes = store.require("s0", source).dataBytes();
 
@@ -139,6 +144,35 @@ class RescaleTest {
         assertEquals(1, store.leasePaths("t" + i).size());
         assertEquals(0, t.metrics().flushes(), "nothing was rewritten up front");
       }
+      // Combining a shard whose files still hold given-up buckets is refused clearly: d is cut
+      // from s0 at 2|3 and snapshotted before any compaction could clean it up.
+      try (Db d =
+              Rescale.expandBuckets(
+                  tmp.resolve("d"),
+                  volume,
+                  List.of(ShardRef.of("s0", source)),
+                  ranges(0, 2),
+                  "d",
+                  config(0));
+          SnapshotManager md = SnapshotManager.open(d, volume, "d")) {
+        long dirty = md.snapshot().published().join().id();
+        long t1Dirty;
+        try (SnapshotManager m1 = SnapshotManager.open(mid.get(1), volume, "t1")) {
+          t1Dirty = m1.snapshot().published().join().id();
+        }
+        IllegalArgumentException e =
+            assertThrows(
+                IllegalArgumentException.class,
+                () ->
+                    Rescale.expandBuckets(
+                        tmp.resolve("bad"),
+                        volume,
+                        List.of(ShardRef.of("d", dirty), ShardRef.of("t1", t1Dirty)),
+                        ranges(0, 5),
+                        "bad",
+                        config(0)));
+        assertTrue(e.getMessage().contains("compact shard d"), e.getMessage());
+      }
       // The source moves on and its retention drops the snapshot the targets read from; the
       // export leases keep those files.
       write(s0, 9);
@@ -153,37 +187,18 @@ class RescaleTest {
       // Targets write, compact (dropping buckets they do not own) and snapshot; the first
       // snapshot takes ownership and ends the lease.
       List<Long> midSnapshots = new ArrayList<>();
-      long dirtyT0 = -1;
       for (int i = 0; i < 3; i++) {
         Db t = mid.get(i);
         write(t, 2);
         try (SnapshotManager m = SnapshotManager.open(t, volume, "t" + i)) {
-          long dirty = m.snapshot().published().join().id();
+          m.snapshot().published().join();
           assertTrue(store.leasePaths("t" + i).isEmpty());
-          if (i == 0) {
-            m.pin(dirty);
-            dirtyT0 = dirty;
-          }
           t.compactAll();
           midSnapshots.add(m.snapshot().published().join().id());
         }
         check(t, 2);
         t.close();
       }
-      // Combining a shard whose files still hold given-up buckets is refused clearly.
-      long dirty = dirtyT0;
-      IllegalArgumentException e =
-          assertThrows(
-              IllegalArgumentException.class,
-              () ->
-                  Rescale.expandBuckets(
-                      tmp.resolve("bad"),
-                      volume,
-                      List.of(ShardRef.of("t0", dirty), ShardRef.of("t1", midSnapshots.get(1))),
-                      ranges(0, 5),
-                      "bad",
-                      config(0)));
-      assertTrue(e.getMessage().contains("compact shard t0"), e.getMessage());
       // 3 -> 2, each target combining two sources.
       List<BucketRange> two = List.of(BucketRange.of(0, 3), BucketRange.of(4, 7));
       int[][] sourcesOf = {{0, 1}, {1, 2}};
