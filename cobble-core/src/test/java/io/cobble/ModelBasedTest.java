@@ -165,7 +165,7 @@ class ModelBasedTest {
             .set("block-cache.size", seed == 5 ? "1mb" : "96kb")
             .set("ttl.default", DEFAULT_TTL + "ms")
             .set("direct-io.enabled", seed == 5)
-            .set("fsync.enabled", seed == 1)
+            .set("fsync.enabled", false)
             .set("direct-io.pool-max-size", 8)
             .clock(clock)
             .build();
@@ -228,7 +228,7 @@ class ModelBasedTest {
         doMultiGet();
       } else if (dice < 870) {
         doScan();
-      } else if (dice < 990) {
+      } else if (dice < 995) {
         doGet();
       } else {
         int x = rnd.nextInt(1000);
