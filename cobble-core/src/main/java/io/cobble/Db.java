@@ -67,6 +67,21 @@ import java.util.function.LongUnaryOperator;
  * <p>Internal key order is bucket (2 bytes big-endian) then the caller's key, so a bucket range is
  * a contiguous key range of every tree. In the shared memtable the family id (2 bytes) precedes
  * that, so a flush writes one L0 table per family it touched.
+ *
+ * <p>Semantics callers rely on:
+ *
+ * <ul>
+ *   <li>Each column is written independently with put, merge or delete. A read returns null when
+ *       none of the requested columns has a live value; otherwise columns without a value carry
+ *       their schema default (or null).
+ *   <li>TTL is per write: {@link WriteBatch#DEFAULT_TTL} uses {@code ttl.default}, {@link
+ *       WriteBatch#NO_TTL} never expires, a positive value expires that many ms after the write. A
+ *       merge's result takes the merge's expiry.
+ *   <li>A merge folds onto the column's value only if that value was alive when the merge was
+ *       written; onto a deleted, expired or absent value it starts from the column default (or from
+ *       nothing). This holds whenever the fold physically happens.
+ *   <li>A {@link WriteBatch} applies all of its operations on one row as one atomic change.
+ * </ul>
  */
 public final class Db implements AutoCloseable {
   private static final String LOCK_FILE = "LOCK";

@@ -136,7 +136,7 @@ class ModelBasedTest {
     "2, skiplist, round_robin",
     "3, hash, min_overlap",
     "4, vec, score_priority",
-    "5, adaptive, round_robin"
+    "10, adaptive, score_priority"
   })
   void randomOperationsMatchModel(long seed, String memtable, String policy) {
     rnd = new Random(seed);
@@ -162,10 +162,10 @@ class ModelBasedTest {
             .set("sst.pinned-metadata.partitions.enabled", rnd.nextBoolean())
             .set("sst.compression", "none,lz4")
             .set("value-separation.threshold", "48")
-            .set("block-cache.size", seed == 5 ? "1mb" : "96kb")
+            .set("block-cache.size", seed == 2 ? "1mb" : "96kb")
             .set("ttl.default", DEFAULT_TTL + "ms")
-            .set("direct-io.enabled", seed == 5)
-            .set("fsync.enabled", seed == 1)
+            .set("direct-io.enabled", seed == 2)
+            .set("fsync.enabled", false)
             .set("direct-io.pool-max-size", 8)
             .clock(clock)
             .build();
@@ -228,7 +228,7 @@ class ModelBasedTest {
         doMultiGet();
       } else if (dice < 870) {
         doScan();
-      } else if (dice < 990) {
+      } else if (dice < 995) {
         doGet();
       } else {
         int x = rnd.nextInt(1000);

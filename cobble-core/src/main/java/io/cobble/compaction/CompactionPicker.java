@@ -153,7 +153,7 @@ public final class CompactionPicker {
         new ArrayList<>(inputs),
         overlaps,
         isBottommost(tree, 1, range),
-        dropBefore(v, tree, 0, now));
+        dropBefore(v, tree, 0, inputs, now));
   }
 
   private Compaction leveled(
@@ -172,7 +172,7 @@ public final class CompactionPicker {
         new ArrayList<>(inputs),
         overlaps,
         isBottommost(tree, level + 1, range),
-        dropBefore(v, tree, level, now));
+        dropBefore(v, tree, level, inputs, now));
   }
 
   private static byte[][] range(List<FileMeta> files) {
@@ -198,16 +198,23 @@ public final class CompactionPicker {
     return true;
   }
 
-  /** min(now, oldest merge write time in memtables and in levels above {@code inputLevel}). */
-  private static long dropBefore(Version v, Tree tree, int inputLevel, long now) {
+  /**
+   * min(now, oldest merge write time of every source newer than the rewritten data): memtables,
+   * levels above {@code inputLevel}, and the input level's other files, whose keys can lie in an
+   * overlapping output-level file that the compaction rewrites too.
+   */
+  private static long dropBefore(
+      Version v, Tree tree, int inputLevel, List<FileMeta> inputs, long now) {
     long t = now;
     t = Math.min(t, v.active().minMergeWriteTime());
     for (MemTable m : v.immutables()) {
       t = Math.min(t, m.minMergeWriteTime());
     }
-    for (int level = 0; level < inputLevel; level++) {
+    for (int level = 0; level <= inputLevel; level++) {
       for (FileMeta f : tree.level(level)) {
-        t = Math.min(t, f.properties().minMergeWriteTime());
+        if (!inputs.contains(f)) {
+          t = Math.min(t, f.properties().minMergeWriteTime());
+        }
       }
     }
     return t;
@@ -223,7 +230,7 @@ public final class CompactionPicker {
         if (maxExpiry == 0) {
           continue;
         }
-        long before = dropBefore(v, tree, level, now);
+        long before = dropBefore(v, tree, level, files, now);
         if (level == 0) {
           for (int j = 0; j < i; j++) {
             before = Math.min(before, files.get(j).properties().minMergeWriteTime());

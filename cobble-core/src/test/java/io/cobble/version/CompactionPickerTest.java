@@ -19,6 +19,10 @@ class CompactionPickerTest {
   private long nextNumber = 1;
 
   private FileMeta file(String lo, String hi, long size, long maxExpiry) {
+    return file(lo, hi, size, maxExpiry, Long.MAX_VALUE);
+  }
+
+  private FileMeta file(String lo, String hi, long size, long maxExpiry, long minMergeWt) {
     TableProperties p =
         new TableProperties(
             10,
@@ -26,7 +30,7 @@ class CompactionPickerTest {
             hi.getBytes(UTF_8),
             1,
             maxExpiry,
-            Long.MAX_VALUE,
+            minMergeWt,
             Collections.emptyMap());
     return new FileMeta(nextNumber++, 0, size, p, null);
   }
@@ -144,5 +148,24 @@ class CompactionPickerTest {
     SkipListMemTable merging = new SkipListMemTable(2, (k, a, b) -> b);
     merging.noteMerge(300);
     assertNull(picker.pick(version(merging, l), 0, 1000));
+  }
+
+  @Test
+  void expiredValuesInRewrittenOverlapsRespectMergesInTheInputLevelsOtherFiles() {
+    // Regression (model test seed 10): the L2 file spans keys that live in another L1 file with
+    // a merge written while an L2 value was alive; rewriting L2 must not drop that value.
+    FileMeta input = file("a", "c", 5_000);
+    FileMeta otherWithMerge = file("x", "z", 10, 0, 300);
+    FileMeta wide = file("a", "z", 100);
+    List<List<FileMeta>> l =
+        levels(
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(input, otherWithMerge)),
+            new ArrayList<>(Arrays.asList(wide)));
+    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 1000);
+    assertEquals(Compaction.Kind.MERGE, c.kind());
+    assertEquals(input, c.inputs().get(0));
+    assertEquals(Collections.singletonList(wide), c.overlaps());
+    assertEquals(300, c.dropExpiredBefore());
   }
 }

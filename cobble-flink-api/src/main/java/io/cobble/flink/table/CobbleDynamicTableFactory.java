@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -19,6 +20,7 @@ import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
+import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
@@ -147,7 +149,7 @@ public final class CobbleDynamicTableFactory
             .map(Column::getName)
             .collect(Collectors.toList());
     List<String> key =
-        schema.getPrimaryKey().map(pk -> pk.getColumns()).orElse(java.util.Collections.emptyList());
+        schema.getPrimaryKey().map(UniqueConstraint::getColumns).orElse(Collections.emptyList());
     return new CobbleDynamicTableSource(kind, table, physical, key);
   }
 

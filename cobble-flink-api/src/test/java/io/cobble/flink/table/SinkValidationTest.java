@@ -34,6 +34,7 @@ class SinkValidationTest {
     DynamicTableSink sink = valid().sink();
     assertInstanceOf(CobbleDynamicTableSink.class, sink);
     assertEquals(ChangelogMode.upsert(), sink.getChangelogMode(ChangelogMode.all()));
+    assertEquals(ChangelogMode.insertOnly(), sink.getChangelogMode(ChangelogMode.insertOnly()));
   }
 
   @Test

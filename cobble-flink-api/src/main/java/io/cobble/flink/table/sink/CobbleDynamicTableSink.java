@@ -11,6 +11,7 @@ import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
 
 /** The Cobble SQL sink of a validated table: upserts by primary key into bucketed shards. */
 public final class CobbleDynamicTableSink implements DynamicTableSink {
@@ -28,9 +29,16 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
     this.writerBufferBytes = writerBufferBytes;
   }
 
+  /**
+   * Upserts by primary key; an insert-only query stays insert-only, since INSERT already overwrites
+   * the key's row. Claiming upsert mode for it would make Flink 2.3+ demand an ON CONFLICT clause
+   * for every query without an upsert key.
+   */
   @Override
   public ChangelogMode getChangelogMode(ChangelogMode requestedMode) {
-    return ChangelogMode.upsert();
+    return requestedMode.containsOnly(RowKind.INSERT)
+        ? ChangelogMode.insertOnly()
+        : ChangelogMode.upsert();
   }
 
   @Override

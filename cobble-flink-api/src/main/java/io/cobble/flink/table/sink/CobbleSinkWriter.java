@@ -34,6 +34,9 @@ public final class CobbleSinkWriter implements SinkWriter<RowData> {
   private final Counter recordsSent;
   private final Counter bytesSent;
 
+  /** Metric reporters may still poll the gauges after the shard is closed. */
+  private volatile boolean closed;
+
   CobbleSinkWriter(
       Db shard, int shardIndex, TableLayout layout, RowCodec codec, SinkWriterMetricGroup metrics) {
     this.shard = shard;
@@ -107,6 +110,7 @@ public final class CobbleSinkWriter implements SinkWriter<RowData> {
 
   @Override
   public void close() {
+    closed = true;
     shard.close();
   }
 
@@ -120,6 +124,6 @@ public final class CobbleSinkWriter implements SinkWriter<RowData> {
   }
 
   private void gauge(MetricGroup group, String name, ToLongFunction<DbMetrics> metric) {
-    group.gauge(name, (Gauge<Long>) () -> metric.applyAsLong(shard.metrics()));
+    group.gauge(name, (Gauge<Long>) () -> closed ? 0L : metric.applyAsLong(shard.metrics()));
   }
 }

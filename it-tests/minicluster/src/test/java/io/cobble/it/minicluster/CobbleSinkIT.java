@@ -32,6 +32,8 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
@@ -188,6 +190,43 @@ class CobbleSinkIT {
     // Running the same changelog again is an idempotent upsert, not a duplication.
     insert("cobble_sink");
     assertEquals(expected(), readShards(table));
+  }
+
+  @Test
+  void batchModeWritesTheAggregatedRows() throws Exception {
+    Path table = DATA.resolve("sink-batch").toAbsolutePath();
+    TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+    batch.executeSql(sinkDdl("batch_sink", table, ""));
+    // The last value per id wins in a batch GROUP BY: ids 1..40 as in the streaming changelog.
+    batch
+        .executeSql(
+            "INSERT INTO batch_sink SELECT id, MAX(name), MAX(score), MAX(price) FROM (VALUES "
+                + batchValues()
+                + ") AS t(id, name, score, price) GROUP BY id")
+        .await(3, TimeUnit.MINUTES);
+    Map<Long, RowData> expected = expected();
+    expected.remove(45L);
+    assertEquals(expected, readShards(table));
+  }
+
+  /** The final rows 1..40 of {@link #expected()} as SQL VALUES rows. */
+  private static String batchValues() {
+    List<String> rows = new ArrayList<>();
+    for (RowData row : expected().values()) {
+      if (row.getLong(0) != 45L) {
+        rows.add(
+            "(CAST("
+                + row.getLong(0)
+                + " AS BIGINT), '"
+                + row.getString(1)
+                + "', "
+                + row.getInt(2)
+                + ", CAST("
+                + row.getDecimal(3, 10, 2)
+                + " AS DECIMAL(10, 2)))");
+      }
+    }
+    return String.join(", ", rows);
   }
 
   @Test
