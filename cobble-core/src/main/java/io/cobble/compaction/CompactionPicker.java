@@ -152,7 +152,7 @@ public final class CompactionPicker {
         1,
         new ArrayList<>(inputs),
         overlaps,
-        isBottommost(tree, 1, range),
+        isBottommost(tree, 1, range(inputs, overlaps)),
         dropBefore(v, tree, 0, inputs, now));
   }
 
@@ -171,8 +171,18 @@ public final class CompactionPicker {
         level + 1,
         new ArrayList<>(inputs),
         overlaps,
-        isBottommost(tree, level + 1, range),
+        isBottommost(tree, level + 1, range(inputs, overlaps)),
         dropBefore(v, tree, level, inputs, now));
+  }
+
+  /**
+   * The key range a compaction rewrites: overlapping output-level files can reach beyond the
+   * inputs, and every key they hold is rewritten too.
+   */
+  private static byte[][] range(List<FileMeta> inputs, List<FileMeta> overlaps) {
+    List<FileMeta> all = new ArrayList<>(inputs);
+    all.addAll(overlaps);
+    return range(all);
   }
 
   private static byte[][] range(List<FileMeta> files) {

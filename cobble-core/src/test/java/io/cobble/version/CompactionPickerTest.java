@@ -168,4 +168,23 @@ class CompactionPickerTest {
     assertEquals(Collections.singletonList(wide), c.overlaps());
     assertEquals(300, c.dropExpiredBefore());
   }
+
+  @Test
+  void bottommostLooksBelowTheWholeRewrittenRangeNotJustTheInputs() {
+    // Regression (model test seed 12): the L2 overlap reaches past the L1 input, and L3 holds
+    // older data there; resolving merges as if nothing were below would lose it.
+    FileMeta input = file("a", "c", 5_000);
+    FileMeta wide = file("b", "m", 100);
+    FileMeta deeper = file("k", "l", 100);
+    List<List<FileMeta>> l =
+        levels(
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(input)),
+            new ArrayList<>(Arrays.asList(wide)),
+            new ArrayList<>(Arrays.asList(deeper)));
+    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 1000);
+    assertEquals(Compaction.Kind.MERGE, c.kind());
+    assertEquals(Collections.singletonList(wide), c.overlaps());
+    assertEquals(false, c.bottommost());
+  }
 }
