@@ -86,6 +86,12 @@ import java.util.function.LongUnaryOperator;
 public final class Db implements AutoCloseable {
   private static final String LOCK_FILE = "LOCK";
 
+  /**
+   * Present while a restore replaces the directory's state; a Db never opens half-restored state
+   * (which could look like an empty Db).
+   */
+  public static final String RESTORE_MARKER = "RESTORING";
+
   /** Compaction copies values out of value logs whose live share fell below this. */
   private static final double VLOG_REWRITE_RATIO = 0.5;
 
@@ -171,6 +177,14 @@ public final class Db implements AutoCloseable {
             : null;
     this.picker = new CompactionPicker(config);
     try {
+      if (Files.exists(dir.resolve(RESTORE_MARKER))) {
+        throw new CobbleException(
+            "Db directory "
+                + dir
+                + " holds an interrupted restore ("
+                + RESTORE_MARKER
+                + " marker); run the restore again or delete the directory");
+      }
       long[] seq = {0};
       Manifest m = Manifest.readLatest(dir, seq);
       Schema schema = m == null ? Schema.initial() : m.schema;

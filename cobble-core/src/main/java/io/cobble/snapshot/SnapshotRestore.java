@@ -171,6 +171,11 @@ public final class SnapshotRestore {
     Manifest m = new Manifest(s.totalBuckets(), s.nextFileNumber(), s.schema(), tables, vlogs);
     Manifest.writeAtomically(
         localDir.resolve(Manifest.fileName(1)), m.encode(), config.fsyncEnabled());
+    try {
+      Files.delete(localDir.resolve(Db.RESTORE_MARKER));
+    } catch (IOException e) {
+      throw new CobbleException("cannot finish restore into " + localDir, e);
+    }
   }
 
   /** Removes an old Db's files so only the snapshot's state remains; refuses an open Db. */
@@ -203,6 +208,11 @@ public final class SnapshotRestore {
               "cannot open a snapshot into "
                   + dir
                   + ": it already holds a Db; use an empty directory or resume");
+        }
+        Path marker = dir.resolve(Db.RESTORE_MARKER);
+        try (FileChannel m =
+            FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+          m.force(true);
         }
         for (Path p : old) {
           Files.deleteIfExists(p);

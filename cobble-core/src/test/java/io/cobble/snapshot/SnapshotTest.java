@@ -211,6 +211,14 @@ class SnapshotTest {
     try (Db db = SnapshotRestore.resume(tmp.resolve("w"), volume, "s", config(0))) {
       check(db, 0, 500, 1);
     }
+    // A restore cut short leaves its marker: the directory must not open as an (empty) Db.
+    Files.createFile(tmp.resolve("w").resolve(Db.RESTORE_MARKER));
+    CobbleException interrupted =
+        assertThrows(CobbleException.class, () -> Db.open(tmp.resolve("w"), config(0)));
+    assertTrue(interrupted.getMessage().contains("interrupted restore"), interrupted.getMessage());
+    try (Db db = SnapshotRestore.resume(tmp.resolve("w"), volume, "s", config(0))) {
+      check(db, 0, 500, 1);
+    }
   }
 
   @Test
