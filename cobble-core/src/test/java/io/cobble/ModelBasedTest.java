@@ -132,8 +132,8 @@ class ModelBasedTest {
 
   @ParameterizedTest(name = "seed {0} memtable {1} policy {2}")
   @CsvSource({
-    "1, adaptive, score_priority",
-    "2, skiplist, round_robin",
+    "12, skiplist, min_overlap",
+    "2, adaptive, round_robin",
     "3, hash, min_overlap",
     "4, vec, score_priority",
     "10, adaptive, score_priority"

@@ -16,7 +16,10 @@ import io.cobble.flink.table.layout.TableSchemaFile;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import java.io.InputStream;
 import java.math.BigDecimal;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -27,6 +30,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
@@ -190,6 +195,51 @@ class CobbleSinkIT {
     // Running the same changelog again is an idempotent upsert, not a duplication.
     insert("cobble_sink");
     assertEquals(expected(), readShards(table));
+  }
+
+  @Test
+  void checkpointsFlushWhileAStreamRuns() throws Exception {
+    Path table = DATA.resolve("sink-checkpointed").toAbsolutePath();
+    env.enableCheckpointing(200);
+    // About two seconds of input: checkpoints complete while the writers run, each flushing them.
+    tEnv.executeSql(
+        "CREATE TABLE slow (id BIGINT, name STRING) WITH ('connector' = 'datagen',"
+            + " 'rows-per-second' = '200', 'number-of-rows' = '400', 'fields.id.kind' = 'sequence',"
+            + " 'fields.id.start' = '1', 'fields.id.end' = '400', 'fields.name.length' = '3')");
+    tEnv.executeSql(sinkDdl("checkpointed", table, ""));
+    TableResult result =
+        tEnv.executeSql(
+            "INSERT INTO checkpointed SELECT id, name, CAST(id AS INT), CAST(id AS DECIMAL(10, 2))"
+                + " FROM slow");
+    result.await(3, TimeUnit.MINUTES);
+    long checkpoints = completedCheckpoints(result.getJobClient().get().getJobID().toString());
+    assertTrue(checkpoints > 0, "no checkpoint completed while the job ran");
+    Map<Long, RowData> rows = readShards(table);
+    assertEquals(400, rows.size());
+    for (long id = 1; id <= 400; id++) {
+      assertEquals((int) id, rows.get(id).getInt(2), "score of " + id);
+    }
+  }
+
+  /** The job's completed checkpoints, from the MiniCluster's REST API. */
+  private static long completedCheckpoints(String jobId) throws Exception {
+    Map<String, String> client = MINI_CLUSTER.getClientConfiguration().toMap();
+    URL url =
+        new URL(
+            "http://"
+                + client.getOrDefault("rest.address", "127.0.0.1")
+                + ":"
+                + client.get("rest.port")
+                + "/jobs/"
+                + jobId
+                + "/checkpoints");
+    String json;
+    try (InputStream in = url.openStream()) {
+      json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    Matcher completed = Pattern.compile("\"completed\"\\s*:\\s*(\\d+)").matcher(json);
+    assertTrue(completed.find(), json);
+    return Long.parseLong(completed.group(1));
   }
 
   @Test
