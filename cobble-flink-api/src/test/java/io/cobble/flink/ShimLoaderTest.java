@@ -8,55 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.cobble.CobbleVersion;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
-import io.cobble.flink.shim.RecoveryClaimMode;
-import io.cobble.flink.shim.SinkWriterFactory;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import org.apache.flink.api.connector.sink2.Sink;
 import org.junit.jupiter.api.Test;
 
 class ShimLoaderTest {
-
-  /** A shim that answers only its line, enough for selecting among lines. */
-  private static final class LineOnlyShim implements FlinkLineShim {
-    private final FlinkLine line;
-
-    LineOnlyShim(FlinkLine line) {
-      this.line = line;
-    }
-
-    @Override
-    public FlinkLine line() {
-      return line;
-    }
-
-    @Override
-    public String checkpointDirKey(String flinkVersion) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public String configFileName(String flinkVersion) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public String recoveryClaimModeKey(String flinkVersion) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public RecoveryClaimMode recoveryClaimMode(String flinkVersion, Map<String, String> config) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
-      throw new UnsupportedOperationException();
-    }
-  }
 
   private static String jar(String line) {
     return "cobble-flink-dist-" + CobbleVersion.get() + "-1-flink-" + line + ".jar";
@@ -64,7 +21,7 @@ class ShimLoaderTest {
 
   @Test
   void selectsTheShimServingTheRunningVersion() {
-    FlinkLineShim shim = new LineOnlyShim(FlinkLine.LINE_1_19);
+    FlinkLineShim shim = new TestLineShim(FlinkLine.LINE_1_19);
     assertSame(shim, ShimLoader.select(List.of(shim), "1.20.3"));
   }
 
@@ -73,7 +30,7 @@ class ShimLoaderTest {
     IllegalStateException e =
         assertThrows(
             IllegalStateException.class,
-            () -> ShimLoader.select(List.of(new LineOnlyShim(FlinkLine.LINE_1_17)), "2.1.1"));
+            () -> ShimLoader.select(List.of(new TestLineShim(FlinkLine.LINE_1_17)), "2.1.1"));
     assertTrue(e.getMessage().contains(jar("1.17")), e.getMessage());
     assertTrue(e.getMessage().contains("2.1.1"), e.getMessage());
     assertTrue(e.getMessage().contains("Use " + jar("2.0") + " instead"), e.getMessage());
@@ -84,7 +41,7 @@ class ShimLoaderTest {
     IllegalStateException e =
         assertThrows(
             IllegalStateException.class,
-            () -> ShimLoader.select(List.of(new LineOnlyShim(FlinkLine.LINE_1_17)), "1.16.3"));
+            () -> ShimLoader.select(List.of(new TestLineShim(FlinkLine.LINE_1_17)), "1.16.3"));
     assertTrue(e.getMessage().contains("not supported"), e.getMessage());
     assertTrue(e.getMessage().contains("Flink 2.0 and later"), e.getMessage());
   }
@@ -102,8 +59,8 @@ class ShimLoaderTest {
             () ->
                 ShimLoader.select(
                     Arrays.asList(
-                        new LineOnlyShim(FlinkLine.LINE_1_17),
-                        new LineOnlyShim(FlinkLine.LINE_2_0)),
+                        new TestLineShim(FlinkLine.LINE_1_17),
+                        new TestLineShim(FlinkLine.LINE_2_0)),
                     "2.0.0"));
     assertTrue(two.getMessage().contains("keep only " + jar("2.0")), two.getMessage());
   }

@@ -14,9 +14,20 @@ import org.apache.flink.api.connector.sink2.Sink;
  */
 public final class TestLineShim implements FlinkLineShim {
 
+  private final FlinkLine line;
+
+  public TestLineShim() {
+    this(FlinkLine.LINE_1_17);
+  }
+
+  /** A shim answering as {@code line}, enough for selecting among lines. */
+  TestLineShim(FlinkLine line) {
+    this.line = line;
+  }
+
   @Override
   public FlinkLine line() {
-    return FlinkLine.LINE_1_17;
+    return line;
   }
 
   @Override
