@@ -141,6 +141,17 @@ public final class Db implements AutoCloseable {
     final ByteReader reader = new ByteReader();
     RowState acc = new RowState();
     RowState tmp = new RowState();
+
+    /** Encodes the internal key (family id, bucket, user key) into {@link #key}. */
+    ByteWriter key(ColumnLayout layout, int bucket, byte[] userKey) {
+      key.reset();
+      key.writeByte(layout.familyId() >>> 8);
+      key.writeByte(layout.familyId());
+      key.writeByte(bucket >>> 8);
+      key.writeByte(bucket);
+      key.writeBytes(userKey);
+      return key;
+    }
   }
 
   private Db(Path dir, Config config) {
@@ -635,13 +646,7 @@ public final class Db implements AutoCloseable {
       long ttl) {
     ColumnLayout layout = l.require(family);
     Scratch s = scratch.get();
-    ByteWriter k = s.key;
-    k.reset();
-    k.writeByte(layout.familyId() >>> 8);
-    k.writeByte(layout.familyId());
-    k.writeByte(bucket >>> 8);
-    k.writeByte(bucket);
-    k.writeBytes(key);
+    s.key(layout, bucket, key);
     ByteWriter w = s.row;
     w.reset();
     MemTable mem = versions.current().active();
@@ -1149,13 +1154,7 @@ public final class Db implements AutoCloseable {
 
   private byte[][] read(Version v, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
     Scratch s = scratch.get();
-    ByteWriter k = s.key;
-    k.reset();
-    k.writeByte(layout.familyId() >>> 8);
-    k.writeByte(layout.familyId());
-    k.writeByte(bucket >>> 8);
-    k.writeByte(bucket);
-    k.writeBytes(key);
+    ByteWriter k = s.key(layout, bucket, key);
     RowState acc = s.acc;
     RowState tmp = s.tmp;
     boolean found = false;
