@@ -1,6 +1,5 @@
 package io.cobble.reader;
 
-import io.cobble.CobbleException;
 import io.cobble.Config;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
@@ -48,35 +47,12 @@ public final class Reader implements AutoCloseable {
   /** A reader that follows {@code global/CURRENT}. */
   public static Reader open(Storage volume, Config config) {
     SnapshotStore store = new SnapshotStore(volume);
-    long id =
-        store
-            .currentGlobalId()
-            .orElseThrow(
-                () ->
-                    new CobbleException(
-                        "no intact global/CURRENT in "
-                            + volume.uri()
-                            + "; commit a global snapshot first"));
-    return new Reader(volume, config, true, requireGlobal(store, id));
+    return new Reader(volume, config, true, store.requireGlobal(store.requireCurrentGlobalId()));
   }
 
   /** A reader fixed on global snapshot {@code globalId}. */
   public static Reader open(Storage volume, long globalId, Config config) {
-    return new Reader(volume, config, false, requireGlobal(new SnapshotStore(volume), globalId));
-  }
-
-  private static GlobalSnapshot requireGlobal(SnapshotStore store, long id) {
-    return store
-        .readGlobal(id)
-        .orElseThrow(
-            () ->
-                new CobbleException(
-                    "global snapshot "
-                        + id
-                        + " in "
-                        + store.storage().uri()
-                        + " is missing or corrupt; published: "
-                        + store.globalIds()));
+    return new Reader(volume, config, false, new SnapshotStore(volume).requireGlobal(globalId));
   }
 
   public GlobalSnapshot snapshot() {
@@ -110,7 +86,7 @@ public final class Reader implements AutoCloseable {
     if (id == global.id()) {
       return false;
     }
-    GlobalSnapshot next = requireGlobal(store, id);
+    GlobalSnapshot next = store.requireGlobal(id);
     List<String> keep = new ArrayList<>();
     for (GlobalSnapshot.Part p : next.parts()) {
       keep.add(key(p.shardId(), p.snapshotId()));

@@ -115,30 +115,11 @@ public final class GlobalSnapshotCoordinator {
 
   /** The global snapshot CURRENT points to. */
   public GlobalSnapshot current() {
-    long id =
-        store
-            .currentGlobalId()
-            .orElseThrow(
-                () ->
-                    new CobbleException(
-                        "no intact global/CURRENT in "
-                            + store.storage().uri()
-                            + "; commit a global snapshot first"));
-    return read(id);
+    return read(store.requireCurrentGlobalId());
   }
 
   public GlobalSnapshot read(long id) {
-    return store
-        .readGlobal(id)
-        .orElseThrow(
-            () ->
-                new CobbleException(
-                    "global snapshot "
-                        + id
-                        + " in "
-                        + store.storage().uri()
-                        + " is missing or corrupt; published: "
-                        + store.globalIds()));
+    return store.requireGlobal(id);
   }
 
   public List<Long> ids() {

@@ -239,6 +239,31 @@ public final class SnapshotStore {
     }
   }
 
+  /** The number {@code CURRENT} points to, with a clear error when there is none intact. */
+  public long requireCurrentGlobalId() {
+    return currentGlobalId()
+        .orElseThrow(
+            () ->
+                new CobbleException(
+                    "no intact global/CURRENT in "
+                        + storage.uri()
+                        + "; commit a global snapshot first"));
+  }
+
+  /** The global snapshot {@code id}, with a clear error naming the published ones when absent. */
+  public GlobalSnapshot requireGlobal(long id) {
+    return readGlobal(id)
+        .orElseThrow(
+            () ->
+                new CobbleException(
+                    "global snapshot "
+                        + id
+                        + " in "
+                        + storage.uri()
+                        + " is missing or corrupt; published: "
+                        + globalIds()));
+  }
+
   /** Snapshot ids of {@code shardId} that some intact global snapshot refers to. */
   Set<Long> globallyReferenced(String shardId) {
     Set<Long> out = new HashSet<>();
