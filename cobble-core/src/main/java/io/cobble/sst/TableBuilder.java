@@ -2,10 +2,8 @@ package io.cobble.sst;
 
 import io.cobble.CobbleException;
 import io.cobble.util.ByteWriter;
-import java.io.BufferedOutputStream;
-import java.io.FileOutputStream;
+import io.cobble.util.NewFile;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
@@ -19,8 +17,7 @@ import java.util.Map;
 public final class TableBuilder implements AutoCloseable {
   private final Path path;
   private final TableOptions options;
-  private final FileOutputStream file;
-  private final OutputStream out;
+  private final NewFile out;
   private long offset;
   private final BlockBuilder data;
   private final BlockBuilder index;
@@ -31,17 +28,15 @@ public final class TableBuilder implements AutoCloseable {
   private byte[] firstKey;
   private long entries;
   private int partitions;
-  private boolean finished;
 
   public TableBuilder(Path path, TableOptions options) {
     this.path = path;
     this.options = options;
     try {
-      this.file = new FileOutputStream(path.toFile());
+      this.out = new NewFile(path);
     } catch (IOException e) {
       throw new CobbleException("cannot create table " + path, e);
     }
-    this.out = new BufferedOutputStream(file, 1 << 16);
     this.data = new BlockBuilder(options.restartInterval);
     this.index = new BlockBuilder(1);
     this.top = new BlockBuilder(1);
@@ -140,15 +135,10 @@ public final class TableBuilder implements AutoCloseable {
     try {
       out.write(new Footer(topHandle, propsHandle, flags).encode());
       offset += Footer.SIZE;
-      out.flush();
-      if (options.sync) {
-        file.getChannel().force(true);
-      }
-      out.close();
+      out.finish(options.sync);
     } catch (IOException e) {
       throw new CobbleException("cannot finish table " + path, e);
     }
-    finished = true;
     return props;
   }
 
@@ -159,13 +149,6 @@ public final class TableBuilder implements AutoCloseable {
   /** Abandons an unfinished file. */
   @Override
   public void close() {
-    if (!finished) {
-      try {
-        out.close();
-      } catch (IOException ignored) {
-        // The file is deleted next; a close failure changes nothing.
-      }
-      path.toFile().delete();
-    }
+    out.abandon();
   }
 }

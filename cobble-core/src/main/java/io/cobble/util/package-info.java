@@ -1,2 +1,5 @@
-/** Byte-level helpers shared by every layer: varint encoding, comparison, CRC, I/O hints. */
+/**
+ * Byte-level helpers shared by every layer: varint encoding, comparison, CRC, I/O hints, writing a
+ * new local file.
+ */
 package io.cobble.util;

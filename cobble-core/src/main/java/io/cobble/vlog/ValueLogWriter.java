@@ -3,10 +3,8 @@ package io.cobble.vlog;
 import io.cobble.CobbleException;
 import io.cobble.util.Bytes;
 import io.cobble.util.Crc;
-import java.io.BufferedOutputStream;
-import java.io.FileOutputStream;
+import io.cobble.util.NewFile;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.file.Path;
 
 /**
@@ -20,18 +18,15 @@ public final class ValueLogWriter implements AutoCloseable {
 
   private final Path path;
   private final long fileNumber;
-  private final FileOutputStream file;
-  private final OutputStream out;
+  private final NewFile out;
   private long offset;
   private long entries;
-  private boolean finished;
 
   public ValueLogWriter(Path path, long fileNumber) {
     this.path = path;
     this.fileNumber = fileNumber;
     try {
-      file = new FileOutputStream(path.toFile());
-      out = new BufferedOutputStream(file, 1 << 16);
+      out = new NewFile(path);
       byte[] header = new byte[HEADER];
       Bytes.putLong(header, 0, MAGIC);
       Bytes.putInt(header, 8, VERSION);
@@ -80,26 +75,14 @@ public final class ValueLogWriter implements AutoCloseable {
   /** Flushes and (when {@code sync}) fsyncs the file. */
   public void finish(boolean sync) {
     try {
-      out.flush();
-      if (sync) {
-        file.getChannel().force(true);
-      }
-      out.close();
+      out.finish(sync);
     } catch (IOException e) {
       throw new CobbleException("cannot finish value log " + path, e);
     }
-    finished = true;
   }
 
   @Override
   public void close() {
-    if (!finished) {
-      try {
-        out.close();
-      } catch (IOException ignored) {
-        // Abandoned file; it is deleted next.
-      }
-      path.toFile().delete();
-    }
+    out.abandon();
   }
 }
