@@ -1,5 +1,6 @@
 package io.cobble.storage.file;
 
+import io.cobble.storage.ReadRange;
 import io.cobble.storage.StorageInput;
 import java.io.EOFException;
 import java.io.IOException;
@@ -26,18 +27,7 @@ final class FileInput implements StorageInput {
 
   @Override
   public void readFully(long position, byte[] buffer, int offset, int length) throws IOException {
-    if (position < 0 || position + length > this.length) {
-      throw new EOFException(
-          "Read of "
-              + length
-              + " bytes at "
-              + position
-              + " is outside "
-              + path
-              + " ("
-              + this.length
-              + " bytes).");
-    }
+    ReadRange.check(position, length, this.length, path);
     ByteBuffer target = ByteBuffer.wrap(buffer, offset, length);
     long at = position;
     while (target.hasRemaining()) {

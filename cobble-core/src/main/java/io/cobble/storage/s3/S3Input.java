@@ -1,5 +1,6 @@
 package io.cobble.storage.s3;
 
+import io.cobble.storage.ReadRange;
 import io.cobble.storage.StorageInput;
 import java.io.EOFException;
 import java.io.IOException;
@@ -24,18 +25,7 @@ final class S3Input implements StorageInput {
 
   @Override
   public void readFully(long position, byte[] buffer, int offset, int length) throws IOException {
-    if (position < 0 || position + length > this.length) {
-      throw new EOFException(
-          "Read of "
-              + length
-              + " bytes at "
-              + position
-              + " is outside "
-              + storage.describe(path)
-              + " ("
-              + this.length
-              + " bytes).");
-    }
+    ReadRange.check(position, length, this.length, storage.describe(path));
     if (length == 0) {
       return;
     }
