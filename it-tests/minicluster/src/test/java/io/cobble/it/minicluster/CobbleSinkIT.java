@@ -25,7 +25,6 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -34,8 +33,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
@@ -66,28 +63,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CobbleSinkIT {
 
   @RegisterExtension
-  static final MiniClusterExtension MINI_CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setConfiguration(loopbackOnly())
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
-
-  private static Configuration loopbackOnly() {
-    Map<String, String> conf = new HashMap<>();
-    for (String key :
-        Arrays.asList(
-            "rest.address",
-            "rest.bind-address",
-            "jobmanager.rpc.address",
-            "jobmanager.bind-host",
-            "taskmanager.host",
-            "taskmanager.bind-host")) {
-      conf.put(key, "127.0.0.1");
-    }
-    return Configuration.fromMap(conf);
-  }
+  static final MiniClusterExtension MINI_CLUSTER = LoopbackMiniCluster.withSlots(4);
 
   private static final Path DATA =
       Paths.get(System.getProperty("cobble.it.dataDir", "target/cobble-data"));
@@ -189,7 +165,8 @@ class CobbleSinkIT {
   @Test
   void upsertsAndDeletesLandInTheOwningShards() throws Exception {
     Path table = DATA.resolve("sink-upserts").toAbsolutePath();
-    tEnv.executeSql(sinkDdl("cobble_sink", table, ", 'sink.use-managed-memory-allocator' = 'true'"));
+    tEnv.executeSql(
+        sinkDdl("cobble_sink", table, ", 'sink.use-managed-memory-allocator' = 'true'"));
     insert("cobble_sink");
     assertEquals(expected(), readShards(table));
     // Running the same changelog again is an idempotent upsert, not a duplication.
@@ -292,8 +269,7 @@ class CobbleSinkIT {
     ValidationException e =
         assertThrows(ValidationException.class, () -> tEnv.executeSql("SELECT * FROM misread"));
     String chain = CobbleOnMiniClusterIT.causeChain(e);
-    assertTrue(
-        chain.contains("column 'score' is BIGINT in the DDL but INT in the table"), chain);
+    assertTrue(chain.contains("column 'score' is BIGINT in the DDL but INT in the table"), chain);
   }
 
   @Test
