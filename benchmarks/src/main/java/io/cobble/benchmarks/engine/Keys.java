@@ -3,7 +3,7 @@ package io.cobble.benchmarks.engine;
 import java.util.SplittableRandom;
 
 /**
- * db_bench-style keys and values: 16-byte keys (an 8-byte big-endian index, then 8 filler bytes)
+ * db_bench-style keys and values: 16-byte keys (an 8-byte big-endian number, then 8 filler bytes)
  * and 100-byte values, half random and half zeros so LZ4 sees db_bench's 0.5 compression ratio.
  */
 final class Keys {
@@ -12,10 +12,23 @@ final class Keys {
 
   private Keys() {}
 
-  /** Writes key number {@code index} into {@code key} (reused by the caller). */
+  /**
+   * Writes stored key number {@code index} into {@code key} (reused by the caller). Stored keys are
+   * the even numbers, so the odd ones in between are misses that fall inside every file's key range
+   * and must be answered by the bloom filter, as in db_bench.
+   */
   static byte[] encode(long index, byte[] key) {
+    return write(2 * index, key);
+  }
+
+  /** Writes a key that lies between stored keys {@code index} and {@code index + 1}. */
+  static byte[] encodeMissing(long index, byte[] key) {
+    return write(2 * index + 1, key);
+  }
+
+  private static byte[] write(long number, byte[] key) {
     for (int i = 0; i < 8; i++) {
-      key[i] = (byte) (index >>> (56 - 8 * i));
+      key[i] = (byte) (number >>> (56 - 8 * i));
     }
     for (int i = 8; i < KEY_SIZE; i++) {
       key[i] = (byte) 'k';

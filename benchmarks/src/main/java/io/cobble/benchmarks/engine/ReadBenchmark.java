@@ -76,7 +76,7 @@ public class ReadBenchmark {
     }
 
     byte[] miss() {
-      return Keys.encode(KEYS + ThreadLocalRandom.current().nextInt(KEYS), key);
+      return Keys.encodeMissing(ThreadLocalRandom.current().nextInt(KEYS), key);
     }
   }
 
