@@ -99,7 +99,9 @@ class MemTableTest {
     assertEquals(MemTableType.VEC, AdaptiveMemTable.choose(10_000, 10, 0));
     assertEquals(MemTableType.HASH, AdaptiveMemTable.choose(1000, 200, 0));
     assertEquals(MemTableType.SKIPLIST, AdaptiveMemTable.choose(1000, 200, 20));
-    assertEquals(MemTableType.SKIPLIST, AdaptiveMemTable.choose(1000, 50, 0));
+    assertEquals(MemTableType.HASH, AdaptiveMemTable.choose(1000, 50, 0));
+    assertEquals(MemTableType.HASH, AdaptiveMemTable.choose(10_000, 200, 50));
+    assertEquals(MemTableType.VEC, AdaptiveMemTable.choose(10_000, 99, 0));
   }
 
   @Test
