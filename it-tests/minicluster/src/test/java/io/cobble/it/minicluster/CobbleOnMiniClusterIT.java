@@ -9,14 +9,9 @@ import io.cobble.flink.shim.RunningFlink;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.ValidationException;
@@ -35,29 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CobbleOnMiniClusterIT {
 
   @RegisterExtension
-  static final MiniClusterExtension MINI_CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setConfiguration(loopbackOnly())
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
-              .build());
-
-  /** Every endpoint of the MiniCluster on 127.0.0.1 only. */
-  private static Configuration loopbackOnly() {
-    Map<String, String> conf = new HashMap<>();
-    for (String key :
-        Arrays.asList(
-            "rest.address",
-            "rest.bind-address",
-            "jobmanager.rpc.address",
-            "jobmanager.bind-host",
-            "taskmanager.host",
-            "taskmanager.bind-host")) {
-      conf.put(key, "127.0.0.1");
-    }
-    return Configuration.fromMap(conf);
-  }
+  static final MiniClusterExtension MINI_CLUSTER = LoopbackMiniCluster.withSlots(2);
 
   private static final String LINE = System.getProperty("cobble.it.line");
   private static final String FLINK_VERSION = System.getProperty("cobble.it.flinkVersion");
