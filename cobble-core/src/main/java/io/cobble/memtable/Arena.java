@@ -63,12 +63,6 @@ final class Arena {
     return Bytes.compare(pa, oa + 8, Bytes.getInt(pa, oa), pb, ob + 8, Bytes.getInt(pb, ob));
   }
 
-  int hashKey(long addr) {
-    byte[] page = pages[(int) (addr >>> 32)];
-    int off = (int) addr;
-    return Bytes.hash(page, off + 8, Bytes.getInt(page, off));
-  }
-
   byte[] key(long addr) {
     byte[] page = pages[(int) (addr >>> 32)];
     int off = (int) addr;

@@ -4,13 +4,16 @@ import io.cobble.util.Bytes;
 import java.util.Arrays;
 
 /**
- * Point-read memtable: open addressing over record addresses. Ordered access (flush, scans) sorts a
+ * Point-read memtable: open addressing over record addresses. Each record's key hash is kept beside
+ * its address, so a probe touches the arena only on a hash match and a rehash (done under the write
+ * lock, while readers wait) never reads the arena at all. Ordered access (flush, scans) sorts a
  * snapshot of the addresses, which is cached until the next insert.
  */
 public class HashMemTable extends MemTable {
   private final Arena arena = new Arena();
   private int[] table = new int[1 << 12];
   private long[] records = new long[1024];
+  private int[] hashes = new int[1024];
   private int count;
   private long[] sortedCache;
 
@@ -18,12 +21,12 @@ public class HashMemTable extends MemTable {
     super(id, combiner);
   }
 
-  private int slot(byte[] key, int keyLen) {
+  private int slot(byte[] key, int keyLen, int hash) {
     int mask = table.length - 1;
-    int i = Bytes.hash(key, 0, keyLen) & mask;
+    int i = hash & mask;
     while (true) {
       int n = table[i];
-      if (n == 0 || arena.compareKey(records[n - 1], key, keyLen) == 0) {
+      if (n == 0 || (hashes[n - 1] == hash && arena.compareKey(records[n - 1], key, keyLen) == 0)) {
         return i;
       }
       i = (i + 1) & mask;
@@ -32,7 +35,8 @@ public class HashMemTable extends MemTable {
 
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
-    int s = slot(key, keyLen);
+    int hash = Bytes.hash(key, 0, keyLen);
+    int s = slot(key, keyLen, hash);
     int n = table[s];
     if (n != 0) {
       byte[] combined =
@@ -43,7 +47,9 @@ public class HashMemTable extends MemTable {
     }
     if (count == records.length) {
       records = Arrays.copyOf(records, count * 2);
+      hashes = Arrays.copyOf(hashes, count * 2);
     }
+    hashes[count] = hash;
     records[count++] = arena.add(key, keyLen, row, 0, rowLen);
     table[s] = count;
     sortedCache = null;
@@ -58,7 +64,7 @@ public class HashMemTable extends MemTable {
     int mask = table.length - 1;
     for (int n : old) {
       if (n != 0) {
-        int i = arena.hashKey(records[n - 1]) & mask;
+        int i = hashes[n - 1] & mask;
         while (table[i] != 0) {
           i = (i + 1) & mask;
         }
@@ -69,7 +75,7 @@ public class HashMemTable extends MemTable {
 
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
-    int n = table[slot(key, keyLen)];
+    int n = table[slot(key, keyLen, Bytes.hash(key, 0, keyLen))];
     return n == 0 ? null : arena.value(records[n - 1]);
   }
 
