@@ -1,7 +1,7 @@
 package io.cobble.cache;
 
 import java.util.Arrays;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * LRU cache of decoded blocks, charged by bytes and shared by every table of a Db. Keys are {@code
@@ -13,8 +13,8 @@ public final class BlockCache {
   private static final int SHARDS = 16;
 
   private final Shard[] shards = new Shard[SHARDS];
-  private final AtomicLong hits = new AtomicLong();
-  private final AtomicLong misses = new AtomicLong();
+  private final LongAdder hits = new LongAdder();
+  private final LongAdder misses = new LongAdder();
 
   public BlockCache(long capacityBytes) {
     for (int i = 0; i < SHARDS; i++) {
@@ -34,9 +34,9 @@ public final class BlockCache {
   public byte[] get(long key) {
     byte[] v = shard(key).get(key);
     if (v == null) {
-      misses.incrementAndGet();
+      misses.increment();
     } else {
-      hits.incrementAndGet();
+      hits.increment();
     }
     return v;
   }
@@ -53,11 +53,11 @@ public final class BlockCache {
   }
 
   public long hits() {
-    return hits.get();
+    return hits.sum();
   }
 
   public long misses() {
-    return misses.get();
+    return misses.sum();
   }
 
   public long usage() {

@@ -183,6 +183,30 @@ public final class Table implements AutoCloseable {
     }
   }
 
+  /** Largest frame read into the per-thread scratch buffer; bigger ones get their own array. */
+  private static final int SCRATCH_MAX = 256 << 10;
+
+  private static final ThreadLocal<byte[][]> SCRATCH =
+      ThreadLocal.withInitial(() -> new byte[][] {new byte[8 << 10]});
+
+  /**
+   * A per-thread buffer of at least {@code len} bytes for a framed block. The decoded block never
+   * aliases it ({@link BlockCodec#unframe} always returns a fresh array), so it is reused by the
+   * next read on this thread.
+   */
+  private static byte[] scratch(int len) {
+    if (len > SCRATCH_MAX) {
+      return new byte[len];
+    }
+    byte[][] holder = SCRATCH.get();
+    byte[] b = holder[0];
+    if (b.length < len) {
+      b = new byte[Math.max(len, Math.min(SCRATCH_MAX, b.length * 2))];
+      holder[0] = b;
+    }
+    return b;
+  }
+
   /** Reads, verifies and decodes a block, through the cache when {@code useCache}. */
   byte[] readBlock(BlockHandle h, String kind, boolean useCache) {
     checkHandle(h, kind);
@@ -193,8 +217,9 @@ public final class Table implements AutoCloseable {
         return b;
       }
     }
-    byte[] framed = new byte[h.size() + BlockHandle.TRAILER_SIZE];
-    readFully(framed, h.offset());
+    int len = h.size() + BlockHandle.TRAILER_SIZE;
+    byte[] framed = scratch(len);
+    readFully(framed, len, h.offset());
     byte[] raw = unframe(framed, 0, h.size(), kind, h.offset());
     if (useCache && cache != null) {
       cache.put(key, raw);
