@@ -59,14 +59,36 @@ public final class BlockIterator implements KvIterator {
     seekToRestart(0);
   }
 
+  /**
+   * Compares the key at restart point {@code i} with {@code target} in place (a restart entry
+   * shares no prefix, so its key is contiguous in the block); a restart past the entries compares
+   * as greater. Checks the entry exactly as {@link #parseAt} would.
+   */
+  private int compareAtRestart(int i, byte[] target) {
+    int offset = block.restart(i);
+    if (offset >= block.restartsOffset()) {
+      return 1;
+    }
+    reader.reset(data, offset, block.restartsOffset() - offset);
+    int shared = reader.readVarInt();
+    int unshared = reader.readVarInt();
+    int vlen = reader.readVarInt();
+    if (shared > 0) {
+      throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
+    }
+    int p = reader.position();
+    reader.skip(unshared);
+    reader.skip(vlen);
+    return Bytes.compare(data, p, unshared, target, 0, target.length);
+  }
+
   @Override
   public void seek(byte[] target) {
     int lo = 0;
     int hi = block.restartCount() - 1;
     while (lo < hi) {
       int mid = (lo + hi + 1) >>> 1;
-      seekToRestart(mid);
-      if (valid && Bytes.compare(key, 0, keyLen, target, 0, target.length) < 0) {
+      if (compareAtRestart(mid, target) < 0) {
         lo = mid;
       } else {
         hi = mid - 1;
