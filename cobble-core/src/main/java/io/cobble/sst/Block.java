@@ -9,15 +9,21 @@ public final class Block {
   private final int restartCount;
 
   public Block(byte[] data) {
+    this.data = data;
+    this.restartCount = restartCountOf(data);
+    this.restartsOffset = data.length - 4 - restartCount * 4;
+  }
+
+  /** The restart count of a decoded block; throws IllegalStateException if the trailer is bad. */
+  static int restartCountOf(byte[] data) {
     if (data.length < 4) {
       throw new IllegalStateException("block too short: " + data.length + " bytes");
     }
-    this.data = data;
-    this.restartCount = Bytes.getInt(data, data.length - 4);
-    this.restartsOffset = data.length - 4 - restartCount * 4;
-    if (restartCount < 1 || restartsOffset < 0) {
+    int restartCount = Bytes.getInt(data, data.length - 4);
+    if (restartCount < 1 || data.length - 4 - restartCount * 4 < 0) {
       throw new IllegalStateException("bad restart count " + restartCount);
     }
+    return restartCount;
   }
 
   byte[] data() {

@@ -7,8 +7,9 @@ import java.util.Arrays;
 
 /** Cursor over a {@link Block}: binary search over restart points, then a linear scan. */
 public final class BlockIterator implements KvIterator {
-  private final Block block;
-  private final byte[] data;
+  private byte[] data;
+  private int restartsOffset;
+  private int restartCount;
   private final ByteReader reader = new ByteReader();
   private byte[] key = new byte[32];
   private int keyLen;
@@ -18,16 +19,45 @@ public final class BlockIterator implements KvIterator {
   private boolean valid;
 
   BlockIterator(Block block) {
-    this.block = block;
-    this.data = block.data();
+    reset(block);
+  }
+
+  /** An unpositioned iterator; {@link #reset} it onto a block before use. */
+  BlockIterator() {}
+
+  /** Repositions this iterator onto another block (unpositioned); lets one iterator serve gets. */
+  BlockIterator reset(Block block) {
+    return reset(block.data(), block.restartsOffset(), block.restartCount());
+  }
+
+  /**
+   * Repositions this iterator onto a decoded block given as bytes, validating it as {@link Block}
+   * does (IllegalStateException if the trailer is bad).
+   */
+  BlockIterator reset(byte[] raw) {
+    int count = Block.restartCountOf(raw);
+    return reset(raw, raw.length - 4 - count * 4, count);
+  }
+
+  private BlockIterator reset(byte[] raw, int restartsOffset, int restartCount) {
+    this.data = raw;
+    this.restartsOffset = restartsOffset;
+    this.restartCount = restartCount;
+    this.keyLen = 0;
+    this.valid = false;
+    return this;
+  }
+
+  private int restart(int i) {
+    return Bytes.getInt(data, restartsOffset + i * 4);
   }
 
   private boolean parseAt(int offset) {
-    if (offset >= block.restartsOffset()) {
+    if (offset >= restartsOffset) {
       valid = false;
       return false;
     }
-    reader.reset(data, offset, block.restartsOffset() - offset);
+    reader.reset(data, offset, restartsOffset - offset);
     int shared = reader.readVarInt();
     int unshared = reader.readVarInt();
     int vlen = reader.readVarInt();
@@ -51,7 +81,7 @@ public final class BlockIterator implements KvIterator {
 
   private void seekToRestart(int i) {
     keyLen = 0;
-    parseAt(block.restart(i));
+    parseAt(restart(i));
   }
 
   @Override
@@ -65,11 +95,11 @@ public final class BlockIterator implements KvIterator {
    * as greater. Checks the entry exactly as {@link #parseAt} would.
    */
   private int compareAtRestart(int i, byte[] target) {
-    int offset = block.restart(i);
-    if (offset >= block.restartsOffset()) {
+    int offset = restart(i);
+    if (offset >= restartsOffset) {
       return 1;
     }
-    reader.reset(data, offset, block.restartsOffset() - offset);
+    reader.reset(data, offset, restartsOffset - offset);
     int shared = reader.readVarInt();
     int unshared = reader.readVarInt();
     int vlen = reader.readVarInt();
@@ -85,7 +115,7 @@ public final class BlockIterator implements KvIterator {
   @Override
   public void seek(byte[] target) {
     int lo = 0;
-    int hi = block.restartCount() - 1;
+    int hi = restartCount - 1;
     while (lo < hi) {
       int mid = (lo + hi + 1) >>> 1;
       if (compareAtRestart(mid, target) < 0) {

@@ -176,10 +176,10 @@ public final class Table implements AutoCloseable {
     }
   }
 
-  private void checkHandle(BlockHandle h, String kind) {
-    if (h.offset() < 0 || h.size() < 0 || h.offset() + h.size() + 5 > fileSize - Footer.SIZE) {
+  private void checkHandle(long offset, int size, String kind) {
+    if (offset < 0 || size < 0 || offset + size + 5 > fileSize - Footer.SIZE) {
       throw new CorruptionException(
-          path, kind + " block handle out of range: offset " + h.offset() + " size " + h.size());
+          path, kind + " block handle out of range: offset " + offset + " size " + size);
     }
   }
 
@@ -209,18 +209,22 @@ public final class Table implements AutoCloseable {
 
   /** Reads, verifies and decodes a block, through the cache when {@code useCache}. */
   byte[] readBlock(BlockHandle h, String kind, boolean useCache) {
-    checkHandle(h, kind);
-    long key = BlockCache.key(fileNumber, h.offset());
+    return readBlock(h.offset(), h.size(), kind, useCache);
+  }
+
+  private byte[] readBlock(long offset, int size, String kind, boolean useCache) {
+    checkHandle(offset, size, kind);
+    long key = BlockCache.key(fileNumber, offset);
     if (useCache && cache != null) {
       byte[] b = cache.get(key);
       if (b != null) {
         return b;
       }
     }
-    int len = h.size() + BlockHandle.TRAILER_SIZE;
+    int len = size + BlockHandle.TRAILER_SIZE;
     byte[] framed = scratch(len);
-    readFully(framed, len, h.offset());
-    byte[] raw = unframe(framed, 0, h.size(), kind, h.offset());
+    readFully(framed, len, offset);
+    byte[] raw = unframe(framed, 0, size, kind, offset);
     if (useCache && cache != null) {
       cache.put(key, raw);
     }
@@ -257,44 +261,76 @@ public final class Table implements AutoCloseable {
     return block(readBlock(h, "index partition", true), "index partition");
   }
 
-  private byte[] filterPartition(int ordinal, BlockHandle h) {
-    if (pinnedFilter != null) {
-      return pinnedFilter[ordinal];
-    }
-    return readBlock(h, "filter partition", true);
-  }
-
   boolean hasBloom() {
     return bloom;
+  }
+
+  /** Per-thread cursor and reader reused by {@link #get}: a get allocates only its result. */
+  private static final class GetScratch {
+    final BlockIterator it = new BlockIterator();
+    final ByteReader reader = new ByteReader();
+  }
+
+  private static final ThreadLocal<GetScratch> GET_SCRATCH =
+      ThreadLocal.withInitial(GetScratch::new);
+
+  private void resetOnto(BlockIterator it, byte[] raw, String kind) {
+    try {
+      it.reset(raw);
+    } catch (RuntimeException e) {
+      throw new CorruptionException(path, kind + " block: " + e.getMessage(), e);
+    }
   }
 
   /** The stored value of {@code key}, or null. {@code keyHash} is {@link BloomFilter#hash}. */
   public byte[] get(byte[] key, long keyHash) {
     try {
-      BlockIterator top = topIndex().iterator();
-      top.seek(key);
-      if (!top.valid()) {
+      GetScratch g = GET_SCRATCH.get();
+      BlockIterator it = g.it;
+      ByteReader r = g.reader;
+      // One iterator walks the three levels in turn: each level's value is fully decoded into
+      // locals before the iterator moves on to the next block.
+      if (pinnedTop != null) {
+        it.reset(pinnedTop);
+      } else {
+        resetOnto(it, readBlock(footer.topIndex(), "top-level index", true), "top-level index");
+      }
+      it.seek(key);
+      if (!it.valid()) {
         return null;
       }
-      ByteReader r = top.valueReader(new ByteReader());
+      it.valueReader(r);
       int ordinal = r.readVarInt();
-      BlockHandle ih = BlockHandle.decode(r);
+      long indexOffset = r.readVarLong();
+      int indexSize = r.readVarInt();
       if (bloom) {
-        BlockHandle fh = BlockHandle.decode(r);
-        if (!BloomFilter.mayContain(filterPartition(ordinal, fh), keyHash)) {
+        long filterOffset = r.readVarLong();
+        int filterSize = r.readVarInt();
+        byte[] filter =
+            pinnedFilter != null
+                ? pinnedFilter[ordinal]
+                : readBlock(filterOffset, filterSize, "filter partition", true);
+        if (!BloomFilter.mayContain(filter, keyHash)) {
           return null;
         }
       }
-      BlockIterator idx = indexPartition(ordinal, ih).iterator();
-      idx.seek(key);
-      if (!idx.valid()) {
+      resetOnto(
+          it,
+          pinnedIndex != null
+              ? pinnedIndex[ordinal]
+              : readBlock(indexOffset, indexSize, "index partition", true),
+          "index partition");
+      it.seek(key);
+      if (!it.valid()) {
         return null;
       }
-      BlockHandle dh = BlockHandle.decode(idx.valueReader(r));
-      BlockIterator data = block(readBlock(dh, "data", true), "data").iterator();
-      data.seek(key);
-      if (data.valid() && data.compareKey(key) == 0) {
-        return data.value();
+      it.valueReader(r);
+      long dataOffset = r.readVarLong();
+      int dataSize = r.readVarInt();
+      resetOnto(it, readBlock(dataOffset, dataSize, "data", true), "data");
+      it.seek(key);
+      if (it.valid() && it.compareKey(key) == 0) {
+        return it.value();
       }
       return null;
     } catch (CobbleException e) {
