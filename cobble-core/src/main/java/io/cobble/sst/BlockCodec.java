@@ -2,6 +2,7 @@ package io.cobble.sst;
 
 import io.cobble.util.Bytes;
 import io.cobble.util.Crc;
+import java.nio.ByteBuffer;
 import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
@@ -37,6 +38,38 @@ final class BlockCodec {
     System.arraycopy(payload, 0, out, 0, payload.length);
     out[payload.length] = type;
     Bytes.putInt(out, payload.length + 1, Crc.crc32c(out, 0, payload.length + 1));
+    return out;
+  }
+
+  /**
+   * As {@link #unframe(byte[], int, int)} for a frame held in {@code framed} from index 0 (for
+   * example a direct buffer a block was read into). Leaves position and limit unspecified.
+   */
+  static byte[] unframe(ByteBuffer framed, int payloadSize) {
+    int crc = framed.getInt(payloadSize + 1);
+    framed.limit(payloadSize + 1).position(0);
+    if (Crc.crc32c(framed) != crc) {
+      throw new IllegalStateException("block checksum mismatch");
+    }
+    byte type = framed.get(payloadSize);
+    if (type == RAW) {
+      byte[] out = new byte[payloadSize];
+      framed.limit(payloadSize).position(0);
+      framed.get(out);
+      return out;
+    }
+    if (type != LZ4) {
+      throw new IllegalStateException("unknown block compression type " + type);
+    }
+    int rawLen = framed.getInt(0);
+    if (rawLen < 0 || rawLen > (1 << 30)) {
+      throw new IllegalStateException("bad uncompressed block length " + rawLen);
+    }
+    byte[] out = new byte[rawLen];
+    int n = DECOMPRESSOR.decompress(framed, 4, payloadSize - 4, ByteBuffer.wrap(out), 0, rawLen);
+    if (n != rawLen) {
+      throw new IllegalStateException("LZ4 block decoded to " + n + " bytes, expected " + rawLen);
+    }
     return out;
   }
 

@@ -207,6 +207,37 @@ public final class Table implements AutoCloseable {
     return b;
   }
 
+  private static final ThreadLocal<ByteBuffer[]> DIRECT_SCRATCH =
+      ThreadLocal.withInitial(() -> new ByteBuffer[] {ByteBuffer.allocateDirect(8 << 10)});
+
+  /** A per-thread direct buffer with position 0 and limit {@code len} (at most SCRATCH_MAX). */
+  private static ByteBuffer directScratch(int len) {
+    ByteBuffer[] holder = DIRECT_SCRATCH.get();
+    ByteBuffer b = holder[0];
+    if (b.capacity() < len) {
+      b = ByteBuffer.allocateDirect(Math.max(len, Math.min(SCRATCH_MAX, b.capacity() * 2)));
+      holder[0] = b;
+    }
+    b.clear().limit(len);
+    return b;
+  }
+
+  /** Fills {@code bb} (position to limit) from the file at {@code position}, via the page cache. */
+  private void readBuffered(ByteBuffer bb, long position) {
+    int len = bb.remaining();
+    try {
+      while (bb.hasRemaining()) {
+        int n = channel.read(bb, position + bb.position());
+        if (n < 0) {
+          throw new CorruptionException(
+              path, "unexpected end of file reading " + len + " bytes at " + position);
+        }
+      }
+    } catch (IOException e) {
+      throw new CobbleException("cannot read table " + path, e);
+    }
+  }
+
   /** Reads, verifies and decodes a block, through the cache when {@code useCache}. */
   byte[] readBlock(BlockHandle h, String kind, boolean useCache) {
     return readBlock(h.offset(), h.size(), kind, useCache);
@@ -222,9 +253,23 @@ public final class Table implements AutoCloseable {
       }
     }
     int len = size + BlockHandle.TRAILER_SIZE;
-    byte[] framed = scratch(len);
-    readFully(framed, len, offset);
-    byte[] raw = unframe(framed, 0, size, kind, offset);
+    byte[] raw;
+    if (direct == null && len <= SCRATCH_MAX) {
+      // Read straight into a per-thread direct buffer: a heap buffer would make the JDK read into
+      // its own temporary direct buffer and copy; CRC and LZ4 run on the direct bytes.
+      ByteBuffer framed = directScratch(len);
+      readBuffered(framed, offset);
+      try {
+        raw = BlockCodec.unframe(framed, size);
+      } catch (RuntimeException e) {
+        throw new CorruptionException(
+            path, kind + " block at offset " + offset + ": " + e.getMessage(), e);
+      }
+    } else {
+      byte[] framed = scratch(len);
+      readFully(framed, len, offset);
+      raw = unframe(framed, 0, size, kind, offset);
+    }
     if (useCache && cache != null) {
       cache.put(key, raw);
     }

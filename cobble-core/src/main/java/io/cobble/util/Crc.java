@@ -8,6 +8,14 @@ public final class Crc {
 
   private Crc() {}
 
+  /** CRC32C of {@code buf}'s remaining bytes; consumes them (position moves to the limit). */
+  public static int crc32c(java.nio.ByteBuffer buf) {
+    CRC32C c = LOCAL.get();
+    c.reset();
+    c.update(buf);
+    return (int) c.getValue();
+  }
+
   public static int crc32c(byte[] data, int off, int len) {
     CRC32C c = LOCAL.get();
     c.reset();
