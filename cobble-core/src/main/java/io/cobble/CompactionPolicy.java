@@ -1,6 +1,6 @@
 package io.cobble;
 
-import java.util.Locale;
+import io.cobble.util.EnumOption;
 
 /** How the compaction picker chooses the input file of a leveled (L1+) compaction. */
 public enum CompactionPolicy {
@@ -12,15 +12,6 @@ public enum CompactionPolicy {
   SCORE_PRIORITY;
 
   public static CompactionPolicy parse(String key, String text) {
-    try {
-      return valueOf(text.trim().toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "invalid value '"
-              + text
-              + "' for "
-              + key
-              + ": allowed are round_robin, min_overlap, score_priority");
-    }
+    return EnumOption.parse(CompactionPolicy.class, key, text);
   }
 }

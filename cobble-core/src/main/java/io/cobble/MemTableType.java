@@ -1,6 +1,6 @@
 package io.cobble;
 
-import java.util.Locale;
+import io.cobble.util.EnumOption;
 
 /** Memtable implementations selectable with {@code memtable.type}. */
 public enum MemTableType {
@@ -14,15 +14,6 @@ public enum MemTableType {
   ADAPTIVE;
 
   public static MemTableType parse(String key, String text) {
-    try {
-      return valueOf(text.trim().toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "invalid value '"
-              + text
-              + "' for "
-              + key
-              + ": allowed are skiplist, hash, vec, adaptive");
-    }
+    return EnumOption.parse(MemTableType.class, key, text);
   }
 }
