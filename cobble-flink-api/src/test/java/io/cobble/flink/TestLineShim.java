@@ -3,10 +3,10 @@ package io.cobble.flink;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
-import io.cobble.flink.shim.SinkWriterContext;
-import io.cobble.flink.shim.SinkWriterFactory;
 import java.util.Map;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
 
 /**
  * The line shim of this module's tests, which run on the Flink it compiles against (1.17): lets the
@@ -51,12 +51,22 @@ public final class TestLineShim implements FlinkLineShim {
   }
 
   @Override
-  public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
+  public int subtaskIndex(RuntimeContext context) {
+    return context.getIndexOfThisSubtask();
+  }
+
+  @Override
+  public <T> Sink<T> discardingSink() {
     return context ->
-        writers.createWriter(
-            new SinkWriterContext(
-                context.getSubtaskId(),
-                context.getNumberOfParallelSubtasks(),
-                context.metricGroup()));
+        new SinkWriter<T>() {
+          @Override
+          public void write(T element, Context context) {}
+
+          @Override
+          public void flush(boolean endOfInput) {}
+
+          @Override
+          public void close() {}
+        };
   }
 }

@@ -3,8 +3,8 @@ package io.cobble.flink.v1_17;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
-import io.cobble.flink.shim.SinkWriterFactory;
 import java.util.Map;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.GlobalConfiguration;
@@ -40,7 +40,12 @@ public final class Line117Shim implements FlinkLineShim {
   }
 
   @Override
-  public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
-    return new CobbleSink117<>(writers);
+  public int subtaskIndex(RuntimeContext context) {
+    return context.getIndexOfThisSubtask();
+  }
+
+  @Override
+  public <T> Sink<T> discardingSink() {
+    return new DiscardingSink117<>();
   }
 }

@@ -3,12 +3,13 @@ package io.cobble.flink.v1_19;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
-import io.cobble.flink.shim.SinkWriterFactory;
 import java.util.Map;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
 /**
  * Flink 1.19 and 1.20: {@code config.yaml}. 1.20 renamed the checkpoint-directory and claim-mode
@@ -56,7 +57,12 @@ public final class Line119Shim implements FlinkLineShim {
   }
 
   @Override
-  public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
-    return new CobbleSink119<>(writers);
+  public int subtaskIndex(RuntimeContext context) {
+    return context.getTaskInfo().getIndexOfThisSubtask();
+  }
+
+  @Override
+  public <T> Sink<T> discardingSink() {
+    return new DiscardingSink<>();
   }
 }

@@ -3,12 +3,13 @@ package io.cobble.flink.v2_0;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
-import io.cobble.flink.shim.SinkWriterFactory;
 import java.util.Map;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
 /** Flink 2.0 and later: {@code config.yaml} only, {@code RecoveryClaimMode}. */
 public final class Line20Shim implements FlinkLineShim {
@@ -44,7 +45,12 @@ public final class Line20Shim implements FlinkLineShim {
   }
 
   @Override
-  public <T> Sink<T> sink(SinkWriterFactory<T> writers) {
-    return new CobbleSink20<>(writers);
+  public int subtaskIndex(RuntimeContext context) {
+    return context.getTaskInfo().getIndexOfThisSubtask();
+  }
+
+  @Override
+  public <T> Sink<T> discardingSink() {
+    return new DiscardingSink<>();
   }
 }

@@ -74,7 +74,7 @@ public final class CobbleDynamicTableFactory
     URI root = TablePaths.normalize(options.get(CobbleTableOptions.PATH));
     int buckets = requirePositive(options, CobbleTableOptions.BUCKET);
     int writers = requirePositive(options, CobbleSinkOptions.SINK_PARALLELISM);
-    requirePositiveOrDefault(options, CobbleSinkOptions.SNAPSHOT_RETENTION);
+    int retention = requirePositiveOrDefault(options, CobbleSinkOptions.SNAPSHOT_RETENTION);
     MemorySize buffer = options.get(CobbleSinkOptions.SINK_WRITER_BUFFER_MEMORY);
     if (buffer.getBytes() <= 0) {
       throw new ValidationException(
@@ -93,13 +93,6 @@ public final class CobbleDynamicTableFactory
               + "): each writer owns at least one bucket. Lower sink.parallelism or raise"
               + " bucket.");
     }
-    if (!"file".equalsIgnoreCase(root.getScheme())) {
-      throw new ValidationException(
-          "Option 'path' is "
-              + root
-              + ", but the Cobble sink writes to local or mounted file:// paths only in this"
-              + " version; remote shards arrive with table snapshots.");
-    }
     ResolvedSchema schema = context.getCatalogTable().getResolvedSchema();
     KeyedTableRules.check(schema, "sink");
     TableSchemaFile declared = TableSchemaFile.of(schema, buckets, writers);
@@ -110,7 +103,8 @@ public final class CobbleDynamicTableFactory
         table,
         declared,
         (RowType) schema.toPhysicalRowDataType().getLogicalType(),
-        buffer.getBytes());
+        buffer.getBytes(),
+        retention);
   }
 
   @Override
@@ -196,7 +190,10 @@ public final class CobbleDynamicTableFactory
             });
   }
 
-  /** A sink into an existing table: same columns, bucket count and writer count. */
+  /**
+   * A sink into an existing table: same columns and bucket count. The writer count may change: the
+   * writers then cut the new bucket ranges from the table's last snapshot.
+   */
   private static void checkSinkAgainst(
       TableSchemaFile published, TableSchemaFile declared, URI root) {
     published
@@ -220,18 +217,6 @@ public final class CobbleDynamicTableFactory
               + published.bucketCount()
               + " buckets; the bucket count of a table is fixed. Set 'bucket' = '"
               + published.bucketCount()
-              + "'.");
-    }
-    if (published.shardCount() != declared.shardCount()) {
-      throw new ValidationException(
-          "Option 'sink.parallelism' is "
-              + declared.shardCount()
-              + " but the table at '"
-              + root
-              + "' has "
-              + published.shardCount()
-              + " shards; rescaling a sink table is not supported yet. Set 'sink.parallelism' = '"
-              + published.shardCount()
               + "'.");
     }
   }
@@ -259,12 +244,13 @@ public final class CobbleDynamicTableFactory
     return value;
   }
 
-  private static void requirePositiveOrDefault(
+  private static int requirePositiveOrDefault(
       ReadableConfig options, ConfigOption<Integer> option) {
     int value = options.get(option);
     if (value <= 0) {
       throw new ValidationException(
           "Option '" + option.key() + "' must be > 0, but is " + value + ".");
     }
+    return value;
   }
 }

@@ -1,6 +1,7 @@
 package io.cobble.flink.shim;
 
 import java.util.Map;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 
 /**
@@ -29,11 +30,17 @@ public interface FlinkLineShim {
   RecoveryClaimMode recoveryClaimMode(String flinkVersion, Map<String, String> configuration);
 
   /**
-   * A Sink V2 sink whose writers come from {@code writers}. The {@code Sink} interface itself
-   * differs between lines ({@code createWriter(InitContext)} on 1.17/1.18, {@code
-   * createWriter(WriterInitContext)} from 1.19), so each line module implements it.
+   * The index of the running subtask: {@code RuntimeContext#getIndexOfThisSubtask()} on 1.17/1.18,
+   * {@code getTaskInfo()} from 1.19 (the old accessor is gone in 2.0, and {@code TaskInfo} turned
+   * from a class into an interface in 1.19, so neither call links on every line).
    */
-  <T> Sink<T> sink(SinkWriterFactory<T> writers);
+  int subtaskIndex(RuntimeContext context);
+
+  /**
+   * A Sink V2 sink that drops its input, closing a topology whose last operator emits nothing. The
+   * {@code Sink} interface differs between lines and Flink ships such a sink only from 1.18.
+   */
+  <T> Sink<T> discardingSink();
 
   /**
    * Reads the claim mode from the first key present, in the order given (new key before its

@@ -3,7 +3,6 @@ package io.cobble.flink.table.sink;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.flink.table.codec.KeyEncoder;
 import io.cobble.flink.table.codec.RowCodec;
-import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.flink.table.layout.TableSchemaFile;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,20 +12,29 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 
-/** The Cobble SQL sink of a validated table: upserts by primary key into bucketed shards. */
+/**
+ * The Cobble SQL sink of a validated table: upserts by primary key into bucketed shards, one global
+ * snapshot per completed checkpoint (exactly-once), keeping {@code snapshot.retention} of them.
+ */
 public final class CobbleDynamicTableSink implements DynamicTableSink {
 
   private final TableStorage table;
   private final TableSchemaFile schema;
   private final RowType rowType;
   private final long writerBufferBytes;
+  private final int retention;
 
   public CobbleDynamicTableSink(
-      TableStorage table, TableSchemaFile schema, RowType rowType, long writerBufferBytes) {
+      TableStorage table,
+      TableSchemaFile schema,
+      RowType rowType,
+      long writerBufferBytes,
+      int retention) {
     this.table = table;
     this.schema = schema;
     this.rowType = rowType;
     this.writerBufferBytes = writerBufferBytes;
+    this.retention = retention;
   }
 
   /**
@@ -49,17 +57,18 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
       keyPositions[i] = rowType.getFieldIndex(schema.primaryKey().get(i));
       keyTypes.add(rowType.getTypeAt(keyPositions[i]));
     }
-    RowCodec codec = new RowCodec(rowType, keyPositions);
-    TableLayout layout = new TableLayout(schema.bucketCount(), schema.shardCount());
-    CobbleSinkWriterFactory writers =
-        new CobbleSinkWriterFactory(table, schema, codec, writerBufferBytes);
     return new CobbleSinkProvider(
-        writers, new KeyEncoder(keyTypes, keyPositions), layout, "Cobble sink: " + table.root());
+        table,
+        schema,
+        new RowCodec(rowType, keyPositions),
+        new KeyEncoder(keyTypes, keyPositions),
+        writerBufferBytes,
+        retention);
   }
 
   @Override
   public DynamicTableSink copy() {
-    return new CobbleDynamicTableSink(table, schema, rowType, writerBufferBytes);
+    return new CobbleDynamicTableSink(table, schema, rowType, writerBufferBytes, retention);
   }
 
   @Override

@@ -19,7 +19,9 @@ final class ShardConfig {
   /**
    * A shard owning its layout range, whose memtables together stay within the writer buffer. A
    * writer only writes, so it keeps no block cache, and one compaction thread per shard keeps
-   * parallel writers in one TaskManager from oversubscribing its cores.
+   * parallel writers in one TaskManager from oversubscribing its cores. The shard keeps only its
+   * newest snapshot beyond those a global snapshot refers to or the writer pins (not yet
+   * committed).
    */
   static Config of(TableLayout layout, int shard, long writerBufferBytes) {
     long memtable = Math.max(MIN_MEMTABLE, Math.min(MAX_MEMTABLE, writerBufferBytes / MEMTABLES));
@@ -30,6 +32,7 @@ final class ShardConfig {
         .set("memory.memtable-buffer-count", MEMTABLES)
         .set("block-cache.size", 0)
         .set("compaction.threads", 1)
+        .set("snapshot.retention", 1)
         .build();
   }
 }

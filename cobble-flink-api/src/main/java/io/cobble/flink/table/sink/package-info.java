@@ -1,7 +1,8 @@
 /**
- * The Cobble SQL sink: {@link io.cobble.flink.table.sink.CobbleDynamicTableSink} partitions rows by
- * bucket to the writer owning it and writes them through the line's Sink V2 sink (from {@link
- * io.cobble.flink.shim.FlinkLineShim#sink}) with {@link
- * io.cobble.flink.table.sink.CobbleSinkWriter}.
+ * The Cobble SQL sink. {@link io.cobble.flink.table.sink.CobbleSinkProvider} partitions rows by
+ * bucket to the writer owning it ({@link io.cobble.flink.table.sink.CobbleSinkWriterOperator}),
+ * whose shard snapshots one {@link io.cobble.flink.table.sink.CobbleSinkCommitter} turns into a
+ * global snapshot per completed checkpoint; {@link io.cobble.flink.table.sink.ShardStart} holds the
+ * restore and rescale rules.
  */
 package io.cobble.flink.table.sink;

@@ -7,24 +7,20 @@ import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.BucketRouter;
 import io.cobble.flink.table.layout.TableLayout;
 import java.util.function.ToLongFunction;
-import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
+import org.apache.flink.runtime.metrics.MetricNames;
 import org.apache.flink.table.data.RowData;
 
 /**
  * Upserts rows into the writer's own shard: INSERT and UPDATE_AFTER replace every value column of
  * the key's row, DELETE removes the row, UPDATE_BEFORE is skipped (the UPDATE_AFTER that follows
  * carries the new row). Each row is one atomic write batch, so a reader never sees half a row.
- *
- * <p>The writer holds no Flink state: what it wrote is in the shard, and {@link #flush} makes it
- * durable at every checkpoint and at the end of input. Committing global snapshots (exactly-once
- * visibility) will be a committer that takes the shard snapshots this writer will produce in {@code
- * prepareCommit}; the per-line {@code Sink} classes are where it plugs in.
+ * Counts Flink's standard sink counters ({@code numRecordsSend}, {@code numBytesSend}) and exposes
+ * the shard's engine metrics as gauges under {@code cobble}.
  */
-public final class CobbleSinkWriter implements SinkWriter<RowData> {
+final class ShardWriter {
 
   private final Db shard;
   private final int shardIndex;
@@ -37,19 +33,17 @@ public final class CobbleSinkWriter implements SinkWriter<RowData> {
   /** Metric reporters may still poll the gauges after the shard is closed. */
   private volatile boolean closed;
 
-  CobbleSinkWriter(
-      Db shard, int shardIndex, TableLayout layout, RowCodec codec, SinkWriterMetricGroup metrics) {
+  ShardWriter(Db shard, int shardIndex, TableLayout layout, RowCodec codec, MetricGroup metrics) {
     this.shard = shard;
     this.shardIndex = shardIndex;
     this.layout = layout;
     this.codec = codec;
-    this.recordsSent = metrics.getNumRecordsSendCounter();
-    this.bytesSent = metrics.getNumBytesSendCounter();
+    this.recordsSent = metrics.counter(MetricNames.NUM_RECORDS_SEND);
+    this.bytesSent = metrics.counter(MetricNames.NUM_BYTES_SEND);
     registerShardGauges(metrics.addGroup("cobble"));
   }
 
-  @Override
-  public void write(RowData row, Context context) {
+  void write(RowData row) {
     switch (row.getRowKind()) {
       case INSERT:
       case UPDATE_AFTER:
@@ -103,15 +97,9 @@ public final class CobbleSinkWriter implements SinkWriter<RowData> {
     return bucket;
   }
 
-  @Override
-  public void flush(boolean endOfInput) {
-    shard.flush();
-  }
-
-  @Override
-  public void close() {
+  /** Stops the gauges from reading the shard, which its owner is about to close. */
+  void detach() {
     closed = true;
-    shard.close();
   }
 
   private void registerShardGauges(MetricGroup group) {

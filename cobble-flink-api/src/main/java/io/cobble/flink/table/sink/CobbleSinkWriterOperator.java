@@ -1,0 +1,261 @@
+package io.cobble.flink.table.sink;
+
+import io.cobble.Config;
+import io.cobble.Db;
+import io.cobble.flink.ShimLoader;
+import io.cobble.flink.table.TableStorage;
+import io.cobble.flink.table.codec.RowCodec;
+import io.cobble.flink.table.layout.TableLayout;
+import io.cobble.flink.table.layout.TableSchemaFile;
+import io.cobble.snapshot.GlobalSnapshot;
+import io.cobble.snapshot.PendingSnapshot;
+import io.cobble.snapshot.ShardRef;
+import io.cobble.snapshot.SnapshotManager;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.stream.Stream;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+
+/**
+ * A sink writer: upserts its bucket range into its own shard, a Cobble {@link Db} in the task's
+ * local temporary directory. Before every checkpoint barrier it takes a shard snapshot onto the
+ * table root, waits until it is published, and sends it to the committer; the snapshot id is the
+ * writer's Flink state (union list state, so a rescaled job sees every previous shard, see {@link
+ * ShardStart}). At the end of bounded input it does the same once more. A published snapshot stays
+ * pinned until a global snapshot covers it, so the shard's own retention never removes a snapshot
+ * the committer or a restore still needs.
+ */
+final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
+    implements OneInputStreamOperator<RowData, ShardCommit>, BoundedOneInput {
+
+  private static final long serialVersionUID = 1L;
+
+  private final TableStorage table;
+  private final TableSchemaFile schema;
+  private final RowCodec codec;
+  private final long writerBufferBytes;
+
+  private transient ListState<String> shardState;
+  private transient Storage storage;
+  private transient Path localDir;
+  private transient Db db;
+  private transient ShardId shardId;
+  private transient SnapshotManager snapshots;
+  private transient ShardWriter writer;
+  private transient TreeSet<Long> pinned;
+  private transient long lastSnapshot;
+  private transient boolean ended;
+
+  CobbleSinkWriterOperator(
+      TableStorage table, TableSchemaFile schema, RowCodec codec, long writerBufferBytes) {
+    this.table = table;
+    this.schema = schema;
+    this.codec = codec;
+    this.writerBufferBytes = writerBufferBytes;
+  }
+
+  @Override
+  public void initializeState(StateInitializationContext context) throws Exception {
+    super.initializeState(context);
+    shardState =
+        context
+            .getOperatorStateStore()
+            .getUnionListState(
+                new ListStateDescriptor<>(
+                    "cobble-sink-shard-snapshots", StringSerializer.INSTANCE));
+    List<ShardRef> restored = new ArrayList<>();
+    for (String entry : shardState.get()) {
+      restored.add(decode(entry));
+    }
+    TableLayout layout = new TableLayout(schema.bucketCount(), schema.shardCount());
+    int index = ShimLoader.current().subtaskIndex(getRuntimeContext());
+    storage = table.open();
+    publishOrCheckSchema(index);
+    localDir = localDirectory(index);
+    Config config = ShardConfig.of(layout, index, writerBufferBytes);
+    ShardStart start =
+        ShardStart.open(
+            storage, layout, index, restored, localDir, config, codec.valueColumnCount());
+    db = start.db();
+    shardId = start.id();
+    snapshots = SnapshotManager.open(db, storage, shardId.toString());
+    pinned = new TreeSet<>();
+    lastSnapshot = 0;
+    Optional<Long> resumed = start.resumedSnapshot();
+    if (resumed.isPresent()) {
+      snapshots.pin(resumed.get());
+      pinned.add(resumed.get());
+      lastSnapshot = resumed.get();
+    }
+    writer = new ShardWriter(db, index, layout, codec, getMetricGroup());
+    LOG.info(
+        "Cobble sink writer {} writes shard {} of {} in {}{}",
+        index,
+        shardId,
+        table.root(),
+        localDir,
+        resumed.map(id -> ", resumed from snapshot " + id).orElse(""));
+  }
+
+  @Override
+  public void processElement(StreamRecord<RowData> element) {
+    writer.write(element.getValue());
+  }
+
+  @Override
+  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    super.prepareSnapshotPreBarrier(checkpointId);
+    if (!ended) {
+      publishSnapshot(checkpointId);
+    }
+  }
+
+  @Override
+  public void snapshotState(StateSnapshotContext context) throws Exception {
+    super.snapshotState(context);
+    shardState.update(Collections.singletonList(shardId + " " + lastSnapshot));
+  }
+
+  @Override
+  public void endInput() throws Exception {
+    publishSnapshot(ShardCommit.END_OF_INPUT);
+    ended = true;
+  }
+
+  /** Snapshots the shard, waits until the snapshot is on the table root and hands it on. */
+  private void publishSnapshot(long checkpointId) throws IOException {
+    PendingSnapshot pending = snapshots.snapshot();
+    try {
+      pending.published().get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("Interrupted while publishing a snapshot of shard " + shardId, e);
+    } catch (ExecutionException e) {
+      throw new IOException(
+          "Cannot publish snapshot "
+              + pending.id()
+              + " of shard "
+              + shardId
+              + " to "
+              + table.root(),
+          e.getCause());
+    }
+    snapshots.pin(pending.id());
+    pinned.add(pending.id());
+    lastSnapshot = pending.id();
+    unpinCommitted();
+    output.collect(
+        new StreamRecord<>(new ShardCommit(checkpointId, shardId.toString(), lastSnapshot)));
+  }
+
+  /** Releases the pins of snapshots the current global snapshot covers (or supersedes). */
+  private void unpinCommitted() {
+    SnapshotStore store = snapshots.store();
+    Optional<Long> current = store.currentGlobalId();
+    if (!current.isPresent()) {
+      return;
+    }
+    long committed = -1;
+    for (GlobalSnapshot.Part part : store.requireGlobal(current.get()).parts()) {
+      if (part.shardId().equals(shardId.toString())) {
+        committed = part.snapshotId();
+      }
+    }
+    for (Iterator<Long> it = pinned.iterator(); it.hasNext(); ) {
+      long id = it.next();
+      if (id <= committed) {
+        snapshots.unpin(id);
+        it.remove();
+      }
+    }
+  }
+
+  private static ShardRef decode(String entry) {
+    int space = entry.indexOf(' ');
+    return ShardRef.of(entry.substring(0, space), Long.parseLong(entry.substring(space + 1)));
+  }
+
+  /**
+   * Writer 0 publishes the inspect schema (again, when the writer count changed); every writer
+   * refuses a table whose columns or bucket count differ from its own, so two DDLs never mix rows
+   * of different shapes in one table.
+   */
+  private void publishOrCheckSchema(int index) throws IOException {
+    Optional<TableSchemaFile> published = TableSchemaFile.read(storage);
+    if (published.isPresent()
+        && (published.get().firstColumnMismatch(schema).isPresent()
+            || published.get().bucketCount() != schema.bucketCount())) {
+      throw new IllegalStateException(
+          "The Cobble table at "
+              + table.root()
+              + " was written as "
+              + published.get()
+              + ", which differs from this sink's "
+              + schema);
+    }
+    if (index == 0 && (!published.isPresent() || !published.get().equals(schema))) {
+      schema.publish(storage);
+    }
+  }
+
+  /** A fresh directory for the shard under one of Flink's temporary directories. */
+  private Path localDirectory(int index) throws IOException {
+    String[] tmp =
+        getContainingTask().getEnvironment().getIOManager().getSpillingDirectoriesPaths();
+    Path dir = Paths.get(tmp[index % tmp.length]).resolve("cobble-sink-" + UUID.randomUUID());
+    Files.createDirectories(dir);
+    return dir;
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      super.close();
+    } finally {
+      if (writer != null) {
+        writer.detach();
+      }
+      try (AutoCloseable closeStorage = storage;
+          AutoCloseable closeDb = db;
+          AutoCloseable closeSnapshots = snapshots) {
+        // Closed in reverse order: snapshot uploads finish before the shard and the volume close.
+      } finally {
+        deleteLocalDirectory();
+      }
+    }
+  }
+
+  private void deleteLocalDirectory() throws IOException {
+    if (localDir == null || !Files.exists(localDir)) {
+      return;
+    }
+    try (Stream<Path> files = Files.walk(localDir)) {
+      for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+        Files.delete(p);
+      }
+    }
+    localDir = null;
+  }
+}

@@ -1,0 +1,90 @@
+package io.cobble.flink.table.sink;
+
+import io.cobble.snapshot.GlobalSnapshot;
+import io.cobble.snapshot.GlobalSnapshotCoordinator;
+import io.cobble.snapshot.ShardRef;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Publishes the global snapshots of a sink table on its root. A commit names the newest snapshot of
+ * each shard that reported since the last commit; shards of the same generation that did not report
+ * (a writer whose bounded input ended earlier) keep their part of the current global snapshot.
+ * Committing is idempotent: shard snapshot ids only grow, so a commit whose snapshots the current
+ * global snapshot already holds (or supersedes with a newer generation) publishes nothing, which
+ * makes replaying restored committables safe.
+ */
+final class GlobalCommit {
+
+  private final SnapshotStore store;
+  private final GlobalSnapshotCoordinator coordinator;
+
+  GlobalCommit(Storage table, int bucketCount, int retention) {
+    this.store = new SnapshotStore(table);
+    this.coordinator = new GlobalSnapshotCoordinator(table, bucketCount, retention);
+  }
+
+  /**
+   * Publishes one global snapshot holding {@code shards} (shard id to snapshot id, all of one
+   * generation); returns it, or empty when the current global snapshot already covers them.
+   */
+  Optional<GlobalSnapshot> commit(Map<String, Long> shards) {
+    if (shards.isEmpty()) {
+      return Optional.empty();
+    }
+    int generation = generationOf(shards.keySet());
+    Map<String, Long> parts = new TreeMap<>();
+    Optional<Long> currentId = store.currentGlobalId();
+    if (currentId.isPresent()) {
+      GlobalSnapshot current = store.requireGlobal(currentId.get());
+      int currentGeneration = generationOf(partIds(current));
+      if (currentGeneration > generation) {
+        return Optional.empty();
+      }
+      if (currentGeneration == generation) {
+        current.parts().forEach(p -> parts.put(p.shardId(), p.snapshotId()));
+        if (covers(parts, shards)) {
+          return Optional.empty();
+        }
+      }
+    }
+    shards.forEach((shard, snapshot) -> parts.merge(shard, snapshot, Math::max));
+    List<ShardRef> refs = new ArrayList<>();
+    parts.forEach((shard, snapshot) -> refs.add(ShardRef.of(shard, snapshot)));
+    return Optional.of(coordinator.commit(refs));
+  }
+
+  private static boolean covers(Map<String, Long> committed, Map<String, Long> shards) {
+    for (Map.Entry<String, Long> shard : shards.entrySet()) {
+      Long snapshot = committed.get(shard.getKey());
+      if (snapshot == null || snapshot < shard.getValue()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static List<String> partIds(GlobalSnapshot global) {
+    List<String> ids = new ArrayList<>();
+    global.parts().forEach(p -> ids.add(p.shardId()));
+    return ids;
+  }
+
+  private static int generationOf(Iterable<String> shardIds) {
+    int generation = -1;
+    for (String id : shardIds) {
+      int g = ShardId.parse(id).generation();
+      if (generation >= 0 && g != generation) {
+        throw new IllegalStateException(
+            "Shards of generations " + generation + " and " + g + " in one commit: " + shardIds);
+      }
+      generation = g;
+    }
+    return generation;
+  }
+}
