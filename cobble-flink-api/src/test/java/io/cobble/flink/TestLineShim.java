@@ -57,16 +57,17 @@ public final class TestLineShim implements FlinkLineShim {
 
   @Override
   public <T> Sink<T> discardingSink() {
-    return context ->
-        new SinkWriter<T>() {
-          @Override
-          public void write(T element, Context context) {}
+    return context -> new DiscardingWriter<>();
+  }
 
-          @Override
-          public void flush(boolean endOfInput) {}
+  private static final class DiscardingWriter<T> implements SinkWriter<T> {
+    @Override
+    public void write(T element, Context context) {}
 
-          @Override
-          public void close() {}
-        };
+    @Override
+    public void flush(boolean endOfInput) {}
+
+    @Override
+    public void close() {}
   }
 }

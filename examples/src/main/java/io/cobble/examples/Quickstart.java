@@ -1,13 +1,13 @@
 package io.cobble.examples;
 
 import io.cobble.Config;
-import io.cobble.Db;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
 import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.flink.table.layout.TableSchemaFile;
+import io.cobble.reader.Reader;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
@@ -73,33 +73,28 @@ public final class Quickstart {
             + " is what they will read.");
   }
 
-  /** Opens every writer's shard with the engine and decodes its rows with the table's schema. */
+  /**
+   * Reads the table's current global snapshot (what the last completed checkpoint or the end of
+   * input committed) with the engine's reader and decodes its rows with the table's schema.
+   */
   private static List<RowData> readBack(Path table) throws IOException {
-    TableSchemaFile schema;
+    List<RowData> rows = new ArrayList<>();
     try (Storage storage = StorageProviders.open(table.toUri(), StorageOptions.empty())) {
-      schema =
+      TableSchemaFile schema =
           TableSchemaFile.read(storage)
               .orElseThrow(() -> new IllegalStateException("no table schema under " + table));
-    }
-    RowType rowType =
-        RowType.of(
-            schema.columnTypes().toArray(new LogicalType[0]),
-            schema.columnNames().toArray(new String[0]));
-    int[] keyPositions =
-        schema.primaryKey().stream().mapToInt(schema.columnNames()::indexOf).toArray();
-    RowCodec codec = new RowCodec(rowType, keyPositions);
-    TableLayout layout = new TableLayout(schema.bucketCount(), schema.shardCount());
-    List<RowData> rows = new ArrayList<>();
-    for (int shard = 0; shard < layout.shardCount(); shard++) {
-      Config config =
-          Config.builder()
-              .set("total-buckets", layout.bucketCount())
-              .set("bucket-ranges", layout.bucketRanges(shard))
-              .build();
-      try (Db db = Db.open(table.resolve(TableLayout.shardDirectory(shard)), config)) {
-        for (int bucket = layout.firstBucket(shard); bucket < layout.endBucket(shard); bucket++) {
+      RowType rowType =
+          RowType.of(
+              schema.columnTypes().toArray(new LogicalType[0]),
+              schema.columnNames().toArray(new String[0]));
+      int[] keyPositions =
+          schema.primaryKey().stream().mapToInt(schema.columnNames()::indexOf).toArray();
+      RowCodec codec = new RowCodec(rowType, keyPositions);
+      Config config = Config.builder().set("total-buckets", schema.bucketCount()).build();
+      try (Reader reader = Reader.open(storage, config)) {
+        for (int bucket = 0; bucket < schema.bucketCount(); bucket++) {
           try (ScanCursor cursor =
-              db.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
+              reader.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
             while (cursor.hasNext()) {
               Row stored = cursor.next();
               rows.add(codec.decode(stored.key(), stored.columns()));

@@ -5,9 +5,9 @@ import java.io.Serializable;
 /**
  * How a sink table spreads over storage: {@code bucketCount} buckets split into {@code shardCount}
  * contiguous ranges, shard {@code i} owning {@code [i * buckets / shards, (i + 1) * buckets /
- * shards)} and living in its own Cobble Db under {@code <path>/shard-<i>/}. Writer {@code i} of a
- * sink with {@code shardCount} writers writes shard {@code i} only; contiguous ranges keep a
- * shard's data one key range per tree and let a later rescale split or merge neighbours.
+ * shards)}. Writer {@code i} of a sink with {@code shardCount} writers writes shard {@code i} only;
+ * contiguous ranges keep a shard's data one key range per tree and let a rescale cut new ranges
+ * from the files of neighbouring shards.
  */
 public final class TableLayout implements Serializable {
 
@@ -16,7 +16,7 @@ public final class TableLayout implements Serializable {
   /** The Cobble column family holding the rows: the engine's default one, as raw readers expect. */
   public static final String FAMILY = "default";
 
-  /** Directory of the inspect schema, beside the shard directories. */
+  /** Directory of the inspect schema under the table root. */
   public static final String SCHEMA_DIRECTORY = "schema";
 
   private final int bucketCount;
@@ -63,11 +63,6 @@ public final class TableLayout implements Serializable {
       shard++;
     }
     return shard;
-  }
-
-  /** The shard's directory name under the table root. */
-  public static String shardDirectory(int shard) {
-    return "shard-" + shard;
   }
 
   /** The shard's buckets in the engine's {@code bucket-ranges} syntax (inclusive). */

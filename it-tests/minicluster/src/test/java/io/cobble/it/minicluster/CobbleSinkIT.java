@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
-import io.cobble.Db;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
@@ -13,6 +12,8 @@ import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.BucketRouter;
 import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.flink.table.layout.TableSchemaFile;
+import io.cobble.reader.Reader;
+import io.cobble.snapshot.GlobalSnapshot;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
@@ -20,7 +21,6 @@ import java.io.InputStream;
 import java.math.BigDecimal;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -57,8 +57,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The Cobble SQL sink end to end on this line's MiniCluster: a bounded changelog with inserts,
- * updates and deletes is written with {@code INSERT INTO}, then every shard is opened with the
- * engine API and must hold exactly the upsert result.
+ * updates and deletes is written with {@code INSERT INTO}, then the table's current global snapshot
+ * is read with the engine's {@link Reader} and must hold exactly the upsert result.
  */
 class CobbleSinkIT {
 
@@ -284,8 +284,12 @@ class CobbleSinkIT {
     assertTrue(chain.contains("Option 'source.kind' = 'state'"), chain);
   }
 
-  /** Every row of every shard, decoded, checking that each lies in its writer's bucket range. */
-  private static Map<Long, RowData> readShards(Path table) throws Exception {
+  /**
+   * Every row of the table's current global snapshot, read through {@link Reader} as the source
+   * does, checking the schema, that the snapshot has one shard per writer owning its contiguous
+   * range, and that each row lies in its bucket.
+   */
+  static Map<Long, RowData> readShards(Path table) throws Exception {
     TableSchemaFile schema;
     try (Storage storage = StorageProviders.open(table.toUri(), StorageOptions.empty())) {
       schema = TableSchemaFile.read(storage).orElseThrow(AssertionError::new);
@@ -307,25 +311,27 @@ class CobbleSinkIT {
     RowCodec codec = new RowCodec(rowType, new int[] {0});
     TableLayout layout = new TableLayout(BUCKETS, WRITERS);
     Map<Long, RowData> rows = new TreeMap<>();
-    for (int shard = 0; shard < WRITERS; shard++) {
-      Path dir = table.resolve(TableLayout.shardDirectory(shard));
-      assertTrue(Files.isDirectory(dir), dir + " missing");
-      Config config =
-          Config.builder()
-              .set("total-buckets", BUCKETS)
-              .set("bucket-ranges", layout.bucketRanges(shard))
-              .build();
-      try (Db db = Db.open(dir, config)) {
-        for (int bucket = layout.firstBucket(shard); bucket < layout.endBucket(shard); bucket++) {
-          try (ScanCursor cursor =
-              db.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
-            while (cursor.hasNext()) {
-              Row stored = cursor.next();
-              assertEquals(bucket, BucketRouter.bucketOf(stored.key(), BUCKETS));
-              RowData row = codec.decode(stored.key(), stored.columns());
-              RowData previous = rows.put(row.getLong(0), row);
-              assertEquals(null, previous, "key " + row.getLong(0) + " stored twice");
-            }
+    try (Storage storage = StorageProviders.open(table.toUri(), StorageOptions.empty());
+        Reader reader =
+            Reader.open(storage, Config.builder().set("total-buckets", BUCKETS).build())) {
+      GlobalSnapshot global = reader.snapshot();
+      assertEquals(WRITERS, global.parts().size(), "shards of " + table);
+      for (int shard = 0; shard < WRITERS; shard++) {
+        GlobalSnapshot.Part part = global.partFor(layout.firstBucket(shard));
+        assertEquals(
+            layout.bucketRanges(shard),
+            part.ranges().get(0).lo() + "-" + part.ranges().get(0).hi(),
+            "range of " + part.shardId());
+      }
+      for (int bucket = 0; bucket < BUCKETS; bucket++) {
+        try (ScanCursor cursor =
+            reader.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
+          while (cursor.hasNext()) {
+            Row stored = cursor.next();
+            assertEquals(bucket, BucketRouter.bucketOf(stored.key(), BUCKETS));
+            RowData row = codec.decode(stored.key(), stored.columns());
+            RowData previous = rows.put(row.getLong(0), row);
+            assertEquals(null, previous, "key " + row.getLong(0) + " stored twice");
           }
         }
       }

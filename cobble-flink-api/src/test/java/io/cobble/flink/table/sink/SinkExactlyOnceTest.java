@@ -1,0 +1,471 @@
+package io.cobble.flink.table.sink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.CobbleException;
+import io.cobble.Config;
+import io.cobble.Row;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
+import io.cobble.flink.table.codec.RowCodec;
+import io.cobble.flink.table.layout.TableLayout;
+import io.cobble.reader.ReadOnlyDb;
+import io.cobble.reader.Reader;
+import io.cobble.snapshot.GlobalSnapshot;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+import org.apache.flink.api.common.functions.RichFlatMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.connector.ChangelogMode;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The sink's exactly-once contract on a MiniCluster of the Flink this module compiles against:
+ * upserts and deletes survive an injected task failure without loss or duplicates, bounded jobs
+ * commit at the end of input, retention keeps N global snapshots, a changed writer count keeps
+ * every row, and rows a writer has snapshotted stay invisible until their checkpoint completes.
+ */
+class SinkExactlyOnceTest {
+
+  @RegisterExtension
+  static final MiniClusterExtension MINI_CLUSTER =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setConfiguration(loopback())
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(4)
+              .build());
+
+  private static final int BUCKETS = 8;
+  private static final Duration WAIT = Duration.ofMinutes(2);
+
+  private static final RowType ROW_TYPE =
+      RowType.of(
+          new LogicalType[] {new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH)},
+          new String[] {"id", "name"});
+  private static final RowCodec CODEC = new RowCodec(ROW_TYPE, new int[] {0});
+
+  @TempDir Path dir;
+
+  private static Configuration loopback() {
+    Configuration conf = new Configuration();
+    for (String key :
+        new String[] {
+          "rest.address", "rest.bind-address", "jobmanager.rpc.address", "taskmanager.host"
+        }) {
+      conf.setString(key, "127.0.0.1");
+    }
+    return conf;
+  }
+
+  @BeforeEach
+  void resetSwitches() {
+    FailOnce.FAILED.set(false);
+    HoldAfterB.RELEASE_B.set(false);
+    HoldAfterB.RELEASE_CHECKPOINTS.set(false);
+  }
+
+  // ------------------------------------------------------------------ the changelog
+
+  /** Key of change {@code i}: 40 keys, so every key changes many times. */
+  private static long keyOf(long i) {
+    return i % 40;
+  }
+
+  /** Every 7th change deletes its key; the others upsert it with a value naming the change. */
+  private static boolean deletes(long i) {
+    return i % 7 == 6;
+  }
+
+  private static org.apache.flink.types.Row change(long i) {
+    return deletes(i)
+        ? org.apache.flink.types.Row.ofKind(RowKind.DELETE, keyOf(i), null)
+        : org.apache.flink.types.Row.ofKind(RowKind.UPDATE_AFTER, keyOf(i), "v" + i);
+  }
+
+  /** The table after changes {@code [0, count)}. */
+  private static Map<Long, String> expectedAfter(long count) {
+    Map<Long, String> rows = new TreeMap<>();
+    for (long i = 0; i < count; i++) {
+      if (deletes(i)) {
+        rows.remove(keyOf(i));
+      } else {
+        rows.put(keyOf(i), "v" + i);
+      }
+    }
+    return rows;
+  }
+
+  private static String sinkDdl(Path table, int writers, String extra) {
+    return "CREATE TABLE cobble_sink (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED)"
+        + " WITH ('connector' = 'cobble', 'path' = '"
+        + table.toUri()
+        + "', 'bucket' = '"
+        + BUCKETS
+        + "', 'sink.parallelism' = '"
+        + writers
+        + "', 'sink.writer-buffer-memory' = '1mb'"
+        + extra
+        + ")";
+  }
+
+  private StreamExecutionEnvironment streaming(long checkpointMillis) {
+    Configuration conf = new Configuration();
+    conf.setString("restart-strategy.type", "fixed-delay");
+    conf.setString("restart-strategy.fixed-delay.attempts", "3");
+    conf.setString("restart-strategy.fixed-delay.delay", "200 ms");
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+    env.setParallelism(2);
+    if (checkpointMillis > 0) {
+      env.enableCheckpointing(checkpointMillis);
+    }
+    return env;
+  }
+
+  /** Registers {@code changes} (an upsert changelog keyed by id) as view {@code changes}. */
+  private static StreamTableEnvironment withChanges(
+      StreamExecutionEnvironment env, DataStream<org.apache.flink.types.Row> changes) {
+    StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+    tEnv.createTemporaryView(
+        "changes",
+        tEnv.fromChangelogStream(
+            changes,
+            Schema.newBuilder()
+                .column("id", "BIGINT NOT NULL")
+                .column("name", "STRING")
+                .primaryKey("id")
+                .build(),
+            ChangelogMode.upsert()));
+    return tEnv;
+  }
+
+  private static DataStream<org.apache.flink.types.Row> paced(
+      StreamExecutionEnvironment env, long count, RichFlatMapFunction<Long, Long> step) {
+    return env.fromSequence(0, count - 1)
+        .setParallelism(1)
+        .flatMap(step)
+        .setParallelism(1)
+        .map(SinkExactlyOnceTest::change)
+        .returns(Types.ROW_NAMED(new String[] {"id", "name"}, Types.LONG, Types.STRING))
+        .setParallelism(1);
+  }
+
+  // ------------------------------------------------------------------ (a) failure
+
+  /** Paces the changelog and fails the task once, after two completed checkpoints. */
+  static final class FailOnce extends RichFlatMapFunction<Long, Long>
+      implements CheckpointListener {
+    static final AtomicBoolean FAILED = new AtomicBoolean();
+    private static final long FAIL_FROM = 1500;
+    private int completed;
+
+    @Override
+    public void flatMap(Long i, Collector<Long> out) throws Exception {
+      Thread.sleep(1);
+      if (completed >= 2 && i >= FAIL_FROM && FAILED.compareAndSet(false, true)) {
+        throw new IllegalStateException("injected failure at change " + i);
+      }
+      out.collect(i);
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {
+      completed++;
+    }
+  }
+
+  @Test
+  void upsertsAndDeletesSurviveATaskFailureExactlyOnce() throws Exception {
+    Path table = dir.resolve("failure");
+    long changes = 3000;
+    StreamExecutionEnvironment env = streaming(100);
+    StreamTableEnvironment tEnv = withChanges(env, paced(env, changes, new FailOnce()));
+    tEnv.executeSql(sinkDdl(table, 3, ""));
+    tEnv.executeSql("INSERT INTO cobble_sink SELECT id, name FROM changes")
+        .await(3, TimeUnit.MINUTES);
+    assertTrue(FailOnce.FAILED.get(), "the failure was never injected");
+    assertEquals(expectedAfter(changes), read(table));
+  }
+
+  // ------------------------------------------------------------------ (b) bounded, no checkpoints
+
+  @Test
+  void boundedJobsCommitAtTheEndOfInputWithoutCheckpoints() throws Exception {
+    Path table = dir.resolve("bounded");
+    StreamExecutionEnvironment env = streaming(0);
+    StreamTableEnvironment tEnv =
+        withChanges(
+            env,
+            env.fromSequence(0, 499)
+                .setParallelism(1)
+                .map(SinkExactlyOnceTest::change)
+                .returns(Types.ROW_NAMED(new String[] {"id", "name"}, Types.LONG, Types.STRING))
+                .setParallelism(1));
+    tEnv.executeSql(sinkDdl(table, 2, ""));
+    tEnv.executeSql("INSERT INTO cobble_sink SELECT id, name FROM changes")
+        .await(3, TimeUnit.MINUTES);
+    assertEquals(expectedAfter(500), read(table));
+
+    TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+    batch.executeSql(sinkDdl(table, 2, ""));
+    batch
+        .executeSql("INSERT INTO cobble_sink VALUES (CAST(1000 AS BIGINT), 'batch')")
+        .await(3, TimeUnit.MINUTES);
+    Map<Long, String> expected = expectedAfter(500);
+    expected.put(1000L, "batch");
+    assertEquals(expected, read(table));
+  }
+
+  // ------------------------------------------------------------------ (c) retention
+
+  @Test
+  void retentionKeepsExactlyTheNewestGlobalSnapshots() throws Exception {
+    Path table = dir.resolve("retention");
+    StreamExecutionEnvironment env = streaming(100);
+    StreamTableEnvironment tEnv = withChanges(env, paced(env, 1500, new Pace()));
+    tEnv.executeSql(sinkDdl(table, 2, ", 'snapshot.retention' = '2'"));
+    tEnv.executeSql("INSERT INTO cobble_sink SELECT id, name FROM changes")
+        .await(3, TimeUnit.MINUTES);
+    try (Storage storage = open(table)) {
+      SnapshotStore store = new SnapshotStore(storage);
+      assertEquals(2, store.globalIds().size(), "global snapshots " + store.globalIds());
+      assertTrue(store.globalIds().get(1) > 2, "fewer than 3 commits: " + store.globalIds());
+    }
+    assertEquals(expectedAfter(1500), read(table));
+  }
+
+  /** Paces the changelog so that checkpoints complete while it runs. */
+  static final class Pace extends RichFlatMapFunction<Long, Long> {
+    @Override
+    public void flatMap(Long i, Collector<Long> out) throws Exception {
+      Thread.sleep(1);
+      out.collect(i);
+    }
+  }
+
+  // ------------------------------------------------------------------ (d) rescale
+
+  @Test
+  void aChangedWriterCountKeepsEveryRow() throws Exception {
+    Path table = dir.resolve("rescale");
+    Map<Long, String> expected = new TreeMap<>();
+    int[] writerCounts = {3, 2, 4, 4};
+    for (int job = 0; job < writerCounts.length; job++) {
+      TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+      batch.executeSql(sinkDdl(table, writerCounts[job], ""));
+      StringBuilder values = new StringBuilder();
+      for (long id = job * 50L; id < job * 50L + 100; id++) {
+        values.append(values.length() == 0 ? "" : ", ");
+        values.append("(CAST(").append(id).append(" AS BIGINT), 'j").append(job).append("')");
+        expected.put(id, "j" + job);
+      }
+      batch.executeSql("INSERT INTO cobble_sink VALUES " + values).await(3, TimeUnit.MINUTES);
+      assertEquals(expected, read(table), "after job " + job);
+    }
+    try (Storage storage = open(table)) {
+      SnapshotStore store = new SnapshotStore(storage);
+      GlobalSnapshot current = store.requireGlobal(store.requireCurrentGlobalId());
+      assertEquals(4, current.parts().size());
+      assertTrue(current.parts().get(0).shardId().startsWith("g3-"), current.parts().toString());
+    }
+  }
+
+  // ------------------------------------------------------------------ (e) visibility
+
+  /**
+   * Emits changes {@code [0, 200)} (A), then nothing until the test releases B: changes {@code
+   * [200, 400)} at once. The checkpoint after B holds its barrier in this task's snapshot until the
+   * test releases it; the barrier has already gone downstream, so the writers snapshot B, but the
+   * checkpoint cannot complete.
+   */
+  static final class HoldAfterB extends RichFlatMapFunction<Long, Long>
+      implements CheckpointedFunction {
+    static final AtomicBoolean RELEASE_B = new AtomicBoolean();
+    static final AtomicBoolean RELEASE_CHECKPOINTS = new AtomicBoolean();
+    private boolean emittedB;
+
+    @Override
+    public void flatMap(Long i, Collector<Long> out) throws Exception {
+      Thread.sleep(1);
+      if (i < 200) {
+        out.collect(i);
+      } else if (!emittedB && RELEASE_B.get()) {
+        for (long b = 200; b < 400; b++) {
+          out.collect(b);
+        }
+        emittedB = true;
+      }
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) throws Exception {
+      while (emittedB && !RELEASE_CHECKPOINTS.get()) {
+        Thread.sleep(10);
+      }
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) {}
+  }
+
+  @Test
+  void snapshotsOfAnIncompleteCheckpointStayInvisible() throws Exception {
+    Path table = dir.resolve("visibility");
+    StreamExecutionEnvironment env = streaming(100);
+    StreamTableEnvironment tEnv =
+        withChanges(env, paced(env, Long.MAX_VALUE / 2, new HoldAfterB()));
+    tEnv.executeSql(sinkDdl(table, 2, ""));
+    JobClient job =
+        tEnv.executeSql("INSERT INTO cobble_sink SELECT id, name FROM changes")
+            .getJobClient()
+            .get();
+    try {
+      Map<Long, String> a = expectedAfter(200);
+      waitFor(table, a::equals);
+      HoldAfterB.RELEASE_B.set(true);
+      Map<Long, String> ab = expectedAfter(400);
+      waitUntilShardSnapshotsHold(table, ab);
+      assertEquals(a, read(table), "rows of an incomplete checkpoint are visible");
+      HoldAfterB.RELEASE_CHECKPOINTS.set(true);
+      waitFor(table, ab::equals);
+    } finally {
+      HoldAfterB.RELEASE_CHECKPOINTS.set(true);
+      if (!job.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()) {
+        job.cancel().get(1, TimeUnit.MINUTES);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ reading
+
+  private static Storage open(Path table) throws Exception {
+    return StorageProviders.open(table.toUri(), StorageOptions.empty());
+  }
+
+  private static Config readerConfig() {
+    return Config.builder().set("total-buckets", BUCKETS).build();
+  }
+
+  /** The table as a reader of its current global snapshot sees it. */
+  static Map<Long, String> read(Path table) throws Exception {
+    Map<Long, String> rows = new TreeMap<>();
+    try (Storage storage = open(table);
+        Reader reader = Reader.open(storage, readerConfig())) {
+      for (int bucket = 0; bucket < BUCKETS; bucket++) {
+        try (ScanCursor cursor =
+            reader.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
+          while (cursor.hasNext()) {
+            collect(cursor.next(), rows);
+          }
+        }
+      }
+    }
+    return rows;
+  }
+
+  private static void collect(Row stored, Map<Long, String> rows) {
+    RowData row = CODEC.decode(stored.key(), stored.columns());
+    String previous =
+        rows.put(row.getLong(0), row.isNullAt(1) ? null : row.getString(1).toString());
+    assertEquals(null, previous, "key " + row.getLong(0) + " stored twice");
+  }
+
+  private static void waitFor(Path table, Predicate<Map<Long, String>> done) throws Exception {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    Object last = null;
+    while (System.nanoTime() < deadline) {
+      if (Files.exists(table.resolve("global/CURRENT"))) {
+        try {
+          Map<Long, String> rows = read(table);
+          if (done.test(rows)) {
+            return;
+          }
+          last = rows;
+        } catch (CobbleException expiredMeanwhile) {
+          // Retention expired the global snapshot between reading CURRENT and its shards.
+          last = expiredMeanwhile;
+        }
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the table never reached the expected rows; last read: " + last);
+  }
+
+  /**
+   * Waits until the newest snapshots of the current shards (committed or not) hold {@code rows}.
+   */
+  private static void waitUntilShardSnapshotsHold(Path table, Map<Long, String> rows)
+      throws Exception {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    Map<Long, String> last = null;
+    while (System.nanoTime() < deadline) {
+      last = new HashMap<>();
+      try (Storage storage = open(table)) {
+        readLatestShardSnapshots(storage, last);
+      } catch (CobbleException expiredMeanwhile) {
+        // A newer shard snapshot replaced the newest one while it was opened: look again.
+        continue;
+      }
+      if (rows.equals(new TreeMap<>(last))) {
+        return;
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("the writers never snapshotted the rows; last: " + last);
+  }
+
+  private static void readLatestShardSnapshots(Storage storage, Map<Long, String> rows) {
+    SnapshotStore store = new SnapshotStore(storage);
+    for (GlobalSnapshot.Part part : store.requireGlobal(store.requireCurrentGlobalId()).parts()) {
+      try (ReadOnlyDb shard = ReadOnlyDb.openLatest(storage, part.shardId(), readerConfig())) {
+        for (int bucket = 0; bucket < BUCKETS; bucket++) {
+          int owned = bucket;
+          if (part.ranges().stream().anyMatch(r -> r.contains(owned))) {
+            try (ScanCursor cursor =
+                shard.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
+              while (cursor.hasNext()) {
+                collect(cursor.next(), rows);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}

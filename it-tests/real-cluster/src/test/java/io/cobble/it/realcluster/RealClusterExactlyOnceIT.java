@@ -1,0 +1,151 @@
+package io.cobble.it.realcluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.Config;
+import io.cobble.Row;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
+import io.cobble.it.cluster.FlinkCluster;
+import io.cobble.it.cluster.SqlSession;
+import io.cobble.it.cluster.StatementResult;
+import io.cobble.reader.Reader;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Exactly-once of the Cobble SQL sink on a real cluster: a checkpointed streaming INSERT runs, its
+ * TaskManager is killed with SIGKILL after the sink has committed global snapshots, a new
+ * TaskManager starts, the job recovers from its last checkpoint and finishes, and the table read
+ * through its global snapshot holds exactly the upsert result.
+ *
+ * <p>The table is read with the engine's {@link Reader}; the rows are decoded by hand (BIGINT key:
+ * 8 bytes big-endian; STRING column: a presence byte, then UTF-8), since this module keeps Flink
+ * off its class path.
+ */
+class RealClusterExactlyOnceIT {
+
+  private static final int ROWS = 10_000;
+  private static final int KEYS = 500;
+  private static final int BUCKETS = 4;
+  private static final Duration TIMEOUT = Duration.ofMinutes(3);
+
+  /** Key k ends with the value of the last generated id with {@code id % KEYS == k}. */
+  private static Map<Long, String> expected() {
+    Map<Long, String> rows = new TreeMap<>();
+    for (long id = 1; id <= ROWS; id++) {
+      rows.put(id % KEYS, "v" + id);
+    }
+    return rows;
+  }
+
+  @ParameterizedTest(name = "Flink {0}")
+  @MethodSource("io.cobble.it.realcluster.RealClusterIT#minors")
+  void killedTaskManagerLosesAndDuplicatesNothing(String version) throws Exception {
+    Path table = RealClusterIT.workDir("exactly-once-data-" + version).toAbsolutePath();
+    try (FlinkCluster cluster =
+        FlinkCluster.builder(
+                RealClusterIT.distribution(version),
+                RealClusterIT.workDir("flink-" + version + "-exactly-once"))
+            .addLibJar(RealClusterIT.distJar(RealClusterIT.lineOf(version)))
+            .config("taskmanager.numberOfTaskSlots", "4")
+            .config("heartbeat.interval", "1000")
+            .config("heartbeat.timeout", "5000")
+            .build()) {
+      cluster.start();
+      RealClusterIT.withLogsOnFailure(
+          cluster,
+          () -> {
+            Map<String, String> session = new HashMap<>();
+            session.put("execution.runtime-mode", "streaming");
+            session.put("execution.checkpointing.interval", "1s");
+            session.put("parallelism.default", "1");
+            session.put("restart-strategy.type", "fixed-delay");
+            session.put("restart-strategy.fixed-delay.attempts", "20");
+            session.put("restart-strategy.fixed-delay.delay", "2 s");
+            try (SqlSession sql = cluster.openSqlSession(session)) {
+              sql.execute(
+                  "CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen',"
+                      + " 'rows-per-second' = '500', 'fields.id.kind' = 'sequence',"
+                      + " 'fields.id.start' = '1', 'fields.id.end' = '"
+                      + ROWS
+                      + "')");
+              sql.execute(
+                  RealClusterIT.cobbleSinkDdl(
+                      "sink", table, ", 'bucket' = '" + BUCKETS + "', 'sink.parallelism' = '2'"));
+              StatementResult insert =
+                  sql.execute(
+                      "INSERT INTO sink SELECT CAST(MOD(id, "
+                          + KEYS
+                          + ") AS BIGINT), CONCAT('v', CAST(id AS STRING)) FROM gen");
+              String job = insert.jobId().orElseThrow(() -> new AssertionError(insert.toString()));
+
+              waitForCommits(table, 2);
+              cluster.killTaskManager();
+              assertEquals(137, cluster.taskManager().exitCode(), "SIGKILL exit code");
+              cluster.waitForTaskManagerCount(0, Duration.ofSeconds(60));
+              cluster.startTaskManager();
+
+              assertEquals("FINISHED", cluster.waitForJob(job, TIMEOUT));
+              assertTrue(
+                  cluster.restGet("/jobs/" + job + "/exceptions").toString().contains("Task"),
+                  "the job never saw the TaskManager loss");
+              assertEquals(expected(), read(table));
+            }
+          });
+    }
+  }
+
+  /** Waits until the sink has published global snapshot {@code id} (or a later one). */
+  private static void waitForCommits(Path table, long id) throws Exception {
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (Files.isDirectory(table)) {
+        try (Storage storage = StorageProviders.open(table.toUri(), StorageOptions.empty())) {
+          Optional<Long> current = new SnapshotStore(storage).currentGlobalId();
+          if (current.isPresent() && current.get() >= id) {
+            return;
+          }
+        }
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("the sink never committed global snapshot " + id + " at " + table);
+  }
+
+  private static Map<Long, String> read(Path table) throws Exception {
+    Map<Long, String> rows = new TreeMap<>();
+    try (Storage storage = StorageProviders.open(table.toUri(), StorageOptions.empty());
+        Reader reader =
+            Reader.open(storage, Config.builder().set("total-buckets", BUCKETS).build())) {
+      for (int bucket = 0; bucket < BUCKETS; bucket++) {
+        try (ScanCursor cursor = reader.scan(bucket, "default", null, null, ScanOptions.DEFAULT)) {
+          while (cursor.hasNext()) {
+            Row row = cursor.next();
+            long key = ByteBuffer.wrap(row.key()).getLong();
+            byte[] value = row.columns()[0];
+            assertEquals(1, value[0], "value of key " + key + " is NULL");
+            String previous =
+                rows.put(key, new String(value, 1, value.length - 1, StandardCharsets.UTF_8));
+            assertEquals(null, previous, "key " + key + " stored twice");
+          }
+        }
+      }
+    }
+    return rows;
+  }
+}
