@@ -138,9 +138,9 @@ class CobbleOnMiniClusterIT {
   }
 
   @Test
-  void remoteSinkPathIsNamedUntilRemoteShardsArrive() {
-    tEnv.executeSql(sinkDdl("t", KEYED, ", 'path' = 's3://bucket/table'" + SINK_OPTS));
-    assertInsertFails("t", "Option 'path' is s3://bucket/table");
+  void sinkPathWithoutStorageProviderIsNamed() {
+    tEnv.executeSql(sinkDdl("t", KEYED, ", 'path' = 'nosuch://bucket/table'" + SINK_OPTS));
+    assertInsertFails("t", "No storage provider for URI scheme 'nosuch'");
   }
 
   @Test
