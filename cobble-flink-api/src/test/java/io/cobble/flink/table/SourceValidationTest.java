@@ -271,6 +271,20 @@ class SourceValidationTest {
   }
 
   @Test
+  void rawBucketMustMatchTheTable() {
+    raw()
+        .option("bucket", "16")
+        .sourceFails("Option 'bucket' is 16 but the Cobble table at", "has 8 buckets");
+  }
+
+  @Test
+  void rawColumnsMustExistInTheTable() {
+    raw()
+        .option("raw.columns", "2")
+        .sourceFails("Option 'raw.columns' lists column 2", "have 2 columns (0 to 1)");
+  }
+
+  @Test
   void rawHasNoPrimaryKey() {
     raw().primaryKey("key").sourceFails("must not declare a PRIMARY KEY");
   }

@@ -11,6 +11,7 @@ import io.cobble.reader.Reader;
 import io.cobble.reader.ScanSplit;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
+import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,6 +22,12 @@ import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.core.io.InputStatus;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.SimpleCounter;
+import org.apache.flink.metrics.groups.OperatorIOMetricGroup;
+import org.apache.flink.metrics.groups.SourceReaderMetricGroup;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -246,6 +253,84 @@ class CobbleSourceReaderTest {
       assertEquals("v2-3", seen.get(3L));
       assertTrue(seen.size() > 1, "rows of the changed shard beside the change: " + seen.keySet());
     }
+  }
+
+  @Test
+  void metricsCountRecordsAndBytesInAndExposeTheReader() throws Exception {
+    long globalId;
+    try (TestSinkTable table = table(0)) {
+      for (long id = 0; id < 40; id++) {
+        table.upsert(id, StringData.fromString("x"));
+      }
+      globalId = table.commit();
+    }
+    SimpleCounter records = new SimpleCounter();
+    SimpleCounter bytes = new SimpleCounter();
+    Map<String, Gauge<?>> gauges = new TreeMap<>();
+    CobbleSourceReader reader =
+        new CobbleSourceReader(
+            settings(ScanMode.BATCH),
+            RowDecoder.typed(ROW, KEY),
+            metricGroup(records, bytes, gauges));
+    try {
+      reader.start();
+      reader.addSplits(splitsOf(globalId, null));
+      reader.notifyNoMoreSplits();
+      read(reader, -1, new TreeMap<>(), new ArrayList<>());
+      assertEquals(40, records.getCount());
+      // Key: 8 bytes; value column: a tag byte and "x".
+      assertEquals(40 * (8 + 2), bytes.getCount());
+      assertEquals(globalId, gauges.get("cobble.globalSnapshotId").getValue());
+      assertEquals(2L, gauges.get("cobble.openShards").getValue());
+      assertTrue((Long) gauges.get("cobble.blockCacheMisses").getValue() > 0, gauges.toString());
+      assertTrue((Long) gauges.get("cobble.blockCacheUsageBytes").getValue() > 0);
+      assertTrue(gauges.containsKey("cobble.blockCacheHits"));
+    } finally {
+      reader.close();
+    }
+  }
+
+  /** A reader metric group recording the IO counters and every gauge registered below it. */
+  private static SourceReaderMetricGroup metricGroup(
+      Counter records, Counter bytes, Map<String, Gauge<?>> gauges) {
+    OperatorIOMetricGroup io =
+        proxy(
+            OperatorIOMetricGroup.class,
+            (method, args) ->
+                method.equals("getNumRecordsInCounter")
+                    ? records
+                    : method.equals("getNumBytesInCounter") ? bytes : new SimpleCounter());
+    return proxy(
+        SourceReaderMetricGroup.class,
+        (method, args) -> method.equals("getIOMetricGroup") ? io : group("", gauges, method, args));
+  }
+
+  private static Object group(
+      String prefix, Map<String, Gauge<?>> gauges, String method, Object[] args) {
+    switch (method) {
+      case "addGroup":
+        String name = prefix + args[0] + ".";
+        return proxy(MetricGroup.class, (m, a) -> group(name, gauges, m, a));
+      case "gauge":
+        gauges.put(prefix + args[0], (Gauge<?>) args[1]);
+        return args[1];
+      case "counter":
+        return args.length > 1 ? args[1] : new SimpleCounter();
+      default:
+        throw new UnsupportedOperationException(method);
+    }
+  }
+
+  private interface Call {
+    Object answer(String method, Object[] args);
+  }
+
+  private static <T> T proxy(Class<T> type, Call call) {
+    return type.cast(
+        Proxy.newProxyInstance(
+            type.getClassLoader(),
+            new Class<?>[] {type},
+            (p, method, args) -> call.answer(method.getName(), args)));
   }
 
   /** Collects emitted rows. */
