@@ -3,24 +3,23 @@ package io.cobble.flink.table;
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.table.layout.TableSchemaFile;
 import io.cobble.flink.table.sink.CobbleDynamicTableSink;
+import io.cobble.flink.table.source.CobbleDynamicTableSource;
+import io.cobble.flink.table.source.SourceSettings;
+import io.cobble.snapshot.GlobalSnapshot;
 import io.cobble.storage.Storage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.stream.Collectors;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.ValidationException;
-import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
-import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
@@ -118,9 +117,10 @@ public final class CobbleDynamicTableFactory
     ResolvedSchema schema = context.getCatalogTable().getResolvedSchema();
     TableStorage table =
         TableStorage.fromTableOptions(root, context.getCatalogTable().getOptions());
+    int[] rawColumns = null;
     if (declared == SourceKind.RAW) {
       RawTableRules.checkSchema(schema);
-      RawTableRules.columns(options);
+      rawColumns = RawTableRules.columns(options);
     }
     SourceKind kind = declared == SourceKind.AUTO ? SourceKindResolver.resolve(table) : declared;
     if (kind == SourceKind.STATE) {
@@ -134,21 +134,74 @@ public final class CobbleDynamicTableFactory
               + ": reading Flink state written by the Cobble state backend is not available yet;"
               + " read a Cobble sink table ('sink') or a Cobble table as bytes ('raw').");
     }
-    if (kind == SourceKind.SINK) {
-      checkSinkSource(schema, table, options);
+    TableSchemaFile published =
+        kind == SourceKind.SINK ? checkSinkSource(schema, table, options) : null;
+    long globalId = SourceOptionsValidator.checkpointId(options);
+    ScanMode mode = ScanMode.parse(options.get(CobbleSourceOptions.SCAN_MODE));
+    SourceSettings settings =
+        new SourceSettings(
+            table,
+            globalId,
+            mode,
+            options.get(CobbleSourceOptions.SCAN_POLL_INTERVAL_MS),
+            options.get(CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY).getBytes());
+    Optional<GlobalSnapshot> snapshot =
+        TableSnapshots.check(table, globalId, mode == ScanMode.STREAMING);
+    RowType rowType = (RowType) schema.toPhysicalRowDataType().getLogicalType();
+    if (kind == SourceKind.RAW) {
+      if (snapshot.isPresent()) {
+        checkRawAgainst(snapshot.get(), table, options, rawColumns);
+      }
+      return CobbleDynamicTableSource.raw(settings, rowType, rawColumns);
     }
-    List<String> physical =
-        schema.getColumns().stream()
-            .filter(Column::isPhysical)
-            .map(Column::getName)
-            .collect(Collectors.toList());
-    List<String> key =
-        schema.getPrimaryKey().map(UniqueConstraint::getColumns).orElse(Collections.emptyList());
-    return new CobbleDynamicTableSource(kind, table, physical, key);
+    return CobbleDynamicTableSource.sinkTable(
+        settings, rowType, keyPositions(rowType, published.primaryKey()), published.bucketCount());
+  }
+
+  private static int[] keyPositions(RowType rowType, List<String> primaryKey) {
+    return primaryKey.stream().mapToInt(rowType::getFieldIndex).toArray();
+  }
+
+  /** A raw source: {@code bucket} and {@code raw.columns} must fit the table's snapshot. */
+  private static void checkRawAgainst(
+      GlobalSnapshot snapshot, TableStorage table, ReadableConfig options, int[] rawColumns) {
+    options
+        .getOptional(CobbleTableOptions.BUCKET)
+        .filter(bucket -> bucket != snapshot.totalBuckets())
+        .ifPresent(
+            bucket -> {
+              throw new ValidationException(
+                  "Option 'bucket' is "
+                      + bucket
+                      + " but the Cobble table at '"
+                      + table.root()
+                      + "' has "
+                      + snapshot.totalBuckets()
+                      + " buckets; leave 'bucket' out or set it to "
+                      + snapshot.totalBuckets()
+                      + ".");
+            });
+    int columns = TableSnapshots.columnCount(table, snapshot);
+    for (int column : rawColumns) {
+      if (column >= columns) {
+        throw new ValidationException(
+            "Option '"
+                + CobbleSourceOptions.RAW_COLUMNS.key()
+                + "' lists column "
+                + column
+                + ", but the rows of the Cobble table at '"
+                + table.root()
+                + "' have "
+                + columns
+                + " columns (0 to "
+                + (columns - 1)
+                + ").");
+      }
+    }
   }
 
   /** A sink-table source: the DDL must describe the published schema exactly. */
-  private static void checkSinkSource(
+  private static TableSchemaFile checkSinkSource(
       ResolvedSchema schema, TableStorage table, ReadableConfig options) {
     KeyedTableRules.check(schema, "sink");
     TableSchemaFile published =
@@ -188,6 +241,7 @@ public final class CobbleDynamicTableFactory
                       + published.bucketCount()
                       + ".");
             });
+    return published;
   }
 
   /**

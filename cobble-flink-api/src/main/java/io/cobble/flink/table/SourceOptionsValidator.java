@@ -55,6 +55,12 @@ final class SourceOptionsValidator {
     return kind;
   }
 
+  /** The global snapshot id of {@code scan.checkpoint-id}, 0 for {@code latest}. */
+  static long checkpointId(ReadableConfig options) {
+    String value = options.get(CobbleSourceOptions.SCAN_CHECKPOINT_ID).trim();
+    return checkpointIdIsLatest(value) ? 0 : Long.parseLong(value);
+  }
+
   private static boolean checkpointIdIsLatest(String value) {
     String trimmed = value.trim();
     if (trimmed.equalsIgnoreCase(CobbleSourceOptions.LATEST)) {

@@ -43,6 +43,21 @@ public final class TableStorage implements Serializable {
     return root;
   }
 
+  /** Same root and provider options: readers of equal storages may share one open reader. */
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof TableStorage)) {
+      return false;
+    }
+    TableStorage other = (TableStorage) o;
+    return root.equals(other.root) && providerOptions.equals(other.providerOptions);
+  }
+
+  @Override
+  public int hashCode() {
+    return root.hashCode() * 31 + providerOptions.hashCode();
+  }
+
   /** Opens the storage rooted at the table path; the caller closes it. */
   public Storage open() throws IOException {
     return StorageProviders.open(root, StorageOptions.of(providerOptions));

@@ -140,15 +140,144 @@ class RealClusterIT {
     }
   }
 
-  /** (a) The matching dist jar in lib/: a job runs, the factory is found and validates. */
+  /**
+   * Reads back the table {@link #assertSinkWrites} wrote (ids 1..200, two writers) through the
+   * Cobble source: a batch scan; a streaming read, printed by the TaskManager, that follows the
+   * global snapshot of a second insert and emits only its two changed rows; a lookup join with hits
+   * and a miss. Leaves the session in streaming mode.
+   */
+  static void assertSourceReadsBack(FlinkCluster cluster, SqlSession sql, String sink, Path dir)
+      throws Exception {
+    sql.execute("SET 'execution.runtime-mode' = 'batch'");
+    sql.execute(cobbleSinkDdl("read_back", dir, ", 'scan.mode' = 'batch'"));
+    StatementResult scan =
+        sql.execute("SELECT COUNT(*) AS n, MIN(id) AS lo, MAX(id) AS hi FROM read_back");
+    assertEquals(List.of(200L, 1L, 200L), longs(scan.rows().get(0)), scan.rows().toString());
+
+    sql.execute("SET 'execution.runtime-mode' = 'streaming'");
+    sql.execute(
+        cobbleSinkDdl(
+            "follow", dir, ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '200'"));
+    // The TaskManager's stdout file outlives a run: this run's rows carry their own identifier.
+    String identifier = "followed-" + Long.toHexString(System.nanoTime());
+    sql.execute(
+        "CREATE TABLE followed (id BIGINT, v STRING) WITH ('connector' = 'print',"
+            + " 'print-identifier' = '"
+            + identifier
+            + "')");
+    StatementResult follow = sql.execute("INSERT INTO followed SELECT id, v FROM follow");
+    String followJob = follow.jobId().orElseThrow(() -> new AssertionError(follow.toString()));
+    Path out = cluster.taskManager().outFile();
+    waitForPrinted(
+        out, identifier, lines -> lines.size() >= 200, "the 200 rows of the first snapshot");
+    StatementResult update =
+        sql.execute(
+            "INSERT INTO "
+                + sink
+                + " VALUES (CAST(7 AS BIGINT), 'changed-7'), (CAST(201 AS BIGINT), 'new-201')");
+    assertEquals(
+        "FINISHED",
+        cluster.waitForJob(
+            update.jobId().orElseThrow(() -> new AssertionError(update.toString())), JOB_TIMEOUT));
+    waitForPrinted(
+        out,
+        identifier,
+        lines ->
+            lines.stream().anyMatch(l -> l.contains("+I[7, changed-7]"))
+                && lines.stream().anyMatch(l -> l.contains("+I[201, new-201]")),
+        "the two changed rows of the second snapshot");
+    assertEquals(202, printed(out, identifier).size(), "unchanged rows must not be emitted again");
+    cancel(cluster, followJob);
+    assertEquals("CANCELED", cluster.waitForJob(followJob, JOB_TIMEOUT));
+
+    sql.execute(cobbleSinkDdl("dim", dir, ""));
+    StatementResult joined =
+        sql.execute(
+            "SELECT p.id, d.v FROM (SELECT id, PROCTIME() AS pt FROM (VALUES (CAST(7 AS BIGINT)),"
+                + " (CAST(150 AS BIGINT)), (CAST(999 AS BIGINT))) AS t(id)) AS p LEFT JOIN dim"
+                + " FOR SYSTEM_TIME AS OF p.pt AS d ON p.id = d.id");
+    Map<Long, Object> byId = new java.util.TreeMap<>();
+    for (List<Object> row : joined.rows()) {
+      byId.put(((Number) row.get(0)).longValue(), row.get(1));
+    }
+    assertEquals(List.of(7L, 150L, 999L), List.copyOf(byId.keySet()), joined.rows().toString());
+    assertEquals("changed-7", byId.get(7L));
+    assertTrue(byId.get(150L) != null, "id 150 is in the table: " + joined.rows());
+    assertEquals(null, byId.get(999L));
+  }
+
+  private static List<Long> longs(List<Object> row) {
+    return row.stream().map(v -> ((Number) v).longValue()).collect(Collectors.toList());
+  }
+
+  /** The rows a print sink with {@code identifier} wrote to the TaskManager's stdout. */
+  private static List<String> printed(Path out, String identifier) throws java.io.IOException {
+    try (java.util.stream.Stream<String> lines = Files.lines(out)) {
+      return lines
+          .filter(l -> l.startsWith(identifier) && l.contains("+I["))
+          .collect(Collectors.toList());
+    }
+  }
+
+  private static void waitForPrinted(
+      Path out, String identifier, java.util.function.Predicate<List<String>> done, String what)
+      throws Exception {
+    long deadline = System.nanoTime() + JOB_TIMEOUT.toNanos();
+    while (!done.test(printed(out, identifier))) {
+      assertTrue(
+          System.nanoTime() < deadline,
+          "no "
+              + what
+              + " within "
+              + JOB_TIMEOUT
+              + "; printed: "
+              + printed(out, identifier).size());
+      Thread.sleep(200);
+    }
+  }
+
+  /** Removes a directory tree left by an earlier run, so that every run starts a fresh table. */
+  static void deleteTree(Path dir) throws java.io.IOException {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+      for (Path path :
+          paths.sorted(java.util.Comparator.reverseOrder()).collect(Collectors.toList())) {
+        Files.delete(path);
+      }
+    }
+  }
+
+  /** Cancels a running job through the JobManager's REST API. */
+  private static void cancel(FlinkCluster cluster, String jobId) throws Exception {
+    java.net.http.HttpResponse<String> response =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create(cluster.restUrl() + "/jobs/" + jobId + "?mode=cancel"))
+                    .method("PATCH", java.net.http.HttpRequest.BodyPublishers.noBody())
+                    .timeout(Duration.ofSeconds(30))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(202, response.statusCode(), response.body());
+  }
+
+  /**
+   * (a) The matching dist jar in lib/: a job runs, the factory is found and validates, the sink
+   * writes a table and the source reads it back (batch, streaming follow, lookup join).
+   */
   @ParameterizedTest(name = "Flink {0}")
   @MethodSource("minors")
   void matchingDistJarInLib(String version) throws Exception {
     FlinkDistribution dist = distribution(version);
     Path data = workDir("data-" + version);
+    deleteTree(data);
     try (FlinkCluster cluster =
         FlinkCluster.builder(dist, workDir("flink-" + version))
             .addLibJar(distJar(lineOf(version)))
+            // A streaming read stays running while a second insert writes the table.
+            .config("taskmanager.numberOfTaskSlots", "4")
             .build()) {
       cluster.start();
       withLogsOnFailure(
@@ -174,6 +303,7 @@ class RealClusterIT {
               sql.execute(
                   cobbleSinkDdl("valid_sink", data, ", 'bucket' = '4', 'sink.parallelism' = '2'"));
               assertSinkWrites(cluster, sql, "valid_sink", data, 2);
+              assertSourceReadsBack(cluster, sql, "valid_sink", data);
 
               // Rows come back through the gateway (REST v2, JSON rows) on every minor.
               sql.execute("SET 'execution.runtime-mode' = 'batch'");

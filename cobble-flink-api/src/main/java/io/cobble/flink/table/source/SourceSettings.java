@@ -1,0 +1,74 @@
+package io.cobble.flink.table.source;
+
+import io.cobble.Config;
+import io.cobble.flink.table.ScanMode;
+import io.cobble.flink.table.TableStorage;
+import io.cobble.reader.Reader;
+import io.cobble.storage.Storage;
+import java.io.Serializable;
+
+/**
+ * What a running source needs from the validated DDL: where the table is, which global snapshot to
+ * read, how to read it and how large the reader's block cache is. Shipped to the enumerator, the
+ * readers and the lookup functions.
+ */
+public final class SourceSettings implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+
+  /** {@link #globalId()} of {@code scan.checkpoint-id = 'latest'}. */
+  public static final long LATEST = 0;
+
+  private final TableStorage table;
+  private final long globalId;
+  private final ScanMode mode;
+  private final long pollIntervalMs;
+  private final long blockCacheBytes;
+
+  /**
+   * @param globalId a global snapshot id, or {@link #LATEST} to follow {@code global/CURRENT}
+   */
+  public SourceSettings(
+      TableStorage table, long globalId, ScanMode mode, long pollIntervalMs, long blockCacheBytes) {
+    if (mode == ScanMode.STREAMING && globalId != LATEST) {
+      throw new IllegalArgumentException("streaming reads follow the latest snapshot only");
+    }
+    this.table = table;
+    this.globalId = globalId;
+    this.mode = mode;
+    this.pollIntervalMs = pollIntervalMs;
+    this.blockCacheBytes = blockCacheBytes;
+  }
+
+  public TableStorage table() {
+    return table;
+  }
+
+  public long globalId() {
+    return globalId;
+  }
+
+  public boolean followsLatest() {
+    return globalId == LATEST;
+  }
+
+  public boolean streaming() {
+    return mode == ScanMode.STREAMING;
+  }
+
+  public long pollIntervalMs() {
+    return pollIntervalMs;
+  }
+
+  /** The engine configuration of a reader: only the block cache is the source's to choose. */
+  Config readerConfig() {
+    return Config.builder().set("block-cache.size", blockCacheBytes).build();
+  }
+
+  /** A reader of the configured snapshot: {@code CURRENT} when following the latest, else fixed. */
+  Reader openReader(Storage storage) {
+    return followsLatest()
+        ? Reader.open(storage, readerConfig())
+        : Reader.open(storage, globalId, readerConfig());
+  }
+}

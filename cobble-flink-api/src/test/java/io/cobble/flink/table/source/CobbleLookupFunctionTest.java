@@ -1,0 +1,132 @@
+package io.cobble.flink.table.source;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.flink.table.ScanMode;
+import io.cobble.flink.table.TableStorage;
+import io.cobble.flink.table.TestSinkTable;
+import java.lang.reflect.Proxy;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.table.connector.source.LookupTableSource;
+import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.functions.FunctionContext;
+import org.apache.flink.table.functions.LookupFunction;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Lookups on a real table: hits, misses, a composite key in any join order, new snapshots. */
+class CobbleLookupFunctionTest {
+
+  private static final RowType ROW =
+      RowType.of(
+          new LogicalType[] {
+            new VarCharType(false, VarCharType.MAX_LENGTH),
+            new VarCharType(VarCharType.MAX_LENGTH),
+            new BigIntType(false)
+          },
+          new String[] {"region", "name", "id"});
+
+  @TempDir Path dir;
+
+  private SourceSettings settings(long pollMs) {
+    return new SourceSettings(
+        TableStorage.fromTableOptions(dir.resolve("table").toUri(), Map.of()),
+        SourceSettings.LATEST,
+        ScanMode.BATCH,
+        pollMs,
+        1 << 20);
+  }
+
+  /** The lookup function the planner gets for a join on the given physical columns. */
+  private LookupFunction function(SourceSettings settings, int... columns) throws Exception {
+    int[][] keys = new int[columns.length][];
+    for (int i = 0; i < columns.length; i++) {
+      keys[i] = new int[] {columns[i]};
+    }
+    LookupTableSource.LookupContext context =
+        (LookupTableSource.LookupContext)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {LookupTableSource.LookupContext.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("getKeys")) {
+                    return keys;
+                  }
+                  throw new UnsupportedOperationException(method.getName());
+                });
+    LookupTableSource source =
+        CobbleDynamicTableSource.sinkTable(settings, ROW, new int[] {2, 0}, 8);
+    LookupFunction function =
+        ((LookupFunctionProvider) source.getLookupRuntimeProvider(context)).createLookupFunction();
+    function.open(new FunctionContext(null));
+    return function;
+  }
+
+  private static String name(Collection<RowData> rows) {
+    assertTrue(rows.size() <= 1);
+    return rows.isEmpty() ? null : rows.iterator().next().getString(1).toString();
+  }
+
+  @Test
+  void looksUpCompositeKeysInJoinOrderAndFollowsNewSnapshots() throws Exception {
+    try (TestSinkTable table =
+        new TestSinkTable(
+            dir.resolve("table"), dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
+      for (long id = 0; id < 100; id++) {
+        table.upsert(StringData.fromString("eu"), StringData.fromString("v1-" + id), id);
+      }
+      table.commit();
+      // The join names region first, id second: the key row follows the join, not the table.
+      LookupFunction lookup = function(settings(1), 0, 2);
+      try {
+        assertEquals(
+            "v1-7", name(lookup.lookup(GenericRowData.of(StringData.fromString("eu"), 7L))));
+        assertEquals(null, name(lookup.lookup(GenericRowData.of(StringData.fromString("us"), 7L))));
+        assertEquals(
+            null, name(lookup.lookup(GenericRowData.of(StringData.fromString("eu"), 1000L))));
+
+        table.upsert(StringData.fromString("eu"), StringData.fromString("v2-7"), 7L);
+        table.commit();
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        String seen;
+        do {
+          seen = name(lookup.lookup(GenericRowData.of(StringData.fromString("eu"), 7L)));
+        } while (!"v2-7".equals(seen) && System.nanoTime() < deadline);
+        assertEquals("v2-7", seen, "the lookup moved to the new global snapshot");
+      } finally {
+        lookup.close();
+      }
+    }
+  }
+
+  @Test
+  void lookupsOfOneTableInAJvmShareOneReader() throws Exception {
+    try (TestSinkTable table =
+        new TestSinkTable(
+            dir.resolve("table"), dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
+      table.upsert(StringData.fromString("eu"), StringData.fromString("x"), 1L);
+      table.commit();
+    }
+    SharedReaders.Lease first = SharedReaders.acquire(settings(1000));
+    SharedReaders.Lease second = SharedReaders.acquire(settings(1000));
+    assertSame(first.reader(), second.reader());
+    first.close();
+    second.close();
+    try (SharedReaders.Lease third = SharedReaders.acquire(settings(1000))) {
+      assertNotSame(first.reader(), third.reader(), "the last user closed the shared reader");
+    }
+  }
+}
