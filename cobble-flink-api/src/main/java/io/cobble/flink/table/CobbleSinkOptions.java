@@ -25,8 +25,9 @@ public final class CobbleSinkOptions {
           .defaultValue(false)
           .withDescription(
               "Whether each writer declares its buffer as Flink managed memory. Accepted but not"
-                  + " honoured yet: the engine keeps its write buffer on the JVM heap, and a Sink V2"
-                  + " sink cannot declare operator memory for its writer.");
+                  + " honoured yet: the engine keeps its write buffer on the JVM heap, so claiming"
+                  + " Flink's off-heap managed memory for it would count the buffer twice; the"
+                  + " buffer is sized by 'sink.writer-buffer-memory'.");
 
   public static final ConfigOption<MemorySize> SINK_WRITER_BUFFER_MEMORY =
       ConfigOptions.key("sink.writer-buffer-memory")

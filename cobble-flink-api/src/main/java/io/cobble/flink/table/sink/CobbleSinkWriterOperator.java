@@ -144,8 +144,18 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
     ended = true;
   }
 
-  /** Snapshots the shard, waits until the snapshot is on the table root and hands it on. */
+  /**
+   * Snapshots the shard, waits until the snapshot is on the table root and hands it on. A shard
+   * that has not changed since its last snapshot hands that one on again: the same files, without
+   * another manifest on the table root per idle checkpoint.
+   */
   private void publishSnapshot(long checkpointId) throws IOException {
+    if (lastSnapshot > 0 && !writer.changedSinceSnapshot()) {
+      output.collect(
+          new StreamRecord<>(new ShardCommit(checkpointId, shardId.toString(), lastSnapshot)));
+      return;
+    }
+    writer.markSnapshotted();
     PendingSnapshot pending = snapshots.snapshot();
     try {
       pending.published().get();

@@ -30,6 +30,9 @@ final class ShardWriter {
   private final Counter recordsSent;
   private final Counter bytesSent;
 
+  /** Whether rows were written since {@link #markSnapshotted}. */
+  private boolean changed;
+
   /** Metric reporters may still poll the gauges after the shard is closed. */
   private volatile boolean closed;
 
@@ -44,6 +47,7 @@ final class ShardWriter {
   }
 
   void write(RowData row) {
+    changed = true;
     switch (row.getRowKind()) {
       case INSERT:
       case UPDATE_AFTER:
@@ -95,6 +99,17 @@ final class ShardWriter {
               + "; the sink input must be partitioned by bucket.");
     }
     return bucket;
+  }
+
+  /**
+   * Whether the shard changed since the last snapshot, so that an idle shard is not snapshotted.
+   */
+  boolean changedSinceSnapshot() {
+    return changed;
+  }
+
+  void markSnapshotted() {
+    changed = false;
   }
 
   /** Stops the gauges from reading the shard, which its owner is about to close. */

@@ -120,7 +120,7 @@ class SinkExactlyOnceTest {
   }
 
   /** The table after changes {@code [0, count)}. */
-  private static Map<Long, String> expectedAfter(long count) {
+  static Map<Long, String> expectedAfter(long count) {
     Map<Long, String> rows = new TreeMap<>();
     for (long i = 0; i < count; i++) {
       if (deletes(i)) {
@@ -159,7 +159,7 @@ class SinkExactlyOnceTest {
   }
 
   /** Registers {@code changes} (an upsert changelog keyed by id) as view {@code changes}. */
-  private static StreamTableEnvironment withChanges(
+  static StreamTableEnvironment withChanges(
       StreamExecutionEnvironment env, DataStream<org.apache.flink.types.Row> changes) {
     StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
     tEnv.createTemporaryView(
@@ -175,7 +175,7 @@ class SinkExactlyOnceTest {
     return tEnv;
   }
 
-  private static DataStream<org.apache.flink.types.Row> paced(
+  static DataStream<org.apache.flink.types.Row> paced(
       StreamExecutionEnvironment env, long count, RichFlatMapFunction<Long, Long> step) {
     return env.fromSequence(0, count - 1)
         .setParallelism(1)

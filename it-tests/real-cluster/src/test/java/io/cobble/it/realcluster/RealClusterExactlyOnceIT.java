@@ -102,7 +102,12 @@ class RealClusterExactlyOnceIT {
 
               assertEquals("FINISHED", cluster.waitForJob(job, TIMEOUT));
               assertTrue(
-                  cluster.restGet("/jobs/" + job + "/exceptions").toString().contains("Task"),
+                  cluster
+                          .restGet("/jobs/" + job + "/exceptions")
+                          .path("exceptionHistory")
+                          .path("entries")
+                          .size()
+                      > 0,
                   "the job never saw the TaskManager loss");
               assertEquals(expected(), read(table));
             }
