@@ -39,6 +39,10 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
   private volatile Reader reader;
   private CobbleSourceSplit split;
   private SplitRows rows;
+  // Position of the row emitted last in the split in progress; the resumed split is built only
+  // when a checkpoint needs it, not per row.
+  private int lastBucket;
+  private byte[] lastKey;
 
   CobbleSourceReader(SourceSettings settings, RowDecoder decoder, SourceReaderMetricGroup metrics) {
     this.settings = settings;
@@ -67,7 +71,8 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
       }
       if (rows.hasNext()) {
         Row row = rows.next();
-        split = split.resumeAfter(rows.bucket(), row.key());
+        lastBucket = rows.bucket();
+        lastKey = row.key();
         output.collect(decoder.decode(row));
         recordsIn.inc();
         bytesIn.inc(sizeOf(row));
@@ -87,6 +92,7 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
       reader = settings.openReader(storage);
     }
     split = next;
+    lastKey = null;
     rows =
         next.isChangeSplit()
             ? new ChangedRows(reader, next.scan(), next.previous())
@@ -115,7 +121,7 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
   public List<CobbleSourceSplit> snapshotState(long checkpointId) {
     List<CobbleSourceSplit> state = new ArrayList<>(queue.size() + 1);
     if (split != null) {
-      state.add(split);
+      state.add(lastKey == null ? split : split.resumeAfter(lastBucket, lastKey));
     }
     state.addAll(queue);
     return state;

@@ -36,8 +36,9 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
   private final SourceSettings settings;
   private final List<CobbleSourceSplit> pending;
   private final Set<Integer> finishedReaders = new HashSet<>();
-  private volatile long lastGlobalId;
-  private volatile List<ScanSplit> lastSplits;
+  // The last snapshot cut and its splits, replaced as one so that a poll running while a discovery
+  // is applied never pairs an id with another snapshot's splits.
+  private volatile Base last;
   private Storage storage;
   private boolean discovered;
 
@@ -48,8 +49,7 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
     this.context = context;
     this.settings = settings;
     this.pending = new ArrayList<>(state.pending());
-    this.lastGlobalId = state.lastGlobalId();
-    this.lastSplits = state.lastSplits();
+    this.last = new Base(state.lastGlobalId(), state.lastSplits());
     // A restored batch enumerator has already cut its one snapshot.
     this.discovered = !settings.streaming() && state.lastGlobalId() != 0;
   }
@@ -72,8 +72,7 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
   /** Looks for a global snapshot newer than the last one cut; runs in the coordinator's worker. */
   private Discovery poll() {
     SnapshotStore store = new SnapshotStore(storage);
-    long base = lastGlobalId;
-    List<ScanSplit> baseSplits = lastSplits;
+    Base base = last;
     long id;
     if (settings.followsLatest()) {
       Optional<Long> current = store.currentGlobalId();
@@ -87,17 +86,17 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
     } else {
       id = settings.globalId();
     }
-    if (id == base) {
+    if (id == base.globalId) {
       return null;
     }
     try (Reader reader = Reader.open(storage, id, settings.readerConfig())) {
       int buckets = reader.snapshot().totalBuckets();
       List<ScanSplit> splits = reader.splits(TableLayout.FAMILY);
       List<CobbleSourceSplit> cut =
-          base == 0
+          base.globalId == 0
               ? SplitPlanner.full(id, buckets, splits)
-              : SplitPlanner.changes(store, id, buckets, splits, baseSplits);
-      return new Discovery(base, id, splits, cut);
+              : SplitPlanner.changes(store, id, buckets, splits, base.splits);
+      return new Discovery(base, new Base(id, splits), cut);
     }
   }
 
@@ -112,15 +111,14 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
       LOG.warn("Polling the Cobble table at {} failed; retrying", settings.table().root(), error);
       return;
     }
-    if (discovery != null && discovery.base == lastGlobalId) {
+    if (discovery != null && discovery.base == last) {
       LOG.info(
           "Cobble table {}: global snapshot {} gives {} splits",
           settings.table().root(),
-          discovery.globalId,
+          discovery.next.globalId,
           discovery.splits.size());
       pending.addAll(discovery.splits);
-      lastGlobalId = discovery.globalId;
-      lastSplits = discovery.scanSplits;
+      last = discovery.next;
     }
     if (!settings.streaming()) {
       discovered = true;
@@ -172,7 +170,8 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
 
   @Override
   public EnumeratorState snapshotState(long checkpointId) {
-    return new EnumeratorState(lastGlobalId, lastSplits, pending);
+    Base base = last;
+    return new EnumeratorState(base.globalId, base.splits, pending);
   }
 
   @Override
@@ -182,18 +181,26 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
     }
   }
 
-  /** The splits of a newly found global snapshot, cut against {@code base}. */
-  private static final class Discovery {
-    final long base;
+  /** A global snapshot (0: none yet) and its scan splits. */
+  private static final class Base {
     final long globalId;
-    final List<ScanSplit> scanSplits;
+    final List<ScanSplit> splits;
+
+    Base(long globalId, List<ScanSplit> splits) {
+      this.globalId = globalId;
+      this.splits = splits;
+    }
+  }
+
+  /** The splits of a newly found global snapshot {@code next}, cut against {@code base}. */
+  private static final class Discovery {
+    final Base base;
+    final Base next;
     final List<CobbleSourceSplit> splits;
 
-    Discovery(
-        long base, long globalId, List<ScanSplit> scanSplits, List<CobbleSourceSplit> splits) {
+    Discovery(Base base, Base next, List<CobbleSourceSplit> splits) {
       this.base = base;
-      this.globalId = globalId;
-      this.scanSplits = scanSplits;
+      this.next = next;
       this.splits = splits;
     }
   }

@@ -16,11 +16,17 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Cobble dist jar of this module's line on a Flink MiniCluster of that line: the table factory
@@ -153,11 +159,22 @@ class CobbleOnMiniClusterIT {
   }
 
   @Test
-  void rawSourceRejectsLookups() {
+  void rawSourceRejectsLookups(@TempDir Path dir) throws Exception {
+    // A raw source reads any Cobble table with a global snapshot: write a small one.
+    RowType row =
+        RowType.of(
+            new LogicalType[] {new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH)},
+            new String[] {"id", "v"});
+    try (FixtureTable table =
+        new FixtureTable(dir.resolve("raw"), dir.resolve("work"), row, List.of("id"), 4, 1, 0)) {
+      table.upsert(1L, StringData.fromString("one"));
+      table.commit();
+    }
     tEnv.executeSql(
-        "CREATE TABLE raw_t (`key` BYTES, `columns` ARRAY<BYTES>) WITH ('connector' = 'cobble'"
-            + path("raw")
-            + ", 'source.kind' = 'raw', 'raw.columns' = '0')");
+        "CREATE TABLE raw_t (`key` BYTES, `columns` ARRAY<BYTES>) WITH ('connector' = 'cobble',"
+            + " 'path' = '"
+            + dir.resolve("raw").toUri()
+            + "', 'source.kind' = 'raw', 'raw.columns' = '0')");
     tEnv.executeSql(
         "CREATE TEMPORARY VIEW probes AS SELECT CAST(v AS BYTES) AS k, PROCTIME() AS pt FROM gen");
     // The planner wraps the source's ValidationException while it applies its lookup rules.
