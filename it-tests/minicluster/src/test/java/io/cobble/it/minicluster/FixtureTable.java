@@ -67,7 +67,7 @@ final class FixtureTable implements AutoCloseable {
     for (int shard = 0; shard < shardCount; shard++) {
       Db db =
           Db.open(
-              work.resolve(TableLayout.shardDirectory(shard)),
+              work.resolve("shard-" + shard),
               Config.builder()
                   .set("total-buckets", buckets)
                   .set("bucket-ranges", layout.bucketRanges(shard))
@@ -77,7 +77,7 @@ final class FixtureTable implements AutoCloseable {
         db.addColumn(TableLayout.FAMILY, ColumnSpec.of("c" + column));
       }
       shards.add(db);
-      managers.add(SnapshotManager.open(db, storage, TableLayout.shardDirectory(shard)));
+      managers.add(SnapshotManager.open(db, storage, "shard-" + shard));
     }
     coordinator = new GlobalSnapshotCoordinator(storage, buckets, retention);
   }
