@@ -14,10 +14,17 @@ import io.cobble.Row;
 import io.cobble.snapshot.GlobalSnapshotCoordinator;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
 import io.cobble.storage.file.FileStorage;
+import io.cobble.storage.s3.S3ProxyServer;
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -57,9 +64,31 @@ class ReaderTest {
   }
 
   @Test
-  void readOnlyDbAndReaderFollowSnapshotsNotTheWriter() throws Exception {
-    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true);
-        Db a = Db.open(tmp.resolve("a"), config("0-3"));
+  void readOnlyDbAndReaderFollowSnapshotsNotTheWriterOnALocalVolume() throws Exception {
+    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true)) {
+      readOnlyDbAndReaderFollowSnapshotsNotTheWriter(volume);
+    }
+  }
+
+  /** The same on S3 (S3Proxy): shards are read in place with ranged reads. */
+  @Test
+  void readOnlyDbAndReaderFollowSnapshotsNotTheWriterOnS3() throws Exception {
+    try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "vol")) {
+      Map<String, String> options = new HashMap<>();
+      options.put("endpoint", server.endpoint().toString());
+      options.put("region", "us-east-1");
+      options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
+      options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
+      options.put("enable_virtual_host_style", "false");
+      try (Storage volume =
+          StorageProviders.open(URI.create("s3://vol/snapshots"), StorageOptions.of(options))) {
+        readOnlyDbAndReaderFollowSnapshotsNotTheWriter(volume);
+      }
+    }
+  }
+
+  private void readOnlyDbAndReaderFollowSnapshotsNotTheWriter(Storage volume) throws Exception {
+    try (Db a = Db.open(tmp.resolve("a"), config("0-3"));
         Db b = Db.open(tmp.resolve("b"), config("4-7"));
         SnapshotManager sa = SnapshotManager.open(a, volume, "a");
         SnapshotManager sb = SnapshotManager.open(b, volume, "b")) {

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Random operations against a sorted-map model, including snapshot, restore (latest or older),
  * shrink, expand into a new shard and read-only opens of published snapshots; on a local snapshot
- * volume (files used in place) and on S3 (S3Proxy, files downloaded).
+ * volume and on S3 (S3Proxy), files used in place on both.
  */
 class SnapshotModelTest {
   private static final int BUCKETS = 8;
