@@ -51,6 +51,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -103,6 +104,8 @@ public final class Db implements AutoCloseable {
   private final Clock clock;
   private final FileChannel lockChannel;
   private final FileLock fileLock;
+  // A volume Db.open(VolumeSet, ...) opened for files used in place there; closed with the Db.
+  private Storage ownedVolume;
   private final BlockCache cache;
   private final LongUnaryOperator cacheIds;
   private final DirectIo directIo;
@@ -295,7 +298,9 @@ public final class Db implements AutoCloseable {
   /**
    * Opens the Db whose working files live on the volume set's first primary volume, which must be a
    * local directory ({@code file:} URI); snapshot volumes are used through {@link
-   * io.cobble.snapshot.SnapshotManager}.
+   * io.cobble.snapshot.SnapshotManager}. When a restore left the Db reading files in place on one
+   * of the set's volumes, the Db opens that volume's storage (with its options) and closes it on
+   * close.
    */
   public static Db open(VolumeSet volumes, Config config) {
     if (volumes == null || config == null) {
@@ -309,7 +314,25 @@ public final class Db implements AutoCloseable {
               + " is not a local directory: working files need a file: volume; put object storage"
               + " on the snapshot volume instead");
     }
-    return new Db(Paths.get(primary.uri()), config, null);
+    Path dir = Paths.get(primary.uri());
+    Optional<Volume> inPlace = ExternalFiles.read(dir).flatMap(x -> x.remoteVolumeIn(volumes));
+    if (inPlace.isEmpty()) {
+      return new Db(dir, config, null);
+    }
+    Storage shared;
+    try {
+      shared = inPlace.get().open();
+    } catch (IOException e) {
+      throw new CobbleException("cannot open volume " + inPlace.get().uri(), e);
+    }
+    try {
+      Db db = new Db(dir, config, shared);
+      db.ownedVolume = shared;
+      return db;
+    } catch (RuntimeException e) {
+      closeQuietly(shared);
+      throw e;
+    }
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -1434,6 +1457,9 @@ public final class Db implements AutoCloseable {
     flushExecutor.shutdownNow();
     compactionExecutor.shutdownNow();
     versions.close();
+    if (ownedVolume != null) {
+      closeQuietly(ownedVolume);
+    }
     try {
       fileLock.release();
     } catch (IOException ignored) {

@@ -6,6 +6,8 @@ import io.cobble.storage.MetadataFile;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.storage.Volume;
+import io.cobble.storage.VolumeSet;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import java.io.IOException;
@@ -48,6 +50,14 @@ public final class ExternalFiles {
   /** Whether the files lie on {@code storage}'s volume. */
   public boolean isOn(Storage storage) {
     return sameLocation(root, storage.uri());
+  }
+
+  /** The volume of {@code volumes} the files lie on, when they are not local. */
+  public Optional<Volume> remoteVolumeIn(VolumeSet volumes) {
+    if ("file".equalsIgnoreCase(root.getScheme())) {
+      return Optional.empty();
+    }
+    return volumes.volumes().stream().filter(v -> sameLocation(root, v.uri())).findFirst();
   }
 
   /**

@@ -15,10 +15,14 @@ import io.cobble.Db;
 import io.cobble.reader.ReadOnlyDb;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.storage.Volume;
+import io.cobble.storage.VolumeKind;
+import io.cobble.storage.VolumeSet;
 import io.cobble.storage.s3.S3ProxyServer;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,6 +44,7 @@ class S3InPlaceRestoreTest {
   @TempDir Path tmp;
   private S3ProxyServer server;
   private CountingStorage volume;
+  private Map<String, String> options;
 
   static Config config() {
     return Config.builder()
@@ -53,7 +58,7 @@ class S3InPlaceRestoreTest {
   @BeforeEach
   void start() throws Exception {
     server = S3ProxyServer.start(tmp.resolve("s3"), "vol");
-    Map<String, String> options = new HashMap<>();
+    options = new HashMap<>();
     options.put("endpoint", server.endpoint().toString());
     options.put("region", "us-east-1");
     options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
@@ -124,6 +129,19 @@ class S3InPlaceRestoreTest {
         noVolume.getMessage().contains("reads its files in place on s3://vol/snapshots"),
         noVolume.getMessage());
     try (Db db = Db.open(work, config(), volume)) {
+      check(db, 0, 2000, 2);
+      check(db, 2000, KEYS, 1);
+    }
+    // Over a volume set the Db opens the S3 volume itself, with the options configured for it.
+    VolumeSet volumes =
+        VolumeSet.of(
+            List.of(
+                Volume.of(work.toString(), VolumeKind.PRIMARY_HIGH, VolumeKind.META),
+                Volume.of(
+                    "s3://vol/snapshots/",
+                    EnumSet.of(VolumeKind.SNAPSHOT),
+                    StorageOptions.of(options))));
+    try (Db db = Db.open(volumes, config())) {
       check(db, 0, 2000, 2);
       check(db, 2000, KEYS, 1);
     }
