@@ -15,16 +15,11 @@ import io.cobble.snapshot.GlobalSnapshotCoordinator;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
 import io.cobble.storage.Storage;
-import io.cobble.storage.StorageOptions;
-import io.cobble.storage.StorageProviders;
 import io.cobble.storage.file.FileStorage;
 import io.cobble.storage.s3.S3ProxyServer;
-import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -74,14 +69,7 @@ class ReaderTest {
   @Test
   void readOnlyDbAndReaderFollowSnapshotsNotTheWriterOnS3() throws Exception {
     try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "vol")) {
-      Map<String, String> options = new HashMap<>();
-      options.put("endpoint", server.endpoint().toString());
-      options.put("region", "us-east-1");
-      options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
-      options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
-      options.put("enable_virtual_host_style", "false");
-      try (Storage volume =
-          StorageProviders.open(URI.create("s3://vol/snapshots"), StorageOptions.of(options))) {
+      try (Storage volume = server.open("vol/snapshots")) {
         readOnlyDbAndReaderFollowSnapshotsNotTheWriter(volume);
       }
     }

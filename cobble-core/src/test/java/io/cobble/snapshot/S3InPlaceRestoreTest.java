@@ -14,18 +14,14 @@ import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.reader.ReadOnlyDb;
 import io.cobble.storage.StorageOptions;
-import io.cobble.storage.StorageProviders;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeKind;
 import io.cobble.storage.VolumeSet;
 import io.cobble.storage.s3.S3ProxyServer;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -44,7 +40,6 @@ class S3InPlaceRestoreTest {
   @TempDir Path tmp;
   private S3ProxyServer server;
   private CountingStorage volume;
-  private Map<String, String> options;
 
   static Config config() {
     return Config.builder()
@@ -58,15 +53,7 @@ class S3InPlaceRestoreTest {
   @BeforeEach
   void start() throws Exception {
     server = S3ProxyServer.start(tmp.resolve("s3"), "vol");
-    options = new HashMap<>();
-    options.put("endpoint", server.endpoint().toString());
-    options.put("region", "us-east-1");
-    options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
-    options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
-    options.put("enable_virtual_host_style", "false");
-    volume =
-        new CountingStorage(
-            StorageProviders.open(URI.create("s3://vol/snapshots"), StorageOptions.of(options)));
+    volume = new CountingStorage(server.open("vol/snapshots"));
   }
 
   @AfterEach
@@ -140,7 +127,7 @@ class S3InPlaceRestoreTest {
                 Volume.of(
                     "s3://vol/snapshots/",
                     EnumSet.of(VolumeKind.SNAPSHOT),
-                    StorageOptions.of(options))));
+                    StorageOptions.of(server.clientOptions()))));
     try (Db db = Db.open(volumes, config())) {
       check(db, 0, 2000, 2);
       check(db, 2000, KEYS, 1);

@@ -13,7 +13,6 @@ import io.cobble.storage.StorageProviders;
 import io.cobble.storage.s3.S3ProxyServer;
 import java.net.URI;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -38,12 +37,7 @@ class S3SnapshotPublishFailureTest {
   @TempDir Path tmp;
 
   private static Storage open(S3ProxyServer server) throws Exception {
-    Map<String, String> options = new HashMap<>();
-    options.put("endpoint", server.endpoint().toString());
-    options.put("region", "us-east-1");
-    options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
-    options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
-    options.put("enable_virtual_host_style", "false");
+    Map<String, String> options = server.clientOptions();
     options.put("api_call_timeout", "3s");
     options.put("api_call_attempt_timeout", "1s");
     options.put("max_attempts", "2");
