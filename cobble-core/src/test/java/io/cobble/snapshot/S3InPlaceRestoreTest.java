@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
+import io.cobble.CorruptionException;
 import io.cobble.Db;
 import io.cobble.reader.ReadOnlyDb;
 import io.cobble.storage.StorageOptions;
@@ -18,8 +19,11 @@ import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeKind;
 import io.cobble.storage.VolumeSet;
 import io.cobble.storage.s3.S3ProxyServer;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -163,6 +167,32 @@ class S3InPlaceRestoreTest {
         }
       }
       assertEquals(List.of(), dataFilesIn(tmp.resolve("copy")), "nothing downloaded");
+    }
+  }
+
+  @Test
+  void damagedRemoteBlockIsACorruptionNamingTheObject() throws Exception {
+    ShardSnapshot s = source();
+    SnapshotFile table = s.files().stream().filter(f -> !f.isVlog()).findFirst().orElseThrow();
+    // S3Proxy's file-system store keeps each object as a file: damage the first data block.
+    Path blob = tmp.resolve("s3").resolve("vol").resolve("snapshots").resolve(table.volumePath());
+    try (FileChannel ch =
+        FileChannel.open(blob, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ByteBuffer b = ByteBuffer.allocate(1);
+      ch.read(b, 20);
+      b.put(0, (byte) (b.get(0) ^ 0x5a)).rewind();
+      ch.write(b, 20);
+    }
+    try (ReadOnlyDb ro = ReadOnlyDb.open(volume, "source", s.id(), config())) {
+      CorruptionException e =
+          assertThrows(
+              CorruptionException.class,
+              () -> {
+                for (int i = 0; i < KEYS; i++) {
+                  ro.get(i % BUCKETS, "default", key(i));
+                }
+              });
+      assertEquals("s3://vol/snapshots/" + table.volumePath(), e.file());
     }
   }
 }
