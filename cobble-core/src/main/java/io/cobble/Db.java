@@ -21,6 +21,7 @@ import io.cobble.schema.Schema;
 import io.cobble.sst.BloomFilter;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableOptions;
+import io.cobble.storage.Storage;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
 import io.cobble.util.ByteReader;
@@ -47,9 +48,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -100,6 +104,8 @@ public final class Db implements AutoCloseable {
   private final Clock clock;
   private final FileChannel lockChannel;
   private final FileLock fileLock;
+  // A volume Db.open(VolumeSet, ...) opened for files used in place there; closed with the Db.
+  private Storage ownedVolume;
   private final BlockCache cache;
   private final LongUnaryOperator cacheIds;
   private final DirectIo directIo;
@@ -119,6 +125,10 @@ public final class Db implements AutoCloseable {
   private volatile boolean closed;
   private volatile Throwable backgroundError;
   private boolean flushScheduled;
+  // Snapshots waiting for a sealed memtable's flush, completed with the version that installed it.
+  // Under the mutex.
+  private final Map<MemTable, List<CompletableFuture<Version>>> sealWaiters =
+      new IdentityHashMap<>();
   private int runningCompactions;
   private long memtableIds;
   // With no history yet, start append-only: the first read or scan converts cheaply.
@@ -154,11 +164,12 @@ public final class Db implements AutoCloseable {
     }
   }
 
-  private Db(Path dir, Config config) {
-    this(dir, config, new BlockCache(config.blockCacheSize()), n -> n);
+  private Db(Path dir, Config config, Storage sharedVolume) {
+    this(dir, config, new BlockCache(config.blockCacheSize()), n -> n, sharedVolume);
   }
 
-  private Db(Path dir, Config config, BlockCache cache, LongUnaryOperator cacheIds) {
+  private Db(
+      Path dir, Config config, BlockCache cache, LongUnaryOperator cacheIds, Storage sharedVolume) {
     this.cacheIds = cacheIds;
     this.dir = dir;
     this.config = config;
@@ -220,7 +231,7 @@ public final class Db implements AutoCloseable {
               schema,
               config.fsyncEnabled());
       loader = versions::loadValue;
-      ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.absolutePaths()));
+      ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.locate(sharedVolume, dir)));
       ownedRanges = OwnedRanges.read(dir).orElse(config.bucketRanges());
       List<Tree> trees = recoverTrees(m, schema);
       versions.initialize(newMemTable(), trees, m == null ? Collections.emptyList() : m.vlogs);
@@ -250,10 +261,19 @@ public final class Db implements AutoCloseable {
 
   /** Opens (creating if needed) the Db stored in {@code dir}. */
   public static Db open(Path dir, Config config) {
+    return open(dir, config, null);
+  }
+
+  /**
+   * Opens (creating if needed) the Db stored in {@code dir} whose restored files may lie in place
+   * on {@code sharedVolume} (a snapshot volume on any storage; null for none). The caller keeps
+   * {@code sharedVolume} open until the Db is closed and then closes it.
+   */
+  public static Db open(Path dir, Config config, Storage sharedVolume) {
     if (dir == null || config == null) {
       throw new IllegalArgumentException("dir and config must not be null");
     }
-    return new Db(dir, config);
+    return new Db(dir, config, sharedVolume);
   }
 
   /**
@@ -263,16 +283,24 @@ public final class Db implements AutoCloseable {
    */
   public static Db openSharingCache(
       Path dir, Config config, BlockCache cache, LongUnaryOperator cacheIds) {
+    return openSharingCache(dir, config, cache, cacheIds, null);
+  }
+
+  /** {@link #openSharingCache} for a Db whose files may lie in place on {@code sharedVolume}. */
+  public static Db openSharingCache(
+      Path dir, Config config, BlockCache cache, LongUnaryOperator cacheIds, Storage sharedVolume) {
     if (dir == null || config == null || cache == null || cacheIds == null) {
       throw new IllegalArgumentException("dir, config, cache and cacheIds must not be null");
     }
-    return new Db(dir, config, cache, cacheIds);
+    return new Db(dir, config, cache, cacheIds, sharedVolume);
   }
 
   /**
    * Opens the Db whose working files live on the volume set's first primary volume, which must be a
    * local directory ({@code file:} URI); snapshot volumes are used through {@link
-   * io.cobble.snapshot.SnapshotManager}.
+   * io.cobble.snapshot.SnapshotManager}. When a restore left the Db reading files in place on one
+   * of the set's volumes, the Db opens that volume's storage (with its options) and closes it on
+   * close.
    */
   public static Db open(VolumeSet volumes, Config config) {
     if (volumes == null || config == null) {
@@ -286,7 +314,25 @@ public final class Db implements AutoCloseable {
               + " is not a local directory: working files need a file: volume; put object storage"
               + " on the snapshot volume instead");
     }
-    return new Db(Paths.get(primary.uri()), config);
+    Path dir = Paths.get(primary.uri());
+    Optional<Volume> inPlace = ExternalFiles.read(dir).flatMap(x -> x.remoteVolumeIn(volumes));
+    if (inPlace.isEmpty()) {
+      return new Db(dir, config, null);
+    }
+    Storage shared;
+    try {
+      shared = inPlace.get().open();
+    } catch (IOException e) {
+      throw new CobbleException("cannot open volume " + inPlace.get().uri(), e);
+    }
+    try {
+      Db db = new Db(dir, config, shared);
+      db.ownedVolume = shared;
+      return db;
+    } catch (RuntimeException e) {
+      closeQuietly(shared);
+      throw e;
+    }
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -329,7 +375,7 @@ public final class Db implements AutoCloseable {
                     + " has files at level "
                     + e.level);
           }
-          Table t = openTable(e.number, e.level);
+          Table t = openTable(e.number, e.level, e.size);
           opened.add(t);
           levels
               .get(e.family)
@@ -353,10 +399,12 @@ public final class Db implements AutoCloseable {
     return trees;
   }
 
-  private Table openTable(long number, int level) {
+  /** Opens a table; {@code size} comes from the manifest, or is -1 for a file just written. */
+  private Table openTable(long number, int level, long size) {
     boolean pin = level <= config.pinnedMetadataMaxLevel();
     return Table.open(
-        versions.tablePath(number),
+        versions.tableFile(number),
+        size,
         cacheIds.applyAsLong(number),
         cache,
         pin,
@@ -756,6 +804,9 @@ public final class Db implements AutoCloseable {
         List<MemTable> imms = versions.current().immutables();
         if (imms.isEmpty() || backgroundError != null) {
           flushScheduled = false;
+          if (backgroundError != null) {
+            failSealWaiters(backgroundError);
+          }
           changed.signalAll();
           return;
         }
@@ -770,6 +821,7 @@ public final class Db implements AutoCloseable {
         try {
           backgroundError = t;
           flushScheduled = false;
+          failSealWaiters(t);
           changed.signalAll();
         } finally {
           mutex.unlock();
@@ -798,7 +850,7 @@ public final class Db implements AutoCloseable {
         tableOptions(level),
         targetSize,
         config.valueSeparationThreshold(),
-        n -> openTable(n, level));
+        n -> openTable(n, level, -1));
   }
 
   /** Writes one L0 table per family present in the memtable, then installs them. */
@@ -845,6 +897,7 @@ public final class Db implements AutoCloseable {
         imms.remove(imm);
         edit.memtables(null, imms);
         versions.apply(edit);
+        completeSealWaiters(imm);
         flushes.incrementAndGet();
         flushBytes.addAndGet(bytes);
         changed.signalAll();
@@ -1224,7 +1277,7 @@ public final class Db implements AutoCloseable {
         s.acc.mergeOlder(s.tmp, loader);
       }
     } catch (IllegalStateException | IndexOutOfBoundsException e) {
-      throw new CorruptionException(f.table().path(), "cannot decode row: " + e.getMessage(), e);
+      throw new CorruptionException(f.table().name(), "cannot decode row: " + e.getMessage(), e);
     }
     return true;
   }
@@ -1256,12 +1309,58 @@ public final class Db implements AutoCloseable {
   }
 
   /**
-   * Flushes and pins the current version so its files outlive compaction until {@link
-   * Version#unref()}: what a snapshot captures.
+   * Seals everything written before this call without waiting for the flush: the future completes
+   * with a pinned version (the caller must {@link Version#unref()} it) whose files hold exactly
+   * those writes, once they are flushed. Later writes go to newer memtables, which are flushed
+   * after the sealed ones, so they are not in that version's files. What a snapshot captures.
    */
-  public Version acquireFlushedVersion() {
-    flush();
-    return versions.acquire();
+  public CompletableFuture<Version> sealForSnapshot() {
+    checkOpen();
+    mutex.lock();
+    try {
+      checkBackground();
+      if (versions.current().active().entryCount() > 0) {
+        // May exceed memtable.buffer-count by one; writers stall until the flush catches up.
+        rotateMemTable();
+      }
+      List<MemTable> imms = versions.current().immutables();
+      if (imms.isEmpty()) {
+        return CompletableFuture.completedFuture(versions.acquire());
+      }
+      CompletableFuture<Version> sealed = new CompletableFuture<>();
+      sealWaiters.computeIfAbsent(imms.get(0), k -> new ArrayList<>()).add(sealed);
+      scheduleFlush();
+      return sealed;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /**
+   * Hands the version that installed {@code flushed} to the snapshots sealed on it. Under mutex.
+   */
+  private void completeSealWaiters(MemTable flushed) {
+    List<CompletableFuture<Version>> waiting = sealWaiters.remove(flushed);
+    if (waiting == null) {
+      return;
+    }
+    for (CompletableFuture<Version> sealed : waiting) {
+      Version pinned = versions.acquire();
+      if (!sealed.complete(pinned)) {
+        pinned.unref();
+      }
+    }
+  }
+
+  /** Fails every snapshot waiting for a flush. Under the mutex. */
+  private void failSealWaiters(Throwable cause) {
+    for (List<CompletableFuture<Version>> waiting : sealWaiters.values()) {
+      for (CompletableFuture<Version> sealed : waiting) {
+        sealed.completeExceptionally(
+            new CobbleException("the flush a snapshot of " + dir + " waited for failed", cause));
+      }
+    }
+    sealWaiters.clear();
   }
 
   /** The version set, for snapshot and rescale code that resolves and adopts files. */
@@ -1348,6 +1447,7 @@ public final class Db implements AutoCloseable {
     mutex.lock();
     try {
       closed = true;
+      failSealWaiters(new IllegalStateException("Db " + dir + " is closed"));
       while (runningCompactions > 0) {
         changed.awaitUninterruptibly();
       }
@@ -1357,6 +1457,9 @@ public final class Db implements AutoCloseable {
     flushExecutor.shutdownNow();
     compactionExecutor.shutdownNow();
     versions.close();
+    if (ownedVolume != null) {
+      closeQuietly(ownedVolume);
+    }
     try {
       fileLock.release();
     } catch (IOException ignored) {

@@ -11,7 +11,6 @@ import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -58,7 +57,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     }
     byte[] fam = {(byte) (layout.familyId() >>> 8), (byte) layout.familyId()};
     List<KvIterator> sources = new ArrayList<>();
-    List<Path> names = new ArrayList<>();
+    List<String> names = new ArrayList<>();
     sources.add(new PrefixIterator(memIterator(version.active()), fam));
     names.add(null);
     for (MemTable m : version.immutables()) {
@@ -69,7 +68,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
       Tree tree = version.tree(layout.familyId());
       for (FileMeta f : tree.level(0)) {
         sources.add(f.table().iterator(0));
-        names.add(f.table().path());
+        names.add(f.table().name());
       }
       for (int level = 1; level < tree.levelCount(); level++) {
         if (!tree.level(level).isEmpty()) {

@@ -9,7 +9,6 @@ import io.cobble.row.ValueLoader;
 import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.vlog.ValuePointer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntPredicate;
@@ -64,11 +63,11 @@ public final class CompactionJob {
   /** Runs the merge into {@code out}; the caller finishes or abandons the writer. */
   public void run(OutputWriter out) {
     List<KvIterator> sources = new ArrayList<>();
-    List<Path> names = new ArrayList<>();
+    List<String> names = new ArrayList<>();
     if (compaction.inputLevel() == 0) {
       for (FileMeta f : compaction.inputs()) {
         sources.add(f.table().iterator(readAhead));
-        names.add(f.table().path());
+        names.add(f.table().name());
       }
     } else {
       sources.add(new LevelIterator(compaction.inputs(), readAhead));

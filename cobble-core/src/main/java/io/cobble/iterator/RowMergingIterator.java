@@ -7,7 +7,6 @@ import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.util.ByteReader;
 import io.cobble.util.Bytes;
-import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -16,7 +15,7 @@ import java.util.List;
  */
 public final class RowMergingIterator implements AutoCloseable {
   private final KvIterator[] sources;
-  private final Path[] names;
+  private final String[] names;
   private final ColumnLayout layout;
   private final ValueLoader loader;
   private final int[] heap;
@@ -29,9 +28,9 @@ public final class RowMergingIterator implements AutoCloseable {
 
   /** {@code names} (same order as sources, entries may be null) label corruption errors. */
   public RowMergingIterator(
-      List<KvIterator> sources, List<Path> names, ColumnLayout layout, ValueLoader loader) {
+      List<KvIterator> sources, List<String> names, ColumnLayout layout, ValueLoader loader) {
     this.sources = sources.toArray(new KvIterator[0]);
-    this.names = names.toArray(new Path[0]);
+    this.names = names.toArray(new String[0]);
     this.layout = layout;
     this.loader = loader;
     this.heap = new int[this.sources.length];
@@ -126,9 +125,9 @@ public final class RowMergingIterator implements AutoCloseable {
     } catch (CobbleException e) {
       throw e;
     } catch (RuntimeException e) {
-      Path p = names[source];
+      String name = names[source];
       throw new CorruptionException(
-          p == null ? Path.of("<memtable>") : p, "cannot decode row: " + e.getMessage(), e);
+          name == null ? "<memtable>" : name, "cannot decode row: " + e.getMessage(), e);
     }
   }
 

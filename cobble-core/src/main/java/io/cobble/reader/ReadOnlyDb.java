@@ -22,8 +22,9 @@ import java.util.stream.Stream;
 
 /**
  * Reads one shard snapshot from any process, next to (never interfering with) the shard's writer.
- * On a local snapshot volume the snapshot's files are read where they lie; a private scratch
- * directory holds only the manifest. Nothing is compacted or written back.
+ * The snapshot's files are read where they lie on the volume (local or object storage, blocks on
+ * demand through the block cache); a private scratch directory holds only the manifest. Nothing is
+ * compacted or written back. The volume must stay open while this is open.
  */
 public final class ReadOnlyDb implements AutoCloseable {
   private final ShardSnapshot snapshot;
@@ -76,7 +77,8 @@ public final class ReadOnlyDb implements AutoCloseable {
     }
     try {
       SnapshotRestore.materialize(scratch, volume, s, readOnly, false);
-      return new ReadOnlyDb(s, scratch, Db.openSharingCache(scratch, readOnly, cache, cacheIds));
+      return new ReadOnlyDb(
+          s, scratch, Db.openSharingCache(scratch, readOnly, cache, cacheIds, volume));
     } catch (RuntimeException e) {
       deleteTree(scratch);
       throw e;

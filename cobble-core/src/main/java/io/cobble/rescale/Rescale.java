@@ -38,7 +38,9 @@ public final class Rescale {
   /**
    * Opens shard {@code newShardId} in the empty {@code localDir}, owning {@code ranges}, from the
    * given source snapshots; every bucket of {@code ranges} must be owned by exactly one source.
-   * Source files that hold no wanted bucket are left out; the others are adopted as they are.
+   * Source files that hold no wanted bucket are left out; the others are adopted as they are. The
+   * new shard reads them through {@code volume}, which the caller keeps open until the shard is
+   * closed.
    *
    * @throws IllegalArgumentException if the sources do not fit together: bucket counts, schema ids,
    *     coverage, or a source file that still holds rows of a bucket another source serves (compact

@@ -4,8 +4,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A snapshot that has an id but may not be published yet. {@link #published()} completes with the
- * manifest once it is on the snapshot volume, or exceptionally if the upload failed or the snapshot
- * was cancelled.
+ * manifest once it is on the snapshot volume, or exceptionally if the flush of its data or the
+ * upload failed or the snapshot was cancelled.
  */
 public final class PendingSnapshot {
   private final long id;

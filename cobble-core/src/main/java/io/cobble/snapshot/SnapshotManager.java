@@ -22,8 +22,11 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -31,11 +34,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Takes snapshots of one shard ({@link Db}) onto a snapshot volume. {@link #snapshot()} flushes,
- * pins the current version (so compaction cannot delete its files) and returns at once; a
- * background thread uploads the files the volume does not have yet and publishes the manifest.
- * Snapshots are incremental: a file uploaded once (or used in place after a restore) is referenced
- * by later snapshots, never copied again.
+ * Takes snapshots of one shard ({@link Db}) onto a snapshot volume. {@link #snapshot()} seals the
+ * memtable and returns the id at once; a background thread waits for the sealed data's flush, pins
+ * that version (so compaction cannot delete its files), uploads the files the volume does not have
+ * yet and publishes the manifest. Snapshots are incremental: a file uploaded once (or used in place
+ * after a restore) is referenced by later snapshots, never copied again.
  *
  * <p>Files on the volume are reference-counted by marking: a file goes when no published manifest,
  * pending snapshot, export lease or live version of this Db refers to it. The newest published
@@ -56,7 +59,6 @@ public final class SnapshotManager implements AutoCloseable {
   private final Map<Long, String> external;
   private final TreeMap<Long, PendingSnapshot> pending = new TreeMap<>();
   private final Map<Long, Set<String>> pendingRefs = new HashMap<>();
-  private final Set<Long> pinned = new HashSet<>();
   private final List<String> inheritedLeases;
   private final AtomicLong bytesUploaded = new AtomicLong();
   private final AtomicLong filesUploaded = new AtomicLong();
@@ -69,10 +71,25 @@ public final class SnapshotManager implements AutoCloseable {
     this.store = new SnapshotStore(volume);
     this.shardId = SnapshotStore.checkShardId(shardId);
     this.retention = db.config().snapshotRetention();
-    this.external =
-        ExternalFiles.read(db.directory()).map(x -> x.files()).orElse(Collections.emptyMap());
+    Optional<ExternalFiles> inPlace = ExternalFiles.read(db.directory());
+    if (inPlace.isPresent() && !inPlace.get().isOn(volume)) {
+      // Snapshots name files by their path on the volume: files of another volume cannot be named.
+      throw new IllegalArgumentException(
+          "the Db in "
+              + db.directory()
+              + " uses files in place on "
+              + inPlace.get().root()
+              + "; take its snapshots on that volume, not on "
+              + volume.uri());
+    }
+    this.external = inPlace.map(ExternalFiles::files).orElse(Collections.emptyMap());
     List<Long> ids = store.snapshotIds(shardId);
     lastId = ids.isEmpty() ? 0 : ids.get(ids.size() - 1);
+    // A pin left by a snapshot that failed while the volume was down names an unpublished id:
+    // new ids start above it, so it never pins a later snapshot by accident.
+    for (long pinnedId : store.pinnedIds(shardId)) {
+      lastId = Math.max(lastId, pinnedId);
+    }
     store
         .latest(shardId)
         .ifPresent(
@@ -161,40 +178,45 @@ public final class SnapshotManager implements AutoCloseable {
     return filesUploaded.get();
   }
 
-  /** Starts a snapshot of everything written before this call; publishes it in the background. */
+  /**
+   * Starts a snapshot of everything written before this call and returns without waiting for a
+   * flush; the flush, the uploads and the publication run in the background.
+   */
   public PendingSnapshot snapshot() {
+    PendingSnapshot p;
+    CompletableFuture<Version> sealed;
+    List<BucketRange> ranges;
+    io.cobble.schema.Schema schema;
     synchronized (lock) {
       checkOpen();
+      // Under the lock: snapshot ids follow the order in which their data was sealed.
+      ranges = BucketRange.fromPairs(db.ownedBucketRanges());
+      schema = db.schema();
+      sealed = db.sealForSnapshot();
+      p = new PendingSnapshot(++lastId);
+      pending.put(p.id(), p);
+      pendingRefs.put(p.id(), new HashSet<>());
     }
-    Version v = db.acquireFlushedVersion();
-    PendingSnapshot p;
-    try {
-      VersionSet vs = db.versionSet();
-      long nextFile = vs.newFileNumber();
-      List<BucketRange> ranges = BucketRange.fromPairs(db.ownedBucketRanges());
-      io.cobble.schema.Schema schema = db.schema();
-      synchronized (lock) {
-        checkOpen();
-        p = new PendingSnapshot(++lastId);
-        pending.put(p.id(), p);
-        pendingRefs.put(p.id(), knownPaths(v));
-      }
-      PendingSnapshot task = p;
-      uploader.execute(() -> upload(task, v, schema, ranges, nextFile));
-    } catch (RuntimeException e) {
-      v.unref();
-      throw e;
-    }
+    PendingSnapshot task = p;
+    uploader.execute(() -> upload(task, sealed, schema, ranges));
     return p;
   }
 
   private void upload(
       PendingSnapshot p,
-      Version v,
+      CompletableFuture<Version> sealed,
       io.cobble.schema.Schema schema,
-      List<BucketRange> ranges,
-      long nextFile) {
+      List<BucketRange> ranges) {
+    Version v = null;
     try {
+      v = sealed.join();
+      synchronized (lock) {
+        checkNotCancelled(p);
+        pendingRefs.put(p.id(), knownPaths(v));
+      }
+      // Every file of the sealed version has a smaller number, so a restore numbers new files
+      // after them.
+      long nextFile = db.versionSet().newFileNumber();
       List<SnapshotFile> files = new ArrayList<>();
       for (int fam = 0; fam < v.trees().size(); fam++) {
         Tree t = v.tree(fam);
@@ -245,9 +267,26 @@ public final class SnapshotManager implements AutoCloseable {
         pending.remove(p.id());
         pendingRefs.remove(p.id());
       }
-      p.future().completeExceptionally(t);
+      p.future().completeExceptionally(t instanceof CompletionException ? t.getCause() : t);
+      dropPinOfFailed(p.id());
     } finally {
-      v.unref();
+      if (v != null) {
+        v.unref();
+      }
+    }
+  }
+
+  /** A failed snapshot never exists, so a pin taken while it was pending is dropped. */
+  private void dropPinOfFailed(long id) {
+    try {
+      synchronized (lock) {
+        if (store.pinnedIds(shardId).contains(id)) {
+          store.unpin(shardId, id);
+        }
+      }
+    } catch (RuntimeException e) {
+      // The volume may be what failed the snapshot. A pin left behind names an id that is never
+      // published (managers number new snapshots above every pin), so it holds nothing back.
     }
   }
 
@@ -280,7 +319,8 @@ public final class SnapshotManager implements AutoCloseable {
       bytesUploaded.addAndGet(n);
       filesUploaded.incrementAndGet();
     } catch (IOException e) {
-      throw new CobbleException("cannot upload " + local + " to " + target, e);
+      throw new CobbleException(
+          "cannot upload " + local + " to " + target + " in " + store.storage().uri(), e);
     }
     uploaded.put(key, target);
     return target;
@@ -366,21 +406,29 @@ public final class SnapshotManager implements AutoCloseable {
     }
   }
 
-  /** Keeps a snapshot out of retention until {@link #unpin}. */
+  /**
+   * Keeps a snapshot out of retention and {@link #expire} until {@link #unpin}. The pin is stored
+   * on the volume: it outlives this manager and holds for every process using the volume.
+   */
   public void pin(long id) {
     synchronized (lock) {
       if (!pending.containsKey(id) && !store.snapshotIds(shardId).contains(id)) {
         throw new IllegalArgumentException(
             "cannot pin snapshot " + id + " of shard " + shardId + ": it does not exist");
       }
-      pinned.add(id);
+      store.pin(shardId, id);
     }
   }
 
   public void unpin(long id) {
     synchronized (lock) {
-      pinned.remove(id);
+      store.unpin(shardId, id);
     }
+  }
+
+  /** Ids of this shard's pinned snapshots. */
+  public Set<Long> pinned() {
+    return store.pinnedIds(shardId);
   }
 
   /** Published snapshot ids, ascending. */
@@ -399,7 +447,7 @@ public final class SnapshotManager implements AutoCloseable {
         throw new IllegalStateException(
             "snapshot " + id + " of shard " + shardId + " is pending; cancel it instead");
       }
-      if (pinned.contains(id)) {
+      if (store.pinnedIds(shardId).contains(id)) {
         throw new IllegalStateException(
             "snapshot " + id + " of shard " + shardId + " is pinned; unpin it first");
       }
@@ -441,6 +489,7 @@ public final class SnapshotManager implements AutoCloseable {
     synchronized (lock) {
       List<Long> ids = store.snapshotIds(shardId);
       Set<Long> global = store.globallyReferenced(shardId);
+      Set<Long> pinned = store.pinnedIds(shardId);
       for (int i = 0; i < ids.size() - retention; i++) {
         if (!pinned.contains(ids.get(i)) && !global.contains(ids.get(i))) {
           expire(ids.get(i));

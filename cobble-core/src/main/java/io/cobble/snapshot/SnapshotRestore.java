@@ -4,17 +4,14 @@ import io.cobble.CobbleException;
 import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.storage.Storage;
-import io.cobble.storage.StorageInput;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.Manifest;
 import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -23,10 +20,12 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 /**
- * Opens a Db from a shard snapshot. On a local ({@code file:}) snapshot volume the snapshot's files
- * are used where they lie: restore writes a manifest and an {@link ExternalFiles} list into the
- * working directory and reads nothing but the snapshot manifest, whatever the state size. On other
- * volumes (object stores) the files are downloaded into the working directory.
+ * Opens a Db from a shard snapshot. The snapshot's files are used where they lie on the snapshot
+ * volume, whatever its storage: restore writes a manifest and an {@link ExternalFiles} list into
+ * the working directory and reads only metadata (the snapshot manifest, then each table's footer,
+ * properties and index as the Db opens), whatever the state size. Data blocks are read on demand,
+ * through the block cache; on object stores as ranged reads. The Db reads through {@code volume},
+ * so the caller keeps it open until the Db is closed.
  */
 public final class SnapshotRestore {
   private SnapshotRestore() {}
@@ -133,31 +132,24 @@ public final class SnapshotRestore {
       }
     }
     materialize(localDir, volume, s, config, replace);
-    return Db.open(localDir, config);
+    return Db.open(localDir, config, volume);
   }
 
   /**
    * Writes the working-directory state of snapshot {@code s} into {@code localDir} (a manifest plus
-   * either the list of files used in place or downloaded copies) without opening it; read-only
-   * readers open it with their own cache.
+   * the list of files used in place) without opening it; read-only readers open it with their own
+   * cache.
    *
    * @param replace whether an existing Db's files in {@code localDir} may be removed
    */
   public static void materialize(
       Path localDir, Storage volume, ShardSnapshot s, Config config, boolean replace) {
     prepareDirectory(localDir, replace);
-    boolean inPlace = "file".equals(volume.uri().getScheme());
-    if (inPlace) {
-      Map<Long, String> files = new LinkedHashMap<>();
-      for (SnapshotFile f : s.files()) {
-        files.put(f.number(), f.volumePath());
-      }
-      new ExternalFiles(Paths.get(volume.uri()), files).write(localDir);
-    } else {
-      for (SnapshotFile f : s.files()) {
-        download(volume, f.volumePath(), localDir.resolve(f.localName()));
-      }
+    Map<Long, String> files = new LinkedHashMap<>();
+    for (SnapshotFile f : s.files()) {
+      files.put(f.number(), f.volumePath());
     }
+    new ExternalFiles(volume.uri(), files).write(localDir);
     List<Manifest.FileEntry> tables = new ArrayList<>();
     List<ValueLogFile> vlogs = new ArrayList<>();
     for (SnapshotFile f : s.files()) {
@@ -220,22 +212,6 @@ public final class SnapshotRestore {
       }
     } catch (IOException e) {
       throw new CobbleException("cannot prepare " + dir + " for restore", e);
-    }
-  }
-
-  private static void download(Storage volume, String path, Path target) {
-    byte[] buf = new byte[1 << 20];
-    try (StorageInput in = volume.open(path);
-        OutputStream out = Files.newOutputStream(target)) {
-      long len = in.length();
-      for (long pos = 0; pos < len; ) {
-        int n = (int) Math.min(buf.length, len - pos);
-        in.readFully(pos, buf, 0, n);
-        out.write(buf, 0, n);
-        pos += n;
-      }
-    } catch (IOException e) {
-      throw new CobbleException("cannot download " + path + " from " + volume.uri(), e);
     }
   }
 }

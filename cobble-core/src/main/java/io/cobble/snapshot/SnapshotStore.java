@@ -26,6 +26,7 @@ import java.util.regex.Pattern;
  *   <li>{@code shards/<shard>/snapshot-<id>}: shard snapshot manifests;
  *   <li>{@code leases/<owner>/<uuid>}: export leases keeping files alive for a shard that uses them
  *       before its own snapshot references them;
+ *   <li>{@code pins/<shard>/pin-<id>}: pins keeping a shard snapshot out of retention;
  *   <li>{@code global/global-<n>} and {@code global/CURRENT}: global snapshots.
  * </ul>
  *
@@ -195,6 +196,46 @@ public final class SnapshotStore {
 
   void deleteSnapshot(String shardId, long id) {
     deleteMetadata(manifestPath(shardId, id));
+  }
+
+  // ---------------------------------------------------------------- pins
+
+  private static final String PIN_PREFIX = "pin-";
+  private static final Pattern PIN_NAME = Pattern.compile("pin-\\d{19}");
+
+  private static String pinPath(String shardId, long id) {
+    return String.format("pins/%s/%s%019d", checkShardId(shardId), PIN_PREFIX, id);
+  }
+
+  /** Records that snapshot {@code id} of {@code shardId} stays until unpinned. */
+  void pin(String shardId, long id) {
+    ByteWriter w = new ByteWriter(16);
+    w.writeVarLong(id);
+    try {
+      MetadataFile.publish(storage, pinPath(shardId, id), w.toByteArray());
+    } catch (IOException e) {
+      throw new CobbleException("cannot pin snapshot " + id + " of shard " + shardId, e);
+    }
+  }
+
+  void unpin(String shardId, long id) {
+    deleteMetadata(pinPath(shardId, id));
+  }
+
+  /**
+   * Pinned snapshot ids of a shard. A pin is its name: a damaged pin file still pins, since
+   * dropping it could expire a snapshot someone relies on.
+   */
+  public Set<Long> pinnedIds(String shardId) {
+    String prefix = "pins/" + checkShardId(shardId) + "/";
+    Set<Long> ids = new TreeSet<>();
+    for (String p : list(prefix)) {
+      String name = p.substring(prefix.length());
+      if (PIN_NAME.matcher(name).matches()) {
+        ids.add(Long.parseLong(name.substring(PIN_PREFIX.length())));
+      }
+    }
+    return ids;
   }
 
   // ---------------------------------------------------------------- global snapshots

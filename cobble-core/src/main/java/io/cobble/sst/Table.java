@@ -4,6 +4,8 @@ import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
+import io.cobble.storage.DataFile;
+import io.cobble.storage.StorageInput;
 import io.cobble.util.ByteReader;
 import io.cobble.util.DirectIo;
 import java.io.IOException;
@@ -17,11 +19,23 @@ import java.nio.file.StandardOpenOption;
  * configured, the index and filter partitions) can be pinned in memory; other blocks go through the
  * shared {@link BlockCache}. Any checksum or decoding failure becomes a {@link CorruptionException}
  * naming this file and the block kind.
+ *
+ * <p>A local file is read with positional reads on a {@link FileChannel}. A file on remote storage
+ * is read in place with ranged reads: opening it fetches the tail (footer, properties, top-level
+ * index) in one request, and data blocks are fetched on demand through the block cache.
  */
 public final class Table implements AutoCloseable {
-  private final Path path;
+  /** Bytes fetched from the end of a remote table at open: footer, properties and top index. */
+  private static final int REMOTE_OPEN_TAIL = 4096;
+
+  private final String name;
+  private final Path localPath;
   private final long fileNumber;
+  // Exactly one of channel (local file) and remote (file on remote storage) is set.
   private final FileChannel channel;
+  private final StorageInput remote;
+  // Block misses pread into a per-thread direct buffer: local files without direct I/O.
+  private final boolean preadDirect;
   private final long fileSize;
   private final BlockCache cache;
   private final Footer footer;
@@ -31,34 +45,55 @@ public final class Table implements AutoCloseable {
   private final byte[][] pinnedIndex;
   private final byte[][] pinnedFilter;
   private final DirectIo.Reader direct;
+  // The end of a remote file, fetched once at open and dropped once the metadata is decoded.
+  private byte[] openTail;
+  private long openTailStart;
 
   private Table(
-      Path path,
+      DataFile file,
+      long knownSize,
       long fileNumber,
       BlockCache cache,
       boolean pinTop,
       boolean pinPartitions,
       DirectIo directIo) {
-    this.path = path;
+    this.name = file.toString();
+    this.localPath = file.localPath();
     this.fileNumber = fileNumber;
     this.cache = cache;
-    this.direct = directIo == null ? null : directIo.open(path);
     try {
-      this.channel = FileChannel.open(path, StandardOpenOption.READ);
-      this.fileSize = channel.size();
+      if (file.isLocal()) {
+        this.direct = directIo == null ? null : directIo.open(localPath);
+        this.channel = FileChannel.open(localPath, StandardOpenOption.READ);
+        this.remote = null;
+        this.fileSize = channel.size();
+      } else {
+        this.direct = null;
+        this.channel = null;
+        this.remote = file.openRemote(knownSize);
+        this.fileSize = remote.length();
+      }
     } catch (IOException e) {
-      throw new CobbleException("cannot open table " + path, e);
+      throw new CobbleException("cannot open table " + name, e);
     }
+    this.preadDirect = direct == null && channel != null;
     try {
       if (fileSize < Footer.SIZE) {
-        throw new CorruptionException(path, "file too short for a footer: " + fileSize + " bytes");
+        throw new CorruptionException(name, "file too short for a footer: " + fileSize + " bytes");
+      }
+      if (remote != null) {
+        int tail = (int) Math.min(fileSize, REMOTE_OPEN_TAIL);
+        byte[] bytes = new byte[tail];
+        readRemote(bytes, tail, fileSize - tail);
+        openTailStart = fileSize - tail;
+        openTail = bytes;
       }
       byte[] fb = new byte[Footer.SIZE];
       readFully(fb, fileSize - Footer.SIZE);
       try {
         footer = Footer.decode(fb);
       } catch (IllegalStateException e) {
-        throw new CorruptionException(path, "footer: " + e.getMessage());
+        throw new CorruptionException(name, "footer: " + e.getMessage());
       }
       bloom = (footer.flags() & Footer.FLAG_BLOOM) != 0;
       byte[] pb = readBlock(footer.properties(), "properties", false);
@@ -90,7 +125,9 @@ public final class Table implements AutoCloseable {
       if (e instanceof CobbleException) {
         throw e;
       }
-      throw new CorruptionException(path, "cannot decode table metadata: " + e, e);
+      throw new CorruptionException(name, "cannot decode table metadata: " + e, e);
+    } finally {
+      openTail = null;
     }
   }
 
@@ -105,14 +142,29 @@ public final class Table implements AutoCloseable {
       boolean pinTop,
       boolean pinPartitions,
       DirectIo directIo) {
-    return new Table(path, fileNumber, cache, pinTop, pinPartitions, directIo);
+    return open(DataFile.local(path), -1, fileNumber, cache, pinTop, pinPartitions, directIo);
+  }
+
+  /**
+   * Opens a local or remote table. {@code knownSize} (from the manifest, or -1) spares a remote
+   * file the length request; direct I/O applies to local files only.
+   */
+  public static Table open(
+      DataFile file,
+      long knownSize,
+      long fileNumber,
+      BlockCache cache,
+      boolean pinTop,
+      boolean pinPartitions,
+      DirectIo directIo) {
+    return new Table(file, knownSize, fileNumber, cache, pinTop, pinPartitions, directIo);
   }
 
   private TableProperties decodeProperties(byte[] pb) {
     try {
       return TableProperties.decode(new ByteReader(pb));
     } catch (IllegalStateException e) {
-      throw new CorruptionException(path, "properties block: " + e.getMessage());
+      throw new CorruptionException(name, "properties block: " + e.getMessage());
     }
   }
 
@@ -125,8 +177,14 @@ public final class Table implements AutoCloseable {
     return n;
   }
 
-  public Path path() {
-    return path;
+  /** The file's local path or storage URI, for messages. */
+  public String name() {
+    return name;
+  }
+
+  /** The local path; null for a file read in place on remote storage. */
+  public Path localPath() {
+    return localPath;
   }
 
   public long fileNumber() {
@@ -150,36 +208,54 @@ public final class Table implements AutoCloseable {
       try {
         if (!direct.read(dst, len, position)) {
           throw new CorruptionException(
-              path, "unexpected end of file reading " + len + " bytes at " + position);
+              name, "unexpected end of file reading " + len + " bytes at " + position);
         }
         return;
       } catch (IOException e) {
-        throw new CobbleException("cannot read table " + path, e);
+        throw new CobbleException("cannot read table " + name, e);
       }
     }
     readBuffered(dst, len, position);
   }
 
-  /** Reads through the page cache: used for large sequential compaction reads. */
+  /** Reads through the page cache (or one ranged read remotely): large sequential reads. */
   void readBuffered(byte[] dst, int len, long position) {
+    if (remote != null) {
+      readRemote(dst, len, position);
+      return;
+    }
     ByteBuffer bb = ByteBuffer.wrap(dst, 0, len);
     try {
       while (bb.hasRemaining()) {
         int n = channel.read(bb, position + bb.position());
         if (n < 0) {
           throw new CorruptionException(
-              path, "unexpected end of file reading " + len + " bytes at " + position);
+              name, "unexpected end of file reading " + len + " bytes at " + position);
         }
       }
     } catch (IOException e) {
-      throw new CobbleException("cannot read table " + path, e);
+      throw new CobbleException("cannot read table " + name, e);
+    }
+  }
+
+  /** One ranged read of a remote file, served from the tail fetched at open when it covers it. */
+  private void readRemote(byte[] dst, int len, long position) {
+    byte[] tail = openTail;
+    if (tail != null && position >= openTailStart) {
+      System.arraycopy(tail, (int) (position - openTailStart), dst, 0, len);
+      return;
+    }
+    try {
+      remote.readFully(position, dst, 0, len);
+    } catch (IOException e) {
+      throw new CobbleException("cannot read table " + name, e);
     }
   }
 
   private void checkHandle(long offset, int size, String kind) {
     if (offset < 0 || size < 0 || offset + size + 5 > fileSize - Footer.SIZE) {
       throw new CorruptionException(
-          path, kind + " block handle out of range: offset " + offset + " size " + size);
+          name, kind + " block handle out of range: offset " + offset + " size " + size);
     }
   }
 
@@ -230,11 +306,11 @@ public final class Table implements AutoCloseable {
         int n = channel.read(bb, position + bb.position());
         if (n < 0) {
           throw new CorruptionException(
-              path, "unexpected end of file reading " + len + " bytes at " + position);
+              name, "unexpected end of file reading " + len + " bytes at " + position);
         }
       }
     } catch (IOException e) {
-      throw new CobbleException("cannot read table " + path, e);
+      throw new CobbleException("cannot read table " + name, e);
     }
   }
 
@@ -254,7 +330,7 @@ public final class Table implements AutoCloseable {
     }
     int len = size + BlockHandle.TRAILER_SIZE;
     byte[] raw;
-    if (direct == null && len <= SCRATCH_MAX) {
+    if (preadDirect && len <= SCRATCH_MAX) {
       // Read straight into a per-thread direct buffer: a heap buffer would make the JDK read into
       // its own temporary direct buffer and copy; CRC and LZ4 run on the direct bytes.
       ByteBuffer framed = directScratch(len);
@@ -263,7 +339,7 @@ public final class Table implements AutoCloseable {
         raw = BlockCodec.unframe(framed, size);
       } catch (RuntimeException e) {
         throw new CorruptionException(
-            path, kind + " block at offset " + offset + ": " + e.getMessage(), e);
+            name, kind + " block at offset " + offset + ": " + e.getMessage(), e);
       }
     } else {
       byte[] framed = scratch(len);
@@ -281,7 +357,7 @@ public final class Table implements AutoCloseable {
       return BlockCodec.unframe(buf, off, size);
     } catch (RuntimeException e) {
       throw new CorruptionException(
-          path, kind + " block at offset " + fileOffset + ": " + e.getMessage(), e);
+          name, kind + " block at offset " + fileOffset + ": " + e.getMessage(), e);
     }
   }
 
@@ -295,7 +371,7 @@ public final class Table implements AutoCloseable {
     try {
       return new Block(raw);
     } catch (RuntimeException e) {
-      throw new CorruptionException(path, kind + " block: " + e.getMessage(), e);
+      throw new CorruptionException(name, kind + " block: " + e.getMessage(), e);
     }
   }
 
@@ -323,7 +399,7 @@ public final class Table implements AutoCloseable {
     try {
       it.reset(raw);
     } catch (RuntimeException e) {
-      throw new CorruptionException(path, kind + " block: " + e.getMessage(), e);
+      throw new CorruptionException(name, kind + " block: " + e.getMessage(), e);
     }
   }
 
@@ -381,7 +457,7 @@ public final class Table implements AutoCloseable {
     } catch (CobbleException e) {
       throw e;
     } catch (RuntimeException e) {
-      throw new CorruptionException(path, "cannot decode block entry: " + e, e);
+      throw new CorruptionException(name, "cannot decode block entry: " + e, e);
     }
   }
 
@@ -398,7 +474,11 @@ public final class Table implements AutoCloseable {
       if (direct != null) {
         direct.close();
       }
-      channel.close();
+      if (channel != null) {
+        channel.close();
+      } else {
+        remote.close();
+      }
     } catch (IOException ignored) {
       // Nothing useful to do; the descriptor is released either way.
     }

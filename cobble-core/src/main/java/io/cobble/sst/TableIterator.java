@@ -34,7 +34,7 @@ final class TableIterator implements KvIterator {
     if (e instanceof CobbleException) {
       return e;
     }
-    return new CorruptionException(table.path(), "cannot decode block entry: " + e, e);
+    return new CorruptionException(table.name(), "cannot decode block entry: " + e, e);
   }
 
   private boolean loadIndex() {
@@ -67,9 +67,9 @@ final class TableIterator implements KvIterator {
       if (raBuf == null || raBuf.length < len) {
         raBuf = new byte[len];
       }
-      if (readAhead >= MIN_HINTED_READ_AHEAD) {
+      if (readAhead >= MIN_HINTED_READ_AHEAD && table.localPath() != null) {
         if (hint == null) {
-          hint = ReadAhead.open(table.path());
+          hint = ReadAhead.open(table.localPath());
         }
         // Prefetch the chunk after this one while this one is being merged.
         hint.willNeed(h.offset() + len, readAhead);

@@ -26,6 +26,14 @@ public interface Storage extends Closeable {
   /** Opens a file for positional reads (SST blocks); the length is fixed at open. */
   StorageInput open(String path) throws IOException;
 
+  /**
+   * Opens a file whose length the caller already knows (from a manifest), for positional reads.
+   * Object stores skip the length request; a missing file then fails on the first read.
+   */
+  default StorageInput open(String path, long length) throws IOException {
+    return open(path);
+  }
+
   /** Reads a whole file. */
   byte[] readAll(String path) throws IOException;
 

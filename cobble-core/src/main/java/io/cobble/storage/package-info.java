@@ -9,6 +9,10 @@
  * delegate, a Hadoop one) are jars with a service entry. Provider settings arrive unchanged as
  * {@link io.cobble.storage.StorageOptions}; each provider rejects keys it does not know.
  *
+ * <p>{@link io.cobble.storage.DataFile} says where an immutable data file lies: a local path (read
+ * with positional reads on a file channel) or a path on a storage (read in place with ranged
+ * reads), so restores and readers use snapshot files where they lie on any provider.
+ *
  * <p>{@link io.cobble.storage.MetadataFile} checksums and atomically publishes metadata. {@link
  * io.cobble.storage.VolumeSet} says which {@link io.cobble.storage.Volume} serves which {@link
  * io.cobble.storage.VolumeKind}.

@@ -3,6 +3,7 @@ package io.cobble.version;
 import io.cobble.CobbleException;
 import io.cobble.memtable.MemTable;
 import io.cobble.schema.Schema;
+import io.cobble.storage.DataFile;
 import io.cobble.vlog.ValueLogFile;
 import io.cobble.vlog.ValueLogReader;
 import io.cobble.vlog.ValuePointer;
@@ -38,9 +39,9 @@ public final class VersionSet {
   private final boolean sync;
   private final Map<Long, AtomicInteger> vlogRefs = new ConcurrentHashMap<>();
   private final Map<Long, ValueLogReader> vlogReaders = new ConcurrentHashMap<>();
-  // Files used where they lie on a snapshot volume (restore in place): never deleted by the Db,
-  // whose snapshot manager collects them once no snapshot references them.
-  private final Map<Long, Path> external = new ConcurrentHashMap<>();
+  // Files used where they lie on a snapshot volume (restore in place, local or remote): never
+  // deleted by the Db, whose snapshot manager collects them once no snapshot references them.
+  private final Map<Long, DataFile> external = new ConcurrentHashMap<>();
   private final ExecutorService deleter =
       Executors.newSingleThreadExecutor(
           r -> {
@@ -112,18 +113,30 @@ public final class VersionSet {
     return nextFileNumber.getAndIncrement();
   }
 
+  /** The path of a table this Db wrote into its own directory. */
   public Path tablePath(long number) {
-    Path p = external.get(number);
-    return p != null ? p : dir.resolve(String.format("%06d.sst", number));
+    return dir.resolve(String.format("%06d.sst", number));
   }
 
+  /** The path of a value log this Db wrote into its own directory. */
   public Path vlogPath(long number) {
-    Path p = external.get(number);
-    return p != null ? p : dir.resolve(String.format("%06d.vlog", number));
+    return dir.resolve(String.format("%06d.vlog", number));
+  }
+
+  /** Where a table lies: used in place outside the directory, or in it. */
+  public DataFile tableFile(long number) {
+    DataFile f = external.get(number);
+    return f != null ? f : DataFile.local(tablePath(number));
+  }
+
+  /** Where a value log lies: used in place outside the directory, or in it. */
+  public DataFile vlogFile(long number) {
+    DataFile f = external.get(number);
+    return f != null ? f : DataFile.local(vlogPath(number));
   }
 
   /** Declares files that live outside the Db directory; call before any version refers to them. */
-  public void adoptExternal(Map<Long, Path> files) {
+  public void adoptExternal(Map<Long, DataFile> files) {
     external.putAll(files);
   }
 
@@ -272,14 +285,14 @@ public final class VersionSet {
           () -> {
             for (FileMeta f : deadTables) {
               f.table().close();
-              deleteLocal(f.number(), tablePath(f.number()));
+              deleteOwn(f.number(), tablePath(f.number()));
             }
             for (Long n : deadVlogs) {
               ValueLogReader reader = vlogReaders.remove(n);
               if (reader != null) {
                 reader.close();
               }
-              deleteLocal(n, vlogPath(n));
+              deleteOwn(n, vlogPath(n));
             }
           });
     } catch (RejectedExecutionException e) {
@@ -300,7 +313,7 @@ public final class VersionSet {
     }
   }
 
-  private void deleteLocal(long number, Path p) {
+  private void deleteOwn(long number, Path p) {
     if (!external.containsKey(number)) {
       deleteQuietly(p);
     }
@@ -317,8 +330,13 @@ public final class VersionSet {
   /** Reads a separated value; the caller's pinned version keeps the file alive. */
   public byte[] loadValue(byte[] pointer) {
     long n = ValuePointer.fileNumber(pointer);
-    ValueLogReader r = vlogReaders.computeIfAbsent(n, k -> new ValueLogReader(vlogPath(k)));
+    ValueLogReader r = vlogReaders.computeIfAbsent(n, this::openVlog);
     return r.read(pointer);
+  }
+
+  private ValueLogReader openVlog(long number) {
+    ValueLogFile f = current.vlogFiles().get(number);
+    return new ValueLogReader(vlogFile(number), f != null ? f.size() : -1);
   }
 
   /** Closes readers without deleting anything (the files stay live in the manifest). */

@@ -2,55 +2,79 @@ package io.cobble.vlog;
 
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
+import io.cobble.storage.DataFile;
+import io.cobble.storage.StorageInput;
 import io.cobble.util.Bytes;
 import io.cobble.util.Crc;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
-/** Positional, thread-safe reads of value-log records with checksum verification. */
+/**
+ * Positional, thread-safe reads of value-log records with checksum verification. A local log is
+ * read with a {@link FileChannel}; a log on remote storage is read in place, one ranged read per
+ * record.
+ */
 public final class ValueLogReader implements AutoCloseable {
-  private final Path path;
+  private final String name;
+  // Exactly one of channel (local file) and remote (file on remote storage) is set.
   private final FileChannel channel;
+  private final StorageInput remote;
   private final long size;
 
-  public ValueLogReader(Path path) {
-    this.path = path;
+  /** Opens a log; {@code knownSize} (or -1) spares a remote file the length request. */
+  public ValueLogReader(DataFile file, long knownSize) {
+    this.name = file.toString();
     try {
-      channel = FileChannel.open(path, StandardOpenOption.READ);
-      size = channel.size();
+      if (file.isLocal()) {
+        channel = FileChannel.open(file.localPath(), StandardOpenOption.READ);
+        remote = null;
+        size = channel.size();
+      } else {
+        channel = null;
+        remote = file.openRemote(knownSize);
+        size = remote.length();
+      }
     } catch (IOException e) {
-      throw new CobbleException("cannot open value log " + path, e);
+      throw new CobbleException("cannot open value log " + name, e);
     }
     byte[] header = new byte[ValueLogWriter.HEADER];
     if (size < header.length) {
       close();
-      throw new CorruptionException(path, "value log shorter than its header");
+      throw new CorruptionException(name, "value log shorter than its header");
     }
-    read(header, 0);
+    try {
+      read(header, 0);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
     if (Bytes.getLong(header, 0) != ValueLogWriter.MAGIC) {
       close();
-      throw new CorruptionException(path, "bad value log magic");
+      throw new CorruptionException(name, "bad value log magic");
     }
     if (Bytes.getInt(header, 8) != ValueLogWriter.VERSION) {
       close();
       throw new CorruptionException(
-          path, "unsupported value log version " + Bytes.getInt(header, 8));
+          name, "unsupported value log version " + Bytes.getInt(header, 8));
     }
   }
 
   private void read(byte[] dst, long position) {
-    ByteBuffer bb = ByteBuffer.wrap(dst);
     try {
+      if (remote != null) {
+        remote.readFully(position, dst, 0, dst.length);
+        return;
+      }
+      ByteBuffer bb = ByteBuffer.wrap(dst);
       while (bb.hasRemaining()) {
         if (channel.read(bb, position + bb.position()) < 0) {
-          throw new CorruptionException(path, "unexpected end of value log at " + position);
+          throw new CorruptionException(name, "unexpected end of value log at " + position);
         }
       }
     } catch (IOException e) {
-      throw new CobbleException("cannot read value log " + path, e);
+      throw new CobbleException("cannot read value log " + name, e);
     }
   }
 
@@ -60,13 +84,13 @@ public final class ValueLogReader implements AutoCloseable {
     int len = (int) p[2];
     if (offset < ValueLogWriter.HEADER || offset + 8L + len > size) {
       throw new CorruptionException(
-          path, "value pointer out of range: offset " + offset + " length " + len);
+          name, "value pointer out of range: offset " + offset + " length " + len);
     }
     byte[] rec = new byte[len + 8];
     read(rec, offset);
     if (Bytes.getInt(rec, 0) != len) {
       throw new CorruptionException(
-          path,
+          name,
           "value record at "
               + offset
               + " has length "
@@ -75,7 +99,7 @@ public final class ValueLogReader implements AutoCloseable {
               + len);
     }
     if (Crc.crc32c(rec, 4, len) != Bytes.getInt(rec, 4 + len)) {
-      throw new CorruptionException(path, "value record checksum mismatch at offset " + offset);
+      throw new CorruptionException(name, "value record checksum mismatch at offset " + offset);
     }
     return java.util.Arrays.copyOfRange(rec, 4, 4 + len);
   }
@@ -83,7 +107,11 @@ public final class ValueLogReader implements AutoCloseable {
   @Override
   public void close() {
     try {
-      channel.close();
+      if (channel != null) {
+        channel.close();
+      } else {
+        remote.close();
+      }
     } catch (IOException ignored) {
       // Released either way.
     }

@@ -14,7 +14,9 @@ import io.cobble.Row;
 import io.cobble.snapshot.GlobalSnapshotCoordinator;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
+import io.cobble.storage.Storage;
 import io.cobble.storage.file.FileStorage;
+import io.cobble.storage.s3.S3ProxyServer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,9 +59,24 @@ class ReaderTest {
   }
 
   @Test
-  void readOnlyDbAndReaderFollowSnapshotsNotTheWriter() throws Exception {
-    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true);
-        Db a = Db.open(tmp.resolve("a"), config("0-3"));
+  void readOnlyDbAndReaderFollowSnapshotsNotTheWriterOnALocalVolume() throws Exception {
+    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true)) {
+      readOnlyDbAndReaderFollowSnapshotsNotTheWriter(volume);
+    }
+  }
+
+  /** The same on S3 (S3Proxy): shards are read in place with ranged reads. */
+  @Test
+  void readOnlyDbAndReaderFollowSnapshotsNotTheWriterOnS3() throws Exception {
+    try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "vol")) {
+      try (Storage volume = server.open("vol/snapshots")) {
+        readOnlyDbAndReaderFollowSnapshotsNotTheWriter(volume);
+      }
+    }
+  }
+
+  private void readOnlyDbAndReaderFollowSnapshotsNotTheWriter(Storage volume) throws Exception {
+    try (Db a = Db.open(tmp.resolve("a"), config("0-3"));
         Db b = Db.open(tmp.resolve("b"), config("4-7"));
         SnapshotManager sa = SnapshotManager.open(a, volume, "a");
         SnapshotManager sb = SnapshotManager.open(b, volume, "b")) {

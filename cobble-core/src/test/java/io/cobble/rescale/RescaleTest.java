@@ -12,7 +12,9 @@ import io.cobble.snapshot.BucketRange;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
 import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
 import io.cobble.storage.file.FileStorage;
+import io.cobble.storage.s3.S3ProxyServer;
 import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
@@ -110,113 +112,127 @@ class RescaleTest {
   }
 
   @Test
-  void oneShardToThreeToTwoWithoutRewritingAndLeasesKeepSourcesAlive() throws Exception {
+  void oneShardToThreeToTwoOnALocalVolume() throws Exception {
     try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true)) {
-      SnapshotStore store = new SnapshotStore(volume);
-      long source;
-      Db s0 = Db.open(tmp.resolve("s0"), config(1));
-      SnapshotManager m0 = SnapshotManager.open(s0, volume, "s0");
-      write(s0, 1);
-      s0.compactAll();
-      // One small L0 file that spans buckets 2 and 3, so a cut at 2|3 leaves a file holding both.
-      for (int i = 2; i < 200; i += BUCKETS) {
-        s0.put(2, "default", key(i), 0, value(i, 1));
-        s0.put(3, "default", key(i + 1), 0, value(i + 1, 1));
-      }
-      source = m0.snapshot().published().join().id();
-      long sourceBytes = store.require("s0", source).dataBytes();
+      oneShardToThreeToTwoWithoutRewritingAndLeasesKeepSourcesAlive(volume);
+    }
+  }
 
-      // 1 -> 3: every target uses s0's files in place.
-      List<BucketRange> three =
-          List.of(BucketRange.of(0, 2), BucketRange.of(3, 5), BucketRange.of(6, 7));
-      List<Db> mid = new ArrayList<>();
-      for (int i = 0; i < 3; i++) {
-        Db t =
+  /** The same on S3 (S3Proxy): every target reads its sources' files in place. */
+  @Test
+  void oneShardToThreeToTwoOnS3() throws Exception {
+    try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "vol");
+        Storage volume = server.open("vol/snapshots")) {
+      oneShardToThreeToTwoWithoutRewritingAndLeasesKeepSourcesAlive(volume);
+    }
+  }
+
+  private void oneShardToThreeToTwoWithoutRewritingAndLeasesKeepSourcesAlive(Storage volume)
+      throws Exception {
+    SnapshotStore store = new SnapshotStore(volume);
+    long source;
+    Db s0 = Db.open(tmp.resolve("s0"), config(1));
+    SnapshotManager m0 = SnapshotManager.open(s0, volume, "s0");
+    write(s0, 1);
+    s0.compactAll();
+    // One small L0 file that spans buckets 2 and 3, so a cut at 2|3 leaves a file holding both.
+    for (int i = 2; i < 200; i += BUCKETS) {
+      s0.put(2, "default", key(i), 0, value(i, 1));
+      s0.put(3, "default", key(i + 1), 0, value(i + 1, 1));
+    }
+    source = m0.snapshot().published().join().id();
+    long sourceBytes = store.require("s0", source).dataBytes();
+
+    // 1 -> 3: every target uses s0's files in place.
+    List<BucketRange> three =
+        List.of(BucketRange.of(0, 2), BucketRange.of(3, 5), BucketRange.of(6, 7));
+    List<Db> mid = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      Db t =
+          Rescale.expandBuckets(
+              tmp.resolve("t" + i),
+              volume,
+              List.of(ShardRef.of("s0", source)),
+              List.of(three.get(i)),
+              "t" + i,
+              config(1));
+      mid.add(t);
+      check(t, 1);
+      assertEquals(1, store.leasePaths("t" + i).size());
+      assertEquals(0, t.metrics().flushes(), "nothing was rewritten up front");
+    }
+    // Combining a shard whose files still hold given-up buckets is refused clearly: d is cut
+    // from s0 at 2|3 and snapshotted before any compaction could clean it up.
+    try (Db d =
             Rescale.expandBuckets(
-                tmp.resolve("t" + i),
+                tmp.resolve("d"),
                 volume,
                 List.of(ShardRef.of("s0", source)),
-                List.of(three.get(i)),
-                "t" + i,
-                config(1));
-        mid.add(t);
-        check(t, 1);
-        assertEquals(1, store.leasePaths("t" + i).size());
-        assertEquals(0, t.metrics().flushes(), "nothing was rewritten up front");
+                ranges(0, 2),
+                "d",
+                config(0));
+        SnapshotManager md = SnapshotManager.open(d, volume, "d")) {
+      long dirty = md.snapshot().published().join().id();
+      long t1Dirty;
+      try (SnapshotManager m1 = SnapshotManager.open(mid.get(1), volume, "t1")) {
+        t1Dirty = m1.snapshot().published().join().id();
       }
-      // Combining a shard whose files still hold given-up buckets is refused clearly: d is cut
-      // from s0 at 2|3 and snapshotted before any compaction could clean it up.
-      try (Db d =
-              Rescale.expandBuckets(
-                  tmp.resolve("d"),
-                  volume,
-                  List.of(ShardRef.of("s0", source)),
-                  ranges(0, 2),
-                  "d",
-                  config(0));
-          SnapshotManager md = SnapshotManager.open(d, volume, "d")) {
-        long dirty = md.snapshot().published().join().id();
-        long t1Dirty;
-        try (SnapshotManager m1 = SnapshotManager.open(mid.get(1), volume, "t1")) {
-          t1Dirty = m1.snapshot().published().join().id();
-        }
-        IllegalArgumentException e =
-            assertThrows(
-                IllegalArgumentException.class,
-                () ->
-                    Rescale.expandBuckets(
-                        tmp.resolve("bad"),
-                        volume,
-                        List.of(ShardRef.of("d", dirty), ShardRef.of("t1", t1Dirty)),
-                        ranges(0, 5),
-                        "bad",
-                        config(0)));
-        assertTrue(e.getMessage().contains("compact shard d"), e.getMessage());
-      }
-      // The source moves on and its retention drops the snapshot the targets read from; the
-      // export leases keep those files.
-      write(s0, 9);
-      s0.compactAll();
-      m0.snapshot().published().join();
-      assertEquals(List.of(source + 1), m0.published());
-      m0.close();
-      s0.close();
-      for (Db t : mid) {
-        check(t, 1);
-      }
-      // Targets write, compact (dropping buckets they do not own) and snapshot; the first
-      // snapshot takes ownership and ends the lease.
-      List<Long> midSnapshots = new ArrayList<>();
-      for (int i = 0; i < 3; i++) {
-        Db t = mid.get(i);
-        write(t, 2);
-        try (SnapshotManager m = SnapshotManager.open(t, volume, "t" + i)) {
-          m.snapshot().published().join();
-          assertTrue(store.leasePaths("t" + i).isEmpty());
-          t.compactAll();
-          midSnapshots.add(m.snapshot().published().join().id());
-        }
-        check(t, 2);
-        t.close();
-      }
-      // 3 -> 2, each target combining two sources.
-      List<BucketRange> two = List.of(BucketRange.of(0, 3), BucketRange.of(4, 7));
-      int[][] sourcesOf = {{0, 1}, {1, 2}};
-      for (int i = 0; i < 2; i++) {
-        List<ShardRef> refs = new ArrayList<>();
-        for (int s : sourcesOf[i]) {
-          refs.add(ShardRef.of("t" + s, midSnapshots.get(s)));
-        }
-        try (Db u =
-            Rescale.expandBuckets(
-                tmp.resolve("u" + i), volume, refs, List.of(two.get(i)), "u" + i, config(0))) {
-          check(u, 2);
-          write(u, 3);
-          u.compactAll();
-          check(u, 3);
-        }
-      }
-      assertTrue(sourceBytes > 0);
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () ->
+                  Rescale.expandBuckets(
+                      tmp.resolve("bad"),
+                      volume,
+                      List.of(ShardRef.of("d", dirty), ShardRef.of("t1", t1Dirty)),
+                      ranges(0, 5),
+                      "bad",
+                      config(0)));
+      assertTrue(e.getMessage().contains("compact shard d"), e.getMessage());
     }
+    // The source moves on and its retention drops the snapshot the targets read from; the
+    // export leases keep those files.
+    write(s0, 9);
+    s0.compactAll();
+    m0.snapshot().published().join();
+    assertEquals(List.of(source + 1), m0.published());
+    m0.close();
+    s0.close();
+    for (Db t : mid) {
+      check(t, 1);
+    }
+    // Targets write, compact (dropping buckets they do not own) and snapshot; the first
+    // snapshot takes ownership and ends the lease.
+    List<Long> midSnapshots = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      Db t = mid.get(i);
+      write(t, 2);
+      try (SnapshotManager m = SnapshotManager.open(t, volume, "t" + i)) {
+        m.snapshot().published().join();
+        assertTrue(store.leasePaths("t" + i).isEmpty());
+        t.compactAll();
+        midSnapshots.add(m.snapshot().published().join().id());
+      }
+      check(t, 2);
+      t.close();
+    }
+    // 3 -> 2, each target combining two sources.
+    List<BucketRange> two = List.of(BucketRange.of(0, 3), BucketRange.of(4, 7));
+    int[][] sourcesOf = {{0, 1}, {1, 2}};
+    for (int i = 0; i < 2; i++) {
+      List<ShardRef> refs = new ArrayList<>();
+      for (int s : sourcesOf[i]) {
+        refs.add(ShardRef.of("t" + s, midSnapshots.get(s)));
+      }
+      try (Db u =
+          Rescale.expandBuckets(
+              tmp.resolve("u" + i), volume, refs, List.of(two.get(i)), "u" + i, config(0))) {
+        check(u, 2);
+        write(u, 3);
+        u.compactAll();
+        check(u, 3);
+      }
+    }
+    assertTrue(sourceBytes > 0);
   }
 }

@@ -58,7 +58,15 @@ final class CountingStorage implements Storage {
 
   @Override
   public StorageInput open(String path) throws IOException {
-    StorageInput in = delegate.open(path);
+    return counted(delegate.open(path));
+  }
+
+  @Override
+  public StorageInput open(String path, long length) throws IOException {
+    return counted(delegate.open(path, length));
+  }
+
+  private StorageInput counted(StorageInput in) {
     return new StorageInput() {
       @Override
       public long length() {

@@ -119,6 +119,11 @@ class SnapshotCrashTest {
               .redirectErrorStream(true)
               .redirectOutput(tmp.resolve("child-" + it + ".log").toFile())
               .start();
+      if (it == 0) {
+        // On a loaded machine the child JVM may need longer than a kill window to start; the
+        // first kill waits for its first publication so that some snapshot is always verified.
+        awaitFirstSnapshot(volumeDir, child, it);
+      }
       Thread.sleep(400 + random.nextInt(1200));
       assertTrue(child.isAlive(), "child died on its own: see child-" + it + ".log");
       child.destroyForcibly();
@@ -126,6 +131,25 @@ class SnapshotCrashTest {
       lastRound = verify(work, volumeDir, lastRound, it);
     }
     assertTrue(lastRound > 0, "no snapshot was ever published");
+  }
+
+  private static void awaitFirstSnapshot(Path volumeDir, Process child, int it) throws Exception {
+    Path shard = volumeDir.resolve("shards").resolve(SHARD);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!hasSnapshot(shard)) {
+      assertTrue(child.isAlive(), "child died on its own: see child-" + it + ".log");
+      assertTrue(System.nanoTime() < deadline, "child published no snapshot within 60 s");
+      Thread.sleep(20);
+    }
+  }
+
+  private static boolean hasSnapshot(Path shard) throws Exception {
+    if (!Files.isDirectory(shard)) {
+      return false;
+    }
+    try (Stream<Path> files = Files.list(shard)) {
+      return files.anyMatch(p -> p.getFileName().toString().startsWith("snapshot-"));
+    }
   }
 
   private long verify(Path work, Path volumeDir, long previousRound, int it) throws Exception {

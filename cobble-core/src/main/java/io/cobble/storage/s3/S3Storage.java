@@ -150,6 +150,12 @@ public final class S3Storage implements Storage {
   }
 
   @Override
+  public StorageInput open(String path, long length) {
+    StoragePath.check(path);
+    return new S3Input(this, path, length);
+  }
+
+  @Override
   public byte[] readAll(String path) throws IOException {
     String key = key(path);
     try {

@@ -1,8 +1,14 @@
 package io.cobble.storage.s3;
 
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
+import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.blobstore.BlobStore;
@@ -48,6 +54,23 @@ public final class S3ProxyServer implements AutoCloseable {
 
   public URI endpoint() {
     return URI.create("http://127.0.0.1:" + proxy.getPort());
+  }
+
+  /** Options that let the s3 provider reach this server with the test credentials. */
+  public Map<String, String> clientOptions() {
+    Map<String, String> options = new HashMap<>();
+    options.put("endpoint", endpoint().toString());
+    options.put("region", "us-east-1");
+    options.put("access_key_id", ACCESS_KEY);
+    options.put("secret_access_key", SECRET_KEY);
+    options.put("enable_virtual_host_style", "false");
+    return options;
+  }
+
+  /** Opens {@code s3://<location>} on this server through the s3 provider. */
+  public Storage open(String location) throws IOException {
+    return StorageProviders.open(
+        URI.create("s3://" + location), StorageOptions.of(clientOptions()));
   }
 
   BlobStore blobStore() {
