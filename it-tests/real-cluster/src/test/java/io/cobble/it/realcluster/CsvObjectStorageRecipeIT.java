@@ -1,10 +1,12 @@
 package io.cobble.it.realcluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.it.cluster.FlinkCluster;
 import io.cobble.it.cluster.FlinkDistribution;
+import io.cobble.it.cluster.SqlGatewayException;
 import io.cobble.it.cluster.SqlSession;
 import io.cobble.it.cluster.StatementResult;
 import java.io.IOException;
@@ -45,7 +47,9 @@ import software.amazon.awssdk.services.s3.S3Client;
  * {@code conf/}, which holds only Flink's own {@code s3.secret-key}) and a leak is Cobble's alone.
  *
  * <p>Classloading: flink-connector-files and flink-csv are in the cluster's {@code lib/}, so the
- * straightforward parent-first setup applies.
+ * straightforward parent-first setup applies; {@link
+ * #childFirstBundleOnAClusterWithoutTheFilesConnector()} reproduces the recipe's child-first bundle
+ * on a cluster without flink-connector-files in {@code lib/}.
  */
 class CsvObjectStorageRecipeIT {
 
@@ -132,13 +136,8 @@ class CsvObjectStorageRecipeIT {
       version = selected.get();
       FlinkDistribution dist = distribution(version);
       cluster =
-          FlinkCluster.builder(dist, workDir("recipe-flink-" + version))
+          withObjectStore(FlinkCluster.builder(dist, workDir("recipe-flink-" + version)), dist)
               .addLibJar(distJar(lineOf(version)))
-              .addPlugin("s3-fs-hadoop", dist.pluginJars("s3-fs-hadoop").get(0))
-              .config("s3.endpoint", flinkS3.uri().toString())
-              .config("s3.path.style.access", "true")
-              .config("s3.access-key", flinkS3.accessKey())
-              .config("s3.secret-key", flinkS3.secretKey())
               .build();
       cluster.start();
     }
@@ -230,26 +229,40 @@ class CsvObjectStorageRecipeIT {
     }
 
     /**
-     * Fails on the secret in any file of the cluster (conf/ included: Flink's plugin has its own
-     * key pair) or of the object store, other than in log entries, and in log entries of Cobble
-     * loggers ({@code io.cobble}); reports, without failing, entries of other loggers (Flink's own
-     * logging of table options).
+     * Fails on the secret in a file the cluster wrote ({@code conf/} included: Flink's plugin has
+     * its own key pair; {@code log/} apart) or in an object of the store, and in a log entry of a
+     * Cobble logger ({@code io.cobble}). Reports without failing what only Flink itself wrote:
+     * entries of other loggers (Flink logging table options) and its blob stores (serialized job
+     * data, which holds the table options the job was planned with).
      */
     private void assertSecretNotLeaked(String secret) throws IOException {
-      List<Path> files = new ArrayList<>(SecretScan.filesContaining(cluster.home(), secret));
-      files.removeIf(f -> f.startsWith(cluster.logDir()));
+      List<Path> files = new ArrayList<>();
+      try (Stream<Path> dirs = Files.list(cluster.home())) {
+        for (Path dir : dirs.collect(Collectors.toList())) {
+          String name = dir.getFileName().toString();
+          // lib/, opt/ and plugins/ only link the Maven artifacts the cluster was built from.
+          if (!List.of("log", "lib", "opt", "plugins").contains(name)) {
+            files.addAll(SecretScan.filesContaining(dir, secret));
+          }
+        }
+      }
+      List<Path> flinkBlobs =
+          files.stream().filter(CsvObjectStorageRecipeIT::inBlobStore).collect(Collectors.toList());
+      files.removeAll(flinkBlobs);
       files.addAll(SecretScan.filesContaining(s3.directory(), secret));
       assertEquals(List.of(), files, "files holding the Cobble table's secret key");
       List<SecretScan.Hit> entries = SecretScan.logEntriesContaining(cluster.logDir(), secret);
       List<SecretScan.Hit> cobble =
           entries.stream().filter(h -> h.fromLoggerUnder("io.cobble")).collect(Collectors.toList());
       assertEquals(List.of(), cobble, "Cobble log entries holding the table's secret key");
-      if (!entries.isEmpty()) {
+      if (!entries.isEmpty() || !flinkBlobs.isEmpty()) {
         System.out.println(
             "NOTE Flink "
                 + version
-                + ": log entries of non-Cobble loggers hold the Cobble table's secret key: "
-                + entries);
+                + ": the Cobble table's secret key is in Flink's own log entries "
+                + entries
+                + " and blob store files "
+                + flinkBlobs);
       }
     }
 
@@ -264,6 +277,83 @@ class CsvObjectStorageRecipeIT {
               "an error text holds the Cobble table's secret key (redacted here):\n"
                   + redact(text, secrets));
         }
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * The recipe's classloading on a standalone 1.19.3 cluster shaped like the recipe's image: {@code
+   * lib/} has flink-csv but not flink-connector-files, and {@code org.apache.flink.} is removed
+   * from Flink's stock parent-first patterns. Without a connector the table has no factory; with
+   * flink-connector-files as a separate user artifact the csv factory of {@code lib/} fails with
+   * the recipe's {@code NoClassDefFoundError} of {@code BulkReaderFormatFactory}; one bundle of
+   * both jars with merged service files, added as a user artifact and loaded child-first, reads the
+   * CSV file from S3.
+   */
+  @Test
+  void childFirstBundleOnAClusterWithoutTheFilesConnector() throws Exception {
+    String version = "1.19.3";
+    Assumptions.assumeTrue(minors().contains(version), version + " not selected");
+    FlinkDistribution dist = distribution(version);
+    Path filesJar = libJar(dist, "flink-connector-files-");
+    Path bundle =
+        ServicesMergingBundle.write(
+            workDir("recipe-bundle").resolve("filesystem-csv-bundle.jar"),
+            List.of(filesJar, libJar(dist, "flink-csv-")));
+    try (java.util.jar.JarFile jar = new java.util.jar.JarFile(bundle.toFile())) {
+      String factories = "META-INF/services/org.apache.flink.table.factories.Factory";
+      assertTrue(
+          ServicesMergingBundle.lines(jar, jar.getJarEntry(factories))
+              .containsAll(
+                  List.of(
+                      "org.apache.flink.connector.file.table.FileSystemTableFactory",
+                      "org.apache.flink.formats.csv.CsvFileFormatFactory",
+                      "org.apache.flink.formats.csv.CsvFormatFactory")),
+          "merged " + factories);
+    }
+    List<String> stock = dist.defaultParentFirstPatterns();
+    assertTrue(stock.contains("org.apache.flink."), "stock patterns: " + stock);
+    String childFirst =
+        stock.stream().filter(p -> !p.equals("org.apache.flink.")).collect(Collectors.joining(";"));
+    try (FlinkCluster cluster =
+        withObjectStore(
+                FlinkCluster.builder(dist, workDir("recipe-flink-" + version + "-child-first")),
+                dist)
+            .withoutLibJars("flink-connector-files-")
+            .config("classloader.resolve-order", "child-first")
+            .config("classloader.parent-first-patterns.default", childFirst)
+            .build()) {
+      cluster.start();
+      try {
+        try (SqlSession sql = cluster.openSqlSession(Map.of("execution.runtime-mode", "batch"))) {
+          sql.execute(PRODUCTS_DDL);
+          SqlGatewayException noConnector =
+              assertThrows(SqlGatewayException.class, () -> sql.execute("SELECT * FROM products"));
+          assertTrue(
+              noConnector.getMessage().contains("'filesystem'"),
+              "without the bundle:\n" + noConnector.getMessage());
+        }
+        try (SqlSession sql = cluster.openSqlSession(Map.of("execution.runtime-mode", "batch"))) {
+          sql.execute("ADD JAR '" + filesJar + "'");
+          sql.execute(PRODUCTS_DDL);
+          SqlGatewayException separate =
+              assertThrows(SqlGatewayException.class, () -> sql.execute("SELECT * FROM products"));
+          assertTrue(
+              separate
+                  .getMessage()
+                  .contains(
+                      "NoClassDefFoundError: org/apache/flink/connector/file/table/factories/"
+                          + "BulkReaderFormatFactory"),
+              "separate jars:\n" + separate.getMessage());
+        }
+        try (SqlSession sql = cluster.openSqlSession(Map.of("execution.runtime-mode", "batch"))) {
+          sql.execute("ADD JAR '" + bundle + "'");
+          sql.execute(PRODUCTS_DDL);
+          assertEquals(PRODUCTS, sorted(sql.execute("SELECT * FROM products").rows()));
+        }
+      } catch (Exception | AssertionError e) {
+        System.err.println(cluster.logTails(80));
         throw e;
       }
     }
@@ -328,6 +418,24 @@ class CsvObjectStorageRecipeIT {
         Paths.get(System.getProperty("cobble.it.clusterLibs", "../cluster-libs")), version);
   }
 
+  /** Flink's S3 plugin in {@code plugins/s3-fs-hadoop/}, configured for the Flink endpoint. */
+  static FlinkCluster.Builder withObjectStore(
+      FlinkCluster.Builder builder, FlinkDistribution dist) {
+    return builder
+        .addPlugin("s3-fs-hadoop", dist.pluginJars("s3-fs-hadoop").get(0))
+        .config("s3.endpoint", flinkS3.uri().toString())
+        .config("s3.path.style.access", "true")
+        .config("s3.access-key", flinkS3.accessKey())
+        .config("s3.secret-key", flinkS3.secretKey());
+  }
+
+  static Path libJar(FlinkDistribution dist, String prefix) {
+    return dist.libJars().stream()
+        .filter(p -> p.getFileName().toString().startsWith(prefix))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + prefix + "*.jar in " + dist.libDir()));
+  }
+
   static Path workDir(String name) {
     return Paths.get(System.getProperty("cobble.it.workDir", "target/clusters")).resolve(name);
   }
@@ -372,6 +480,16 @@ class CsvObjectStorageRecipeIT {
     StringWriter text = new StringWriter();
     e.printStackTrace(new PrintWriter(text));
     return text.toString();
+  }
+
+  /** Whether {@code file} lies in a Flink blob server or blob cache directory. */
+  static boolean inBlobStore(Path file) {
+    for (Path part : file) {
+      if (part.toString().startsWith("blobStore-")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   static boolean hasFiles(Path dir) throws IOException {
