@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -76,6 +77,8 @@ public final class FlinkCluster implements AutoCloseable {
   private final FlinkDistribution distribution;
   private final Path home;
   private final List<Path> extraLibJars;
+  private final Predicate<Path> keepDistLibJar;
+  private final Map<String, List<Path>> plugins;
   private final Map<String, String> extraConfig;
   private final boolean sqlGateway;
   private final Duration startTimeout;
@@ -98,6 +101,8 @@ public final class FlinkCluster implements AutoCloseable {
     this.distribution = builder.distribution;
     this.home = builder.workDir.toAbsolutePath().normalize();
     this.extraLibJars = new ArrayList<>(builder.libJars);
+    this.keepDistLibJar = builder.keepDistLibJar;
+    this.plugins = new LinkedHashMap<>(builder.plugins);
     this.extraConfig = new LinkedHashMap<>(builder.config);
     this.sqlGateway = builder.sqlGateway;
     this.startTimeout = builder.startTimeout;
@@ -113,6 +118,8 @@ public final class FlinkCluster implements AutoCloseable {
     private final FlinkDistribution distribution;
     private final Path workDir;
     private final List<Path> libJars = new ArrayList<>();
+    private Predicate<Path> keepDistLibJar = jar -> true;
+    private final Map<String, List<Path>> plugins = new LinkedHashMap<>();
     private final Map<String, String> config = new LinkedHashMap<>();
     private boolean sqlGateway = true;
     private Duration startTimeout = Duration.ofSeconds(120);
@@ -133,6 +140,31 @@ public final class FlinkCluster implements AutoCloseable {
         throw new IllegalArgumentException("no such jar: " + jar);
       }
       libJars.add(jar.toAbsolutePath().normalize());
+      return this;
+    }
+
+    /**
+     * Leaves the distribution's {@code lib/} jars whose file name starts with {@code prefix} out of
+     * this cluster, e.g. to model an image that lacks a connector the distribution has.
+     */
+    public Builder withoutLibJars(String prefix) {
+      keepDistLibJar = keepDistLibJar.and(jar -> !jar.getFileName().toString().startsWith(prefix));
+      return this;
+    }
+
+    /**
+     * A jar for {@code plugins/<name>/}, where Flink loads it in its own plugin class loader (file
+     * systems, metric reporters), e.g. {@code addPlugin("s3-fs-hadoop",
+     * dist.pluginJars("s3-fs-hadoop").get(0))}.
+     */
+    public Builder addPlugin(String name, Path jar) {
+      if (name.isEmpty() || name.contains("/") || name.contains("..")) {
+        throw new IllegalArgumentException("plugin name must be one directory name: " + name);
+      }
+      if (!Files.isRegularFile(jar)) {
+        throw new IllegalArgumentException("no such jar: " + jar);
+      }
+      plugins.computeIfAbsent(name, n -> new ArrayList<>()).add(jar.toAbsolutePath().normalize());
       return this;
     }
 
@@ -349,6 +381,10 @@ public final class FlinkCluster implements AutoCloseable {
     return home.resolve("log");
   }
 
+  public Path pluginsDir() {
+    return home.resolve("plugins");
+  }
+
   public String restUrl() {
     return "http://" + LOOPBACK + ":" + restPort;
   }
@@ -502,13 +538,21 @@ public final class FlinkCluster implements AutoCloseable {
       Files.createDirectories(home.resolve(dir));
     }
     for (Path jar : distribution.libJars()) {
-      link(jar, libDir());
+      if (keepDistLibJar.test(jar)) {
+        link(jar, libDir());
+      }
     }
     for (Path jar : extraLibJars) {
       link(jar, libDir());
     }
     for (Path jar : distribution.optJars()) {
       link(jar, home.resolve("opt"));
+    }
+    for (Map.Entry<String, List<Path>> plugin : plugins.entrySet()) {
+      Path dir = Files.createDirectories(pluginsDir().resolve(plugin.getKey()));
+      for (Path jar : plugin.getValue()) {
+        link(jar, dir);
+      }
     }
   }
 
@@ -604,7 +648,7 @@ public final class FlinkCluster implements AutoCloseable {
     env.put("FLINK_CONF_DIR", confDir().toString());
     env.put("FLINK_LIB_DIR", libDir().toString());
     env.put("FLINK_OPT_DIR", home.resolve("opt").toString());
-    env.put("FLINK_PLUGINS_DIR", home.resolve("plugins").toString());
+    env.put("FLINK_PLUGINS_DIR", pluginsDir().toString());
     env.put("FLINK_LOG_DIR", logDir().toString());
     return env;
   }

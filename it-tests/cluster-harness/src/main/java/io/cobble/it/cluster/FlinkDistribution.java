@@ -94,6 +94,34 @@ public final class FlinkDistribution {
     return jars(libDir());
   }
 
+  /**
+   * Plugins assembled beside {@code lib/} but not enabled ({@code flink-dist} ships them in {@code
+   * opt/}); a cluster loads one only when a test adds it with {@link
+   * FlinkCluster.Builder#addPlugin}.
+   */
+  public Path pluginsDir() {
+    return home.resolve("plugins");
+  }
+
+  /** The jars of the assembled plugin {@code name}, e.g. {@code s3-fs-hadoop}. */
+  public List<Path> pluginJars(String name) {
+    Path dir = pluginsDir().resolve(name);
+    List<Path> jars = Files.isDirectory(dir) ? jars(dir) : List.of();
+    if (jars.isEmpty()) {
+      throw new IllegalArgumentException(
+          "No plugin '"
+              + name
+              + "' for Flink "
+              + version
+              + " at "
+              + dir
+              + "; build it-tests/cluster-libs/flink-"
+              + version
+              + " first (mvn package).");
+    }
+    return jars;
+  }
+
   /** The SQL Gateway jar(s); empty when this minor has no gateway on Maven Central. */
   public List<Path> optJars() {
     return Files.isDirectory(optDir()) ? jars(optDir()) : List.of();

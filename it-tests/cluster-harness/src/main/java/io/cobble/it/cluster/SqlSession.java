@@ -117,7 +117,8 @@ public final class SqlSession implements AutoCloseable {
       closeOperation(operation);
       return new StatementResult(statement, resultKind, columns, rows, kinds, jobId);
     } catch (IOException e) {
-      throw new UncheckedIOException("SQL Gateway call failed for: " + statement, e);
+      throw new UncheckedIOException(
+          "SQL Gateway call failed for: " + SecretMasking.maskOptions(statement), e);
     }
   }
 
