@@ -122,9 +122,9 @@ class RealClusterIT {
   }
 
   /**
-   * Inserts the generated rows into a Cobble sink table and checks what lands on disk: the inspect
-   * schema and one shard per writer. The MiniCluster ITs open the shards and check every row; this
-   * module has no Cobble classes on its class path.
+   * Inserts the generated rows into a Cobble sink table and checks what the end of input commits:
+   * the inspect schema, a global snapshot named by {@code global/CURRENT}, and one shard snapshot
+   * directory per writer. {@link #assertSourceReadsBack} checks the rows themselves.
    */
   static void assertSinkWrites(
       FlinkCluster cluster, SqlSession sql, String table, Path dir, int writers) throws Exception {
@@ -132,11 +132,9 @@ class RealClusterIT {
     String job = insert.jobId().orElseThrow(() -> new AssertionError(insert.toString()));
     assertEquals("FINISHED", cluster.waitForJob(job, JOB_TIMEOUT));
     assertTrue(Files.isRegularFile(dir.resolve("schema").resolve("table-schema")), dir.toString());
-    for (int shard = 0; shard < writers; shard++) {
-      Path shardDir = dir.resolve("shard-" + shard);
-      try (java.util.stream.Stream<Path> files = Files.list(shardDir)) {
-        assertTrue(files.findAny().isPresent(), shardDir + " is empty");
-      }
+    assertTrue(Files.isRegularFile(dir.resolve("global").resolve("CURRENT")), dir + ": no commit");
+    try (java.util.stream.Stream<Path> shards = Files.list(dir.resolve("shards"))) {
+      assertEquals(writers, shards.count(), dir + ": one shard per writer");
     }
   }
 
