@@ -1,0 +1,51 @@
+package io.cobble.benchmarks.flinksql;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** The measured runs of one engine on one shape, or why it could not run. */
+final class ShapeResult {
+
+  private final List<Double> rowsPerSecond = new ArrayList<>();
+  private String unavailable;
+
+  void add(long rows, long millis) {
+    rowsPerSecond.add(rows * 1000.0 / Math.max(1, millis));
+  }
+
+  void markUnavailable(String reason) {
+    unavailable = reason;
+  }
+
+  boolean isAvailable() {
+    return unavailable == null;
+  }
+
+  String unavailableReason() {
+    return unavailable;
+  }
+
+  boolean hasSamples() {
+    return !rowsPerSecond.isEmpty();
+  }
+
+  double median() {
+    List<Double> sorted = new ArrayList<>(rowsPerSecond);
+    Collections.sort(sorted);
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
+
+  double min() {
+    return Collections.min(rowsPerSecond);
+  }
+
+  double max() {
+    return Collections.max(rowsPerSecond);
+  }
+
+  int runs() {
+    return rowsPerSecond.size();
+  }
+}
