@@ -56,6 +56,11 @@ public final class FlinkSqlBenchmark {
       System.exit(2);
       return;
     }
+    Report.print(settings, run(settings));
+  }
+
+  /** Runs every shape of {@code settings} for every engine; its data is deleted at the end. */
+  static Map<Shape, Map<TableEngine, ShapeResult>> run(BenchSettings settings) throws IOException {
     Path runDir = settings.dir.resolve("run-" + System.currentTimeMillis());
     Files.createDirectories(runDir);
     printHeader(settings, runDir);
@@ -65,7 +70,7 @@ public final class FlinkSqlBenchmark {
     } finally {
       TableEngine.deleteRecursively(runDir);
     }
-    Report.print(settings, benchmark.results);
+    return benchmark.results;
   }
 
   private static void printHeader(BenchSettings settings, Path runDir) {
