@@ -12,8 +12,9 @@ final class Report {
     FlinkSqlBenchmark.log(
         "Median rows/s over " + settings.iterations + " measured runs (min-max):");
     FlinkSqlBenchmark.log("");
-    FlinkSqlBenchmark.log("| Shape | Cobble | Paimon | Cobble / Paimon |");
-    FlinkSqlBenchmark.log("|---|---|---|---|");
+    FlinkSqlBenchmark.log(
+        "| Shape | Cobble | Paimon | Cobble / Paimon (medians) | Cobble / Paimon (paired runs) |");
+    FlinkSqlBenchmark.log("|---|---|---|---|---|");
     for (Map.Entry<Shape, Map<TableEngine, ShapeResult>> entry : results.entrySet()) {
       ShapeResult cobble = entry.getValue().get(TableEngine.COBBLE);
       ShapeResult paimon = entry.getValue().get(TableEngine.PAIMON);
@@ -26,6 +27,8 @@ final class Report {
               + cell(paimon)
               + " | "
               + ratio(cobble, paimon)
+              + " | "
+              + pairedRatio(cobble, paimon)
               + " |");
     }
     for (Map.Entry<Shape, Map<TableEngine, ShapeResult>> entry : results.entrySet()) {
@@ -67,6 +70,13 @@ final class Report {
       return "-";
     }
     return String.format(Locale.ROOT, "**%.2f×**", cobble.median() / paimon.median());
+  }
+
+  private static String pairedRatio(ShapeResult cobble, ShapeResult paimon) {
+    if (!measured(cobble) || !measured(paimon)) {
+      return "-";
+    }
+    return String.format(Locale.ROOT, "%.2f×", cobble.medianPairedRatio(paimon));
   }
 
   private static boolean measured(ShapeResult result) {

@@ -48,4 +48,18 @@ final class ShapeResult {
   int runs() {
     return rowsPerSecond.size();
   }
+
+  /**
+   * The median over measured runs of this result's rows/s divided by {@code other}'s in the same
+   * run. The two engines' runs of one iteration run back to back, so a paired ratio is less
+   * sensitive than a ratio of medians to load that drifts during the benchmark.
+   */
+  double medianPairedRatio(ShapeResult other) {
+    ShapeResult ratios = new ShapeResult();
+    int runs = Math.min(runs(), other.runs());
+    for (int run = 0; run < runs; run++) {
+      ratios.rowsPerSecond.add(rowsPerSecond.get(run) / other.rowsPerSecond.get(run));
+    }
+    return ratios.median();
+  }
 }
