@@ -1,0 +1,65 @@
+package io.cobble.benchmarks.flinksql;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** The measured runs of one engine on one shape, or why it could not run. */
+final class ShapeResult {
+
+  private final List<Double> rowsPerSecond = new ArrayList<>();
+  private String unavailable;
+
+  void add(long rows, long millis) {
+    rowsPerSecond.add(rows * 1000.0 / Math.max(1, millis));
+  }
+
+  void markUnavailable(String reason) {
+    unavailable = reason;
+  }
+
+  boolean isAvailable() {
+    return unavailable == null;
+  }
+
+  String unavailableReason() {
+    return unavailable;
+  }
+
+  boolean hasSamples() {
+    return !rowsPerSecond.isEmpty();
+  }
+
+  double median() {
+    List<Double> sorted = new ArrayList<>(rowsPerSecond);
+    Collections.sort(sorted);
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
+
+  double min() {
+    return Collections.min(rowsPerSecond);
+  }
+
+  double max() {
+    return Collections.max(rowsPerSecond);
+  }
+
+  int runs() {
+    return rowsPerSecond.size();
+  }
+
+  /**
+   * The median over measured runs of this result's rows/s divided by {@code other}'s in the same
+   * run. The two engines' runs of one iteration run back to back, so a paired ratio is less
+   * sensitive than a ratio of medians to load that drifts during the benchmark.
+   */
+  double medianPairedRatio(ShapeResult other) {
+    ShapeResult ratios = new ShapeResult();
+    int runs = Math.min(runs(), other.runs());
+    for (int run = 0; run < runs; run++) {
+      ratios.rowsPerSecond.add(rowsPerSecond.get(run) / other.rowsPerSecond.get(run));
+    }
+    return ratios.median();
+  }
+}

@@ -1,0 +1,132 @@
+package io.cobble.benchmarks.flinksql;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.flink.table.api.TableEnvironment;
+
+/**
+ * The two table engines under test. Each declares the same columns, primary key, bucket count and
+ * sink parallelism; everything else stays at the engine's defaults, because that is what a user
+ * gets.
+ */
+enum TableEngine {
+  COBBLE("Cobble") {
+    @Override
+    void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
+      tEnv.executeSql(
+          "CREATE TEMPORARY TABLE "
+              + table
+              + " ("
+              + JobShapes.COLUMNS
+              + ") WITH ('connector' = 'cobble', 'path' = '"
+              + dataDir(runDir, table).toUri()
+              + "', 'bucket' = '"
+              + settings.buckets
+              + "', 'sink.parallelism' = '"
+              + settings.parallelism
+              + "', 'source.kind' = 'sink', 'source.block-cache-memory' = '"
+              + LOOKUP_CACHE_MEMORY
+              + "')");
+    }
+
+    @Override
+    String reference(String table) {
+      return table;
+    }
+
+    @Override
+    Path dataDir(Path runDir, String table) {
+      return runDir.resolve("cobble").resolve(table);
+    }
+  },
+
+  PAIMON("Paimon") {
+    @Override
+    void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
+      tEnv.executeSql(
+          "CREATE CATALOG paimon WITH ('type' = 'paimon', 'warehouse' = '"
+              + runDir.resolve("paimon").toUri()
+              + "')");
+      tEnv.executeSql("CREATE DATABASE IF NOT EXISTS paimon.bench");
+      tEnv.executeSql(
+          "CREATE TABLE IF NOT EXISTS "
+              + reference(table)
+              + " ("
+              + JobShapes.COLUMNS
+              + ") WITH ('bucket' = '"
+              + settings.buckets
+              + "', 'sink.parallelism' = '"
+              + settings.parallelism
+              + "')");
+    }
+
+    @Override
+    String reference(String table) {
+      return "paimon.bench." + table;
+    }
+
+    @Override
+    Path dataDir(Path runDir, String table) {
+      return runDir.resolve("paimon").resolve("bench.db").resolve(table);
+    }
+  };
+
+  /**
+   * Cobble's lookup block cache, set to Paimon's default lookup memory cache
+   * (lookup.cache-max-memory-size) so both lookups get the same memory.
+   */
+  static final String LOOKUP_CACHE_MEMORY = "256mb";
+
+  final String label;
+
+  TableEngine(String label) {
+    this.label = label;
+  }
+
+  /** Makes {@code table} usable in this table environment, creating it if it does not exist. */
+  abstract void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings);
+
+  /** How SQL names the table after {@link #declare}. */
+  abstract String reference(String table);
+
+  /**
+   * Where the table's files are; deleting it drops the table (Paimon's filesystem catalog keeps
+   * nothing elsewhere), so that runs do not fill the disk.
+   */
+  abstract Path dataDir(Path runDir, String table);
+
+  static List<TableEngine> parseList(String text) {
+    List<TableEngine> engines = new ArrayList<>();
+    for (String name : text.split(",")) {
+      String trimmed = name.trim();
+      if (trimmed.equals("cobble")) {
+        engines.add(COBBLE);
+      } else if (trimmed.equals("paimon")) {
+        engines.add(PAIMON);
+      } else {
+        throw new IllegalArgumentException(
+            "Unknown engine '" + trimmed + "' in --engines; use cobble and/or paimon.");
+      }
+    }
+    return engines;
+  }
+
+  static void deleteRecursively(Path root) {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path path : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+        Files.delete(path);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot delete benchmark data under " + root, e);
+    }
+  }
+}
