@@ -1,33 +1,17 @@
 package io.cobble.examples;
 
-import io.cobble.Config;
-import io.cobble.Row;
-import io.cobble.ScanCursor;
-import io.cobble.ScanOptions;
-import io.cobble.flink.table.codec.RowCodec;
-import io.cobble.flink.table.layout.TableLayout;
-import io.cobble.flink.table.layout.TableSchemaFile;
-import io.cobble.reader.Reader;
-import io.cobble.storage.Storage;
-import io.cobble.storage.StorageOptions;
-import io.cobble.storage.StorageProviders;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.stream.Stream;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
-import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.types.logical.LogicalType;
-import org.apache.flink.table.types.logical.RowType;
 
 /**
- * The embedded quickstart: generated rows upserted into a Cobble table by the Cobble SQL sink on a
- * local MiniCluster, then read back from the table's files. Reading through SQL (batch scans and
- * lookup joins) arrives with the Cobble source.
+ * The embedded quickstart, all in Flink SQL on a local MiniCluster: generated upserts written into
+ * a Cobble table by the Cobble sink, the committed table read back with a batch scan, then used as
+ * the dimension of a lookup join. Prints the results and where the table's files are.
  */
 public final class Quickstart {
 
@@ -57,53 +41,61 @@ public final class Quickstart {
             + "', 'sink.parallelism' = '"
             + WRITERS
             + "')");
-    System.out.println("Writing 100000 generated upserts over 10000 ids into " + table.toUri());
+
+    System.out.println("1. Sink: 100000 generated upserts over ids 1..10000 into " + table.toUri());
     long start = System.nanoTime();
     sql.executeSql("INSERT INTO user_scores SELECT id, name, score FROM scores_feed").await();
-    System.out.printf("Sink job finished in %d ms%n", (System.nanoTime() - start) / 1_000_000);
+    System.out.printf("   committed in %d ms%n", (System.nanoTime() - start) / 1_000_000);
 
-    List<RowData> rows = readBack(table);
-    System.out.println("Rows in the table (one per id): " + rows.size());
-    rows.stream().limit(5).forEach(row -> System.out.println("  " + row));
-    try (Stream<Path> files = Files.walk(table)) {
-      files.filter(Files::isRegularFile).forEach(f -> System.out.println("  file " + f));
-    }
-    System.out.println(
-        "Batch reads and lookup joins through SQL arrive with the Cobble source; the table above"
-            + " is what they will read.");
+    System.out.println("2. Batch read of the committed table (one row per id):");
+    sql.executeSql(
+            "SELECT COUNT(*) AS user_rows, MIN(id) AS min_id, MAX(id) AS max_id,"
+                + " MAX(score) AS best_score FROM user_scores")
+        .print();
+
+    System.out.println("3. Lookup join: orders enriched from the table (ids above 10000 miss):");
+    sql.executeSql(
+        "CREATE TABLE orders (order_id BIGINT, user_id BIGINT, amount INT, pt AS PROCTIME())"
+            + " WITH ('connector' = 'datagen', 'number-of-rows' = '10',"
+            + " 'fields.order_id.kind' = 'sequence', 'fields.order_id.start' = '1',"
+            + " 'fields.order_id.end' = '10', 'fields.user_id.min' = '9000',"
+            + " 'fields.user_id.max' = '11000', 'fields.amount.min' = '1',"
+            + " 'fields.amount.max' = '500')");
+    sql.executeSql(
+            "SELECT o.order_id, o.user_id, o.amount, u.name, u.score FROM orders AS o"
+                + " LEFT JOIN user_scores FOR SYSTEM_TIME AS OF o.pt AS u ON o.user_id = u.id")
+        .print();
+
+    System.out.println("4. The table's files under " + table + ":");
+    printLayout(table);
   }
 
-  /**
-   * Reads the table's current global snapshot (what the last completed checkpoint or the end of
-   * input committed) with the engine's reader and decodes its rows with the table's schema.
-   */
-  private static List<RowData> readBack(Path table) throws IOException {
-    List<RowData> rows = new ArrayList<>();
-    try (Storage storage = StorageProviders.open(table.toUri(), StorageOptions.empty())) {
-      TableSchemaFile schema =
-          TableSchemaFile.read(storage)
-              .orElseThrow(() -> new IllegalStateException("no table schema under " + table));
-      RowType rowType =
-          RowType.of(
-              schema.columnTypes().toArray(new LogicalType[0]),
-              schema.columnNames().toArray(new String[0]));
-      int[] keyPositions =
-          schema.primaryKey().stream().mapToInt(schema.columnNames()::indexOf).toArray();
-      RowCodec codec = new RowCodec(rowType, keyPositions);
-      Config config = Config.builder().set("total-buckets", schema.bucketCount()).build();
-      try (Reader reader = Reader.open(storage, config)) {
-        for (int bucket = 0; bucket < schema.bucketCount(); bucket++) {
-          try (ScanCursor cursor =
-              reader.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
-            while (cursor.hasNext()) {
-              Row stored = cursor.next();
-              rows.add(codec.decode(stored.key(), stored.columns()));
-            }
-          }
+  /** One line per top-level directory of the table: what it holds and how many files. */
+  private static void printLayout(Path table) throws IOException {
+    try (Stream<Path> dirs = Files.list(table)) {
+      for (Path dir : (Iterable<Path>) dirs.sorted()::iterator) {
+        long files;
+        try (Stream<Path> walk = Files.walk(dir)) {
+          files = walk.filter(Files::isRegularFile).count();
         }
+        System.out.printf("   %-8s %4d files  %s%n", dir.getFileName(), files, describe(dir));
       }
     }
-    return rows;
+  }
+
+  private static String describe(Path dir) {
+    switch (dir.getFileName().toString()) {
+      case "schema":
+        return "column names and types, read by the source";
+      case "global":
+        return "committed global snapshots; CURRENT names the newest";
+      case "shards":
+        return "one snapshot manifest per writer shard";
+      case "data":
+        return "SST and value-log files the snapshots reference";
+      default:
+        return "";
+    }
   }
 
   private static void deleteRecursively(Path dir) throws IOException {

@@ -104,6 +104,7 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
     pinned = new TreeSet<>();
     lastSnapshot = 0;
     Optional<Long> resumed = start.resumedSnapshot();
+    releaseStalePins(resumed);
     if (resumed.isPresent()) {
       snapshots.pin(resumed.get());
       pinned.add(resumed.get());
@@ -180,6 +181,18 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
         new StreamRecord<>(new ShardCommit(checkpointId, shardId.toString(), lastSnapshot)));
   }
 
+  /**
+   * Pins are stored on the volume, so those of an earlier attempt or job outlive it; the restored
+   * snapshot is pinned again below, and no other snapshot of this shard needs the protection.
+   */
+  private void releaseStalePins(Optional<Long> resumed) {
+    for (long id : snapshots.pinned()) {
+      if (!resumed.isPresent() || resumed.get() != id) {
+        snapshots.unpin(id);
+      }
+    }
+  }
+
   /** Releases the pins of snapshots the current global snapshot covers (or supersedes). */
   private void unpinCommitted() {
     SnapshotStore store = snapshots.store();
@@ -246,6 +259,9 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
     } finally {
       if (writer != null) {
         writer.detach();
+      }
+      if (snapshots != null) {
+        unpinCommitted();
       }
       try (AutoCloseable closeStorage = storage;
           AutoCloseable closeDb = db;
