@@ -27,8 +27,13 @@ public final class BlockCache {
   }
 
   private Shard shard(long key) {
+    return shards[shardIndex(key)];
+  }
+
+  /** The shard a key lives in; each shard has 1/16 of the capacity and its own LRU order. */
+  int shardIndex(long key) {
     long h = key * 0x9E3779B97F4A7C15L;
-    return shards[(int) (h >>> 60) & (SHARDS - 1)];
+    return (int) (h >>> 60) & (SHARDS - 1);
   }
 
   public byte[] get(long key) {
@@ -68,11 +73,18 @@ public final class BlockCache {
     return u;
   }
 
+  /**
+   * Entries live in parallel arrays: key, block, charge (the block's length, kept so eviction never
+   * touches the cold block it drops), LRU links and the entry's slot in the open-addressing index
+   * (kept so removal needs no probe for the victim, or for the entry moved into its place).
+   */
   private static final class Shard {
     private final long capacity;
     private long usage;
     private long[] keys = new long[16];
     private byte[][] values = new byte[16][];
+    private int[] charges = new int[16];
+    private int[] slots = new int[16];
     private int[] prev = new int[16];
     private int[] next = new int[16];
     private int[] index = new int[32];
@@ -90,26 +102,30 @@ public final class BlockCache {
       return (int) (h ^ (h >>> 32));
     }
 
-    private int find(long key) {
+    /** The index slot holding {@code key}, or the empty slot where it would go (then -1 - slot). */
+    private int probe(long key) {
       int mask = index.length - 1;
       for (int i = hash(key) & mask; ; i = (i + 1) & mask) {
         int e = index[i];
         if (e < 0) {
-          return -1;
+          return -1 - i;
         }
         if (keys[e] == key) {
-          return e;
+          return i;
         }
       }
     }
 
     synchronized byte[] get(long key) {
-      int e = find(key);
-      if (e < 0) {
+      int i = probe(key);
+      if (i < 0) {
         return null;
       }
-      unlink(e);
-      pushFront(e);
+      int e = index[i];
+      if (e != head) {
+        unlink(e);
+        pushFront(e);
+      }
       return values[e];
     }
 
@@ -117,22 +133,27 @@ public final class BlockCache {
       if (value.length > capacity) {
         return;
       }
-      int e = find(key);
-      if (e >= 0) {
-        usage += value.length - values[e].length;
+      int i = probe(key);
+      if (i >= 0) {
+        int e = index[i];
+        usage += value.length - charges[e];
         values[e] = value;
+        charges[e] = value.length;
         unlink(e);
         pushFront(e);
       } else {
         if (size == keys.length) {
           grow();
+          i = probe(key);
         }
-        e = size++;
+        int e = size++;
         keys[e] = key;
         values[e] = value;
+        charges[e] = value.length;
         usage += value.length;
         pushFront(e);
-        insertIndex(e);
+        index[-1 - i] = e;
+        slots[e] = -1 - i;
       }
       while (usage > capacity && tail >= 0) {
         remove(tail);
@@ -143,35 +164,17 @@ public final class BlockCache {
       int n = keys.length * 2;
       keys = Arrays.copyOf(keys, n);
       values = Arrays.copyOf(values, n);
+      charges = Arrays.copyOf(charges, n);
+      slots = Arrays.copyOf(slots, n);
       prev = Arrays.copyOf(prev, n);
       next = Arrays.copyOf(next, n);
-      rebuildIndex(n * 2);
-    }
-
-    private void rebuildIndex(int slots) {
-      index = new int[slots];
+      index = new int[n * 2];
       Arrays.fill(index, -1);
       for (int e = 0; e < size; e++) {
-        insertIndex(e);
+        int s = -1 - probe(keys[e]);
+        index[s] = e;
+        slots[e] = s;
       }
-    }
-
-    private void insertIndex(int e) {
-      int mask = index.length - 1;
-      int i = hash(keys[e]) & mask;
-      while (index[i] >= 0) {
-        i = (i + 1) & mask;
-      }
-      index[i] = e;
-    }
-
-    private int slotOf(long key) {
-      int mask = index.length - 1;
-      int i = hash(key) & mask;
-      while (keys[index[i]] != key) {
-        i = (i + 1) & mask;
-      }
-      return i;
     }
 
     /** Backward-shift deletion keeps probe chains intact without tombstones. */
@@ -180,33 +183,37 @@ public final class BlockCache {
       int j = i;
       while (true) {
         j = (j + 1) & mask;
-        if (index[j] < 0) {
+        int e = index[j];
+        if (e < 0) {
           break;
         }
-        int k = hash(keys[index[j]]) & mask;
+        int k = hash(keys[e]) & mask;
         boolean stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
         if (!stays) {
-          index[i] = index[j];
+          index[i] = e;
+          slots[e] = i;
           i = j;
         }
       }
       index[i] = -1;
     }
 
-    /** Removes entry e, moving the last entry into its slot to keep arrays dense. */
+    /** Removes entry e, moving the last entry into its place to keep the arrays dense. */
     private void remove(int e) {
-      usage -= values[e].length;
+      usage -= charges[e];
       unlink(e);
-      deleteSlot(slotOf(keys[e]));
+      deleteSlot(slots[e]);
       int last = size - 1;
       if (e != last) {
-        index[slotOf(keys[last])] = e;
+        index[slots[last]] = e;
         boolean wasHead = head == last;
         boolean wasTail = tail == last;
         int p = prev[last];
         int n = next[last];
         keys[e] = keys[last];
         values[e] = values[last];
+        charges[e] = charges[last];
+        slots[e] = slots[last];
         prev[e] = p;
         next[e] = n;
         if (p >= 0) {
