@@ -27,10 +27,24 @@ public final class Table implements AutoCloseable {
   private final Footer footer;
   private final TableProperties properties;
   private final boolean bloom;
-  private final Block pinnedTop;
-  private final byte[][] pinnedIndex;
-  private final byte[][] pinnedFilter;
+  private final boolean pinTop;
+  private final boolean pinPartitions;
+  // Decoded metadata kept outside the block cache; null until loaded (lazy) or when none is kept.
+  private volatile Pinned pinned;
   private final DirectIo.Reader direct;
+
+  /** The top-level index and, when pinned, every index and filter partition. */
+  private static final class Pinned {
+    final Block top;
+    final byte[][] index;
+    final byte[][] filter;
+
+    Pinned(Block top, byte[][] index, byte[][] filter) {
+      this.top = top;
+      this.index = index;
+      this.filter = filter;
+    }
+  }
 
   private Table(
       Path path,
@@ -38,10 +52,13 @@ public final class Table implements AutoCloseable {
       BlockCache cache,
       boolean pinTop,
       boolean pinPartitions,
+      boolean lazy,
       DirectIo directIo) {
     this.path = path;
     this.fileNumber = fileNumber;
     this.cache = cache;
+    this.pinTop = pinTop;
+    this.pinPartitions = pinPartitions;
     this.direct = directIo == null ? null : directIo.open(path);
     try {
       this.channel = FileChannel.open(path, StandardOpenOption.READ);
@@ -63,27 +80,8 @@ public final class Table implements AutoCloseable {
       bloom = (footer.flags() & Footer.FLAG_BLOOM) != 0;
       byte[] pb = readBlock(footer.properties(), "properties", false);
       properties = decodeProperties(pb);
-      Block top = new Block(readBlock(footer.topIndex(), "top-level index", false));
-      int parts = countEntries(top);
-      boolean single = parts == 1;
-      pinnedTop = pinTop ? top : null;
-      if (pinTop && (pinPartitions || single)) {
-        pinnedIndex = new byte[parts][];
-        pinnedFilter = bloom ? new byte[parts][] : null;
-        BlockIterator it = top.iterator();
-        int i = 0;
-        for (it.seekToFirst(); it.valid(); it.next()) {
-          ByteReader r = new ByteReader(it.value());
-          r.readVarInt();
-          pinnedIndex[i] = readBlock(BlockHandle.decode(r), "index partition", false);
-          if (bloom) {
-            pinnedFilter[i] = readBlock(BlockHandle.decode(r), "filter partition", false);
-          }
-          i++;
-        }
-      } else {
-        pinnedIndex = null;
-        pinnedFilter = null;
+      if (pinTop && !lazy) {
+        pinned = loadPinned();
       }
     } catch (RuntimeException e) {
       closeQuietly();
@@ -95,8 +93,10 @@ public final class Table implements AutoCloseable {
   }
 
   /**
-   * Opens a table; {@code pinTop}/{@code pinPartitions} follow sst.pinned-metadata.*. With a {@link
-   * DirectIo} (null = off) block reads bypass the page cache where the file system allows.
+   * Opens a table; {@code pinTop}/{@code pinPartitions} follow sst.pinned-metadata.*, and {@code
+   * lazy} (sst.read-metadata-cache.mode) defers decoding that metadata to the first point read.
+   * With a {@link DirectIo} (null = off) block reads bypass the page cache where the file system
+   * allows.
    */
   public static Table open(
       Path path,
@@ -104,8 +104,54 @@ public final class Table implements AutoCloseable {
       BlockCache cache,
       boolean pinTop,
       boolean pinPartitions,
+      boolean lazy,
       DirectIo directIo) {
-    return new Table(path, fileNumber, cache, pinTop, pinPartitions, directIo);
+    return new Table(path, fileNumber, cache, pinTop, pinPartitions, lazy, directIo);
+  }
+
+  /** Reads and decodes the metadata this table keeps outside the block cache. */
+  private Pinned loadPinned() {
+    Block top = new Block(readBlock(footer.topIndex(), "top-level index", false));
+    int parts = countEntries(top);
+    if (!pinPartitions && parts != 1) {
+      return new Pinned(top, null, null);
+    }
+    byte[][] index = new byte[parts][];
+    byte[][] filter = bloom ? new byte[parts][] : null;
+    BlockIterator it = top.iterator();
+    int i = 0;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      ByteReader r = new ByteReader(it.value());
+      r.readVarInt();
+      index[i] = readBlock(BlockHandle.decode(r), "index partition", false);
+      if (bloom) {
+        filter[i] = readBlock(BlockHandle.decode(r), "filter partition", false);
+      }
+      i++;
+    }
+    return new Pinned(top, index, filter);
+  }
+
+  /** The kept metadata, decoding it on first use when lazy; null when nothing is kept. */
+  private Pinned pinned() {
+    Pinned p = pinned;
+    if (p != null || !pinTop) {
+      return p;
+    }
+    synchronized (this) {
+      p = pinned;
+      if (p == null) {
+        try {
+          p = loadPinned();
+        } catch (CobbleException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          throw new CorruptionException(path, "cannot decode table metadata: " + e, e);
+        }
+        pinned = p;
+      }
+      return p;
+    }
   }
 
   private TableProperties decodeProperties(byte[] pb) {
@@ -286,8 +332,9 @@ public final class Table implements AutoCloseable {
   }
 
   Block topIndex() {
-    return pinnedTop != null
-        ? pinnedTop
+    Pinned p = pinned;
+    return p != null
+        ? p.top
         : block(readBlock(footer.topIndex(), "top-level index", true), "top-level index");
   }
 
@@ -300,8 +347,9 @@ public final class Table implements AutoCloseable {
   }
 
   Block indexPartition(int ordinal, BlockHandle h) {
-    if (pinnedIndex != null) {
-      return block(pinnedIndex[ordinal], "index partition");
+    Pinned p = pinned;
+    if (p != null && p.index != null) {
+      return block(p.index[ordinal], "index partition");
     }
     return block(readBlock(h, "index partition", true), "index partition");
   }
@@ -333,10 +381,13 @@ public final class Table implements AutoCloseable {
       GetScratch g = GET_SCRATCH.get();
       BlockIterator it = g.it;
       ByteReader r = g.reader;
+      Pinned p = pinned();
+      byte[][] pinnedIndex = p == null ? null : p.index;
+      byte[][] pinnedFilter = p == null ? null : p.filter;
       // One iterator walks the three levels in turn: each level's value is fully decoded into
       // locals before the iterator moves on to the next block.
-      if (pinnedTop != null) {
-        it.reset(pinnedTop);
+      if (p != null) {
+        it.reset(p.top);
       } else {
         resetOnto(it, readBlock(footer.topIndex(), "top-level index", true), "top-level index");
       }
