@@ -33,16 +33,30 @@ public final class Table implements AutoCloseable {
   private volatile Pinned pinned;
   private final DirectIo.Reader direct;
 
-  /** The top-level index and, when pinned, every index and filter partition. */
+  /**
+   * The top-level index and, when pinned, every index and filter partition; index blocks both as
+   * blocks (for iterators) and decoded for point reads.
+   */
   private static final class Pinned {
     final Block top;
+    final DecodedIndex topDecoded;
     final byte[][] index;
+    final DecodedIndex[] indexDecoded;
     final byte[][] filter;
 
     Pinned(Block top, byte[][] index, byte[][] filter) {
       this.top = top;
+      this.topDecoded = new DecodedIndex(top);
       this.index = index;
       this.filter = filter;
+      if (index == null) {
+        indexDecoded = null;
+      } else {
+        indexDecoded = new DecodedIndex[index.length];
+        for (int i = 0; i < index.length; i++) {
+          indexDecoded[i] = new DecodedIndex(new Block(index[i]));
+        }
+      }
     }
   }
 
@@ -382,47 +396,61 @@ public final class Table implements AutoCloseable {
       BlockIterator it = g.it;
       ByteReader r = g.reader;
       Pinned p = pinned();
-      byte[][] pinnedIndex = p == null ? null : p.index;
-      byte[][] pinnedFilter = p == null ? null : p.filter;
-      // One iterator walks the three levels in turn: each level's value is fully decoded into
-      // locals before the iterator moves on to the next block.
-      if (p != null) {
-        it.reset(p.top);
-      } else {
-        resetOnto(it, readBlock(footer.topIndex(), "top-level index", true), "top-level index");
-      }
-      it.seek(key);
-      if (!it.valid()) {
-        return null;
-      }
-      it.valueReader(r);
-      int ordinal = r.readVarInt();
-      long indexOffset = r.readVarLong();
-      int indexSize = r.readVarInt();
-      if (bloom) {
-        long filterOffset = r.readVarLong();
-        int filterSize = r.readVarInt();
-        byte[] filter =
-            pinnedFilter != null
-                ? pinnedFilter[ordinal]
-                : readBlock(filterOffset, filterSize, "filter partition", true);
-        if (!BloomFilter.mayContain(filter, keyHash)) {
+      long dataOffset;
+      int dataSize;
+      if (p != null && p.indexDecoded != null) {
+        // Pinned metadata: both index levels are searched in their decoded form.
+        int top = p.topDecoded.lowerBound(key);
+        if (top == p.topDecoded.count()) {
           return null;
         }
+        p.topDecoded.value(top, r);
+        int ordinal = r.readVarInt();
+        if (bloom && !BloomFilter.mayContain(p.filter[ordinal], keyHash)) {
+          return null;
+        }
+        DecodedIndex index = p.indexDecoded[ordinal];
+        int entry = index.lowerBound(key);
+        if (entry == index.count()) {
+          return null;
+        }
+        index.value(entry, r);
+        dataOffset = r.readVarLong();
+        dataSize = r.readVarInt();
+      } else {
+        // One iterator walks the index levels in turn: each level's value is fully decoded into
+        // locals before the iterator moves on to the next block.
+        if (p != null) {
+          it.reset(p.top);
+        } else {
+          resetOnto(it, readBlock(footer.topIndex(), "top-level index", true), "top-level index");
+        }
+        it.seek(key);
+        if (!it.valid()) {
+          return null;
+        }
+        it.valueReader(r);
+        int ordinal = r.readVarInt();
+        long indexOffset = r.readVarLong();
+        int indexSize = r.readVarInt();
+        if (bloom) {
+          long filterOffset = r.readVarLong();
+          int filterSize = r.readVarInt();
+          if (!BloomFilter.mayContain(
+              readBlock(filterOffset, filterSize, "filter partition", true), keyHash)) {
+            return null;
+          }
+        }
+        resetOnto(
+            it, readBlock(indexOffset, indexSize, "index partition", true), "index partition");
+        it.seek(key);
+        if (!it.valid()) {
+          return null;
+        }
+        it.valueReader(r);
+        dataOffset = r.readVarLong();
+        dataSize = r.readVarInt();
       }
-      resetOnto(
-          it,
-          pinnedIndex != null
-              ? pinnedIndex[ordinal]
-              : readBlock(indexOffset, indexSize, "index partition", true),
-          "index partition");
-      it.seek(key);
-      if (!it.valid()) {
-        return null;
-      }
-      it.valueReader(r);
-      long dataOffset = r.readVarLong();
-      int dataSize = r.readVarInt();
       resetOnto(it, readBlock(dataOffset, dataSize, "data", true), "data");
       it.seek(key);
       if (it.valid() && it.compareKey(key) == 0) {
