@@ -74,19 +74,23 @@ public final class BlockCache {
   }
 
   /**
-   * Entries live in parallel arrays: key, block, charge (the block's length, kept so eviction never
-   * touches the cold block it drops), LRU links and the entry's slot in the open-addressing index
-   * (kept so removal needs no probe for the victim, or for the entry moved into its place).
+   * One shard's entries. An entry's metadata is packed into {@link #STRIDE} adjacent longs of
+   * {@code meta} (key; LRU links; charge and index slot), so a lookup and its LRU update touch one
+   * cache line per entry involved instead of one per field. The charge (the block's length) is kept
+   * so eviction never touches the cold block it drops, and the slot so removal needs no probe for
+   * the victim or for the entry moved into its place. Blocks sit in {@code values} at the entry
+   * number.
    */
   private static final class Shard {
+    private static final int STRIDE = 4;
+    private static final int KEY = 0;
+    private static final int LINKS = 1;
+    private static final int INFO = 2;
+
     private final long capacity;
     private long usage;
-    private long[] keys = new long[16];
+    private long[] meta = new long[16 * STRIDE];
     private byte[][] values = new byte[16][];
-    private int[] charges = new int[16];
-    private int[] slots = new int[16];
-    private int[] prev = new int[16];
-    private int[] next = new int[16];
     private int[] index = new int[32];
     private int size;
     private int head = -1;
@@ -102,6 +106,42 @@ public final class BlockCache {
       return (int) (h ^ (h >>> 32));
     }
 
+    private long key(int e) {
+      return meta[e * STRIDE + KEY];
+    }
+
+    private int prev(int e) {
+      return (int) (meta[e * STRIDE + LINKS] >> 32);
+    }
+
+    private int next(int e) {
+      return (int) meta[e * STRIDE + LINKS];
+    }
+
+    private void setLinks(int e, int prev, int next) {
+      meta[e * STRIDE + LINKS] = ((long) prev << 32) | (next & 0xFFFFFFFFL);
+    }
+
+    private void setPrev(int e, int prev) {
+      setLinks(e, prev, next(e));
+    }
+
+    private void setNext(int e, int next) {
+      setLinks(e, prev(e), next);
+    }
+
+    private int charge(int e) {
+      return (int) (meta[e * STRIDE + INFO] >>> 32);
+    }
+
+    private int slot(int e) {
+      return (int) meta[e * STRIDE + INFO];
+    }
+
+    private void setInfo(int e, int charge, int slot) {
+      meta[e * STRIDE + INFO] = ((long) charge << 32) | (slot & 0xFFFFFFFFL);
+    }
+
     /** The index slot holding {@code key}, or the empty slot where it would go (then -1 - slot). */
     private int probe(long key) {
       int mask = index.length - 1;
@@ -110,7 +150,7 @@ public final class BlockCache {
         if (e < 0) {
           return -1 - i;
         }
-        if (keys[e] == key) {
+        if (key(e) == key) {
           return i;
         }
       }
@@ -136,24 +176,23 @@ public final class BlockCache {
       int i = probe(key);
       if (i >= 0) {
         int e = index[i];
-        usage += value.length - charges[e];
+        usage += value.length - charge(e);
         values[e] = value;
-        charges[e] = value.length;
+        setInfo(e, value.length, i);
         unlink(e);
         pushFront(e);
       } else {
-        if (size == keys.length) {
+        if (size == values.length) {
           grow();
           i = probe(key);
         }
         int e = size++;
-        keys[e] = key;
+        meta[e * STRIDE + KEY] = key;
         values[e] = value;
-        charges[e] = value.length;
+        setInfo(e, value.length, -1 - i);
         usage += value.length;
         pushFront(e);
         index[-1 - i] = e;
-        slots[e] = -1 - i;
       }
       while (usage > capacity && tail >= 0) {
         remove(tail);
@@ -161,19 +200,15 @@ public final class BlockCache {
     }
 
     private void grow() {
-      int n = keys.length * 2;
-      keys = Arrays.copyOf(keys, n);
+      int n = values.length * 2;
+      meta = Arrays.copyOf(meta, n * STRIDE);
       values = Arrays.copyOf(values, n);
-      charges = Arrays.copyOf(charges, n);
-      slots = Arrays.copyOf(slots, n);
-      prev = Arrays.copyOf(prev, n);
-      next = Arrays.copyOf(next, n);
       index = new int[n * 2];
       Arrays.fill(index, -1);
       for (int e = 0; e < size; e++) {
-        int s = -1 - probe(keys[e]);
+        int s = -1 - probe(key(e));
         index[s] = e;
-        slots[e] = s;
+        setInfo(e, charge(e), s);
       }
     }
 
@@ -187,11 +222,11 @@ public final class BlockCache {
         if (e < 0) {
           break;
         }
-        int k = hash(keys[e]) & mask;
+        int k = hash(key(e)) & mask;
         boolean stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
         if (!stays) {
           index[i] = e;
-          slots[e] = i;
+          setInfo(e, charge(e), i);
           i = j;
         }
       }
@@ -200,32 +235,24 @@ public final class BlockCache {
 
     /** Removes entry e, moving the last entry into its place to keep the arrays dense. */
     private void remove(int e) {
-      usage -= charges[e];
+      usage -= charge(e);
       unlink(e);
-      deleteSlot(slots[e]);
+      deleteSlot(slot(e));
       int last = size - 1;
       if (e != last) {
-        index[slots[last]] = e;
-        boolean wasHead = head == last;
-        boolean wasTail = tail == last;
-        int p = prev[last];
-        int n = next[last];
-        keys[e] = keys[last];
+        index[slot(last)] = e;
+        int p = prev(last);
+        int n = next(last);
+        System.arraycopy(meta, last * STRIDE, meta, e * STRIDE, STRIDE);
         values[e] = values[last];
-        charges[e] = charges[last];
-        slots[e] = slots[last];
-        prev[e] = p;
-        next[e] = n;
         if (p >= 0) {
-          next[p] = e;
-        }
-        if (n >= 0) {
-          prev[n] = e;
-        }
-        if (wasHead) {
+          setNext(p, e);
+        } else {
           head = e;
         }
-        if (wasTail) {
+        if (n >= 0) {
+          setPrev(n, e);
+        } else {
           tail = e;
         }
       }
@@ -234,25 +261,24 @@ public final class BlockCache {
     }
 
     private void unlink(int e) {
-      int p = prev[e];
-      int n = next[e];
+      int p = prev(e);
+      int n = next(e);
       if (p >= 0) {
-        next[p] = n;
+        setNext(p, n);
       } else {
         head = n;
       }
       if (n >= 0) {
-        prev[n] = p;
+        setPrev(n, p);
       } else {
         tail = p;
       }
     }
 
     private void pushFront(int e) {
-      prev[e] = -1;
-      next[e] = head;
+      setLinks(e, -1, head);
       if (head >= 0) {
-        prev[head] = e;
+        setPrev(head, e);
       }
       head = e;
       if (tail < 0) {
@@ -262,7 +288,7 @@ public final class BlockCache {
 
     synchronized void evictFile(long fileNumber) {
       for (int e = size - 1; e >= 0; e--) {
-        if ((keys[e] >>> 40) == fileNumber) {
+        if ((key(e) >>> 40) == fileNumber) {
           remove(e);
         }
       }
