@@ -57,6 +57,11 @@ final class CobbleStore implements KvStore {
   }
 
   @Override
+  public void flush() {
+    db.flush();
+  }
+
+  @Override
   public void settle() {
     db.flush();
     db.db().compactAll();

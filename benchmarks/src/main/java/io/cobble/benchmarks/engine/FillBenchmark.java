@@ -43,6 +43,13 @@ public class FillBenchmark {
   @Param({""})
   public String cobbleOptions;
 
+  /**
+   * For {@code compact}: whether the flushed inputs are dropped from the page cache first, so
+   * compaction reads them from disk (where read-ahead and kernel hints matter).
+   */
+  @Param({"false"})
+  public boolean coldInputs;
+
   private final byte[] key = new byte[Keys.KEY_SIZE];
   private byte[][] values;
   private int[] order;
@@ -110,12 +117,16 @@ public class FillBenchmark {
     store.settle();
   }
 
-  /** Writes every key, unsettled, before each timed compaction. */
+  /** Writes every key, unsettled (flushed and out of the page cache with coldInputs). */
   @State(Scope.Thread)
   public static class Filled {
     @Setup(Level.Iteration)
     public void fill(FillBenchmark bench) {
       bench.write(0, KEYS);
+      if (bench.coldInputs) {
+        bench.store.flush();
+        PageCache.evict(bench.dir);
+      }
     }
   }
 
