@@ -265,7 +265,9 @@ public final class VersionSet {
     // The manifest just replaced becomes the fallback; the one before it goes, and with it the
     // claim it had on files that died since.
     try {
-      Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq - 1)));
+      if (manifestSeq > 1) {
+        Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq - 1)));
+      }
     } catch (IOException e) {
       throw new CobbleException("cannot delete old manifest in " + dir, e);
     }
