@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -83,13 +84,18 @@ class MemTableConcurrencyTest {
     AtomicLongArray acked = new AtomicLongArray(KEYS);
     AtomicBoolean done = new AtomicBoolean();
     ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
-    long[] reads = new long[2];
+    AtomicLong readerReads = new AtomicLong();
     List<Thread> threads = new ArrayList<>();
     threads.add(
         new Thread(
             () -> {
               Random r = new Random(1);
-              for (long gen = 1; gen <= WRITES && errors.isEmpty(); gen++) {
+              // Keeps overwriting past WRITES until the reader has done a few reads, however the
+              // threads get scheduled (bounded, in case the reader never gets a turn).
+              for (long gen = 1;
+                  errors.isEmpty()
+                      && (gen <= WRITES || (readerReads.get() < 5 && gen <= 50L * WRITES));
+                  gen++) {
                 // New keys come in order at first (growth), then writes overwrite at random.
                 int k = gen <= KEYS ? (int) gen - 1 : r.nextInt(KEYS);
                 byte[] key = key(k);
@@ -103,25 +109,21 @@ class MemTableConcurrencyTest {
             () -> {
               Random r = new Random(2);
               long[] seen = new long[KEYS];
-              // The vec type sorts a snapshot per read, so it gets fewer of them.
-              int sample = type == MemTableType.VEC ? 64 : 1;
               while (!done.get() && errors.isEmpty()) {
-                for (int i = 0; i < sample; i++) {
-                  int k = r.nextInt(KEYS);
-                  long before = acked.get(k);
-                  byte[] key = key(k);
-                  byte[] row = m.get(key, key.length);
-                  if (before > 0) {
-                    assertNotNull(row, "acknowledged key " + k + " missing");
-                  }
-                  if (row != null) {
-                    long gen = checkedGen(row);
-                    assertTrue(gen >= before, "stale read of key " + k);
-                    assertTrue(gen >= seen[k], "generation went backwards for key " + k);
-                    seen[k] = gen;
-                  }
+                int k = r.nextInt(KEYS);
+                long before = acked.get(k);
+                byte[] key = key(k);
+                byte[] row = m.get(key, key.length);
+                if (before > 0) {
+                  assertNotNull(row, "acknowledged key " + k + " missing");
                 }
-                reads[0]++;
+                if (row != null) {
+                  long gen = checkedGen(row);
+                  assertTrue(gen >= before, "stale read of key " + k);
+                  assertTrue(gen >= seen[k], "generation went backwards for key " + k);
+                  seen[k] = gen;
+                }
+                readerReads.incrementAndGet();
               }
             }));
     if (type != MemTableType.VEC) {
@@ -143,7 +145,6 @@ class MemTableConcurrencyTest {
                     expect = k + 1;
                     assertTrue(checkedGen(it.value()) >= before[k], "stale row in scan");
                   }
-                  reads[1]++;
                 }
               }));
     }
@@ -163,6 +164,6 @@ class MemTableConcurrencyTest {
       byte[] key = key(k);
       assertEquals(acked.get(k), checkedGen(m.get(key, key.length)));
     }
-    assertTrue(reads[0] > 0, "reader never ran");
+    assertTrue(readerReads.get() >= 5, "reader did only " + readerReads.get() + " reads");
   }
 }
