@@ -50,6 +50,9 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   <li>{@code sst.pinned-metadata.max-level} (2): top-level index/filter of files in L0..LN stay
  *       decoded in memory outside the block cache; -1 disables.
  *   <li>{@code sst.pinned-metadata.partitions.enabled} (true): also pin index/filter partitions.
+ *   <li>{@code sst.read-metadata-cache.mode} (eager): when that pinned metadata is decoded: eager
+ *       (when a table opens), lazy (on the table's first point read) or off (never: index and
+ *       filter blocks go through the block cache, whatever sst.pinned-metadata.* says).
  *   <li>{@code sst.compression} (none,none,lz4): compression per level (none or lz4); the last
  *       entry applies to all deeper levels.
  *   <li>{@code value-separation.threshold} (1kb): column values larger than this go to the value
@@ -97,6 +100,7 @@ public final class Config {
     DEFAULTS.put("sst.partitioned-index.enabled", "true");
     DEFAULTS.put("sst.pinned-metadata.max-level", "2");
     DEFAULTS.put("sst.pinned-metadata.partitions.enabled", "true");
+    DEFAULTS.put("sst.read-metadata-cache.mode", "eager");
     DEFAULTS.put("sst.compression", "none,none,lz4");
     DEFAULTS.put("value-separation.threshold", "1kb");
     DEFAULTS.put("block-cache.size", "64mb");
@@ -134,6 +138,7 @@ public final class Config {
   private final int bloomBitsPerKey;
   private final boolean partitionedIndex;
   private final int pinnedMaxLevel;
+  private final MetadataCacheMode metadataCacheMode;
   private final boolean pinPartitions;
   private final boolean[] lz4PerLevel;
   private final long valueSeparationThreshold;
@@ -176,6 +181,9 @@ public final class Config {
     partitionedIndex = bool("sst.partitioned-index.enabled");
     pinnedMaxLevel = intIn("sst.pinned-metadata.max-level", -1, maxLevels - 1);
     pinPartitions = bool("sst.pinned-metadata.partitions.enabled");
+    metadataCacheMode =
+        MetadataCacheMode.parse(
+            "sst.read-metadata-cache.mode", get("sst.read-metadata-cache.mode"));
     lz4PerLevel = parseCompression(get("sst.compression"), maxLevels);
     valueSeparationThreshold = sizeIn("value-separation.threshold", 0, 1L << 30);
     blockCacheSize = sizeIn("block-cache.size", 0, 1L << 40);
@@ -469,6 +477,10 @@ public final class Config {
 
   public int pinnedMetadataMaxLevel() {
     return pinnedMaxLevel;
+  }
+
+  public MetadataCacheMode metadataCacheMode() {
+    return metadataCacheMode;
   }
 
   public boolean pinPartitions() {

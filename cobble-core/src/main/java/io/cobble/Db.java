@@ -207,8 +207,8 @@ public final class Db implements AutoCloseable {
                 + RESTORE_MARKER
                 + " marker); run the restore again or delete the directory");
       }
-      long[] seq = {0};
-      Manifest m = Manifest.readLatest(dir, seq);
+      Manifest.Recovered recovered = Manifest.recover(dir);
+      Manifest m = recovered.manifest;
       Schema schema = m == null ? Schema.initial() : m.schema;
       if (m != null && m.totalBuckets != config.totalBuckets()) {
         throw new IllegalArgumentException(
@@ -227,14 +227,18 @@ public final class Db implements AutoCloseable {
               config.totalBuckets(),
               config.maxLevels(),
               m == null ? 1 : m.nextFileNumber,
-              seq[0],
+              recovered.seq,
               schema,
               config.fsyncEnabled());
       loader = versions::loadValue;
       ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.locate(sharedVolume, dir)));
       ownedRanges = OwnedRanges.read(dir).orElse(config.bucketRanges());
       List<Tree> trees = recoverTrees(m, schema);
-      versions.initialize(newMemTable(), trees, m == null ? Collections.emptyList() : m.vlogs);
+      versions.initialize(
+          newMemTable(),
+          trees,
+          m == null ? Collections.emptyList() : m.vlogs,
+          recovered.previousFiles);
       if (m == null) {
         mutex.lock();
         try {
@@ -401,7 +405,8 @@ public final class Db implements AutoCloseable {
 
   /** Opens a table; {@code size} comes from the manifest, or is -1 for a file just written. */
   private Table openTable(long number, int level, long size) {
-    boolean pin = level <= config.pinnedMetadataMaxLevel();
+    MetadataCacheMode mode = config.metadataCacheMode();
+    boolean pin = mode != MetadataCacheMode.OFF && level <= config.pinnedMetadataMaxLevel();
     return Table.open(
         versions.tableFile(number),
         size,
@@ -409,12 +414,20 @@ public final class Db implements AutoCloseable {
         cache,
         pin,
         pin && config.pinPartitions(),
+        mode == MetadataCacheMode.LAZY,
         directIo);
   }
 
-  /** Removes files no manifest refers to: leftovers of interrupted flushes and compactions. */
+  /**
+   * Removes files neither the newest nor the previous (fallback) manifest refers to: leftovers of
+   * interrupted flushes and compactions, or of a corrupt newest manifest the Db did not open from.
+   */
   private void deleteOrphans() {
     Set<String> live = new HashSet<>();
+    for (long n : versions.previousManifestFiles()) {
+      live.add(versions.tablePath(n).getFileName().toString());
+      live.add(versions.vlogPath(n).getFileName().toString());
+    }
     Version v = versions.current();
     for (Tree t : v.trees()) {
       for (FileMeta f : t.allFiles()) {

@@ -46,6 +46,7 @@ class BadInputTest {
         "compaction.level-size-multiplier|1|2..1000",
         "sst.bloom-filter.bits-per-key|0|1..64",
         "sst.pinned-metadata.max-level|-2|-1..6",
+        "sst.read-metadata-cache.mode|sometimes|eager, lazy, off",
         "sst.compression|zstd|none, lz4",
         "sst.block-size|10|256..",
         "value-separation.threshold|-1|size",

@@ -26,6 +26,7 @@ class ConfigTest {
     assertEquals(10, c.bloomBitsPerKey());
     assertEquals(1024, c.valueSeparationThreshold());
     assertEquals(2, c.pinnedMetadataMaxLevel());
+    assertEquals(MetadataCacheMode.EAGER, c.metadataCacheMode());
     assertTrue(c.bloomFilterEnabled() && c.partitionedIndex() && c.readAheadEnabled());
     assertFalse(c.lz4ForLevel(0));
     assertTrue(c.lz4ForLevel(5));

@@ -25,7 +25,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Flips a byte in each kind of file region and checks that every read either returns the right data
  * or throws a {@link CorruptionException} naming the damaged file, and that the damage is detected
- * at all.
+ * at all. Manifests, which fall back to the previous one, are covered by {@link
+ * ManifestFallbackTest}.
  */
 class CorruptionTest {
   private static final int KEYS = 3000;
@@ -79,14 +80,6 @@ class CorruptionTest {
     }
   }
 
-  private static Path manifest(Path dir) throws IOException {
-    try (Stream<Path> s = Files.list(dir)) {
-      return s.filter(p -> p.getFileName().toString().startsWith("MANIFEST-"))
-          .findFirst()
-          .orElseThrow(() -> new AssertionError("no manifest"));
-    }
-  }
-
   private static byte[] readRange(Path file, long offset, int len) throws IOException {
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
       byte[] b = new byte[len];
@@ -109,10 +102,6 @@ class CorruptionTest {
   private static Object[] target(Path dir, String kind) throws IOException {
     if (kind.equals("vlog")) {
       return new Object[] {largest(dir, ".vlog"), 12L + 4 + 5};
-    }
-    if (kind.equals("manifest")) {
-      Path m = manifest(dir);
-      return new Object[] {m, m.toFile().length() / 2};
     }
     Path sst = largest(dir, ".sst");
     long size = sst.toFile().length();
@@ -152,8 +141,7 @@ class CorruptionTest {
     "top-index, -1",
     "properties, -1",
     "footer, -1",
-    "vlog, -1",
-    "manifest, -1"
+    "vlog, -1"
   })
   void damagedFilesAreDetectedNeverReturned(String kind, int pinnedLevel) throws IOException {
     Path dir = base.resolve("db");

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.cobble.merge.ListCodec;
 import io.cobble.merge.U64AddOperator;
 import io.cobble.schema.ColumnSpec;
+import io.cobble.version.Manifest;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -142,13 +143,22 @@ class DbBasicTest {
       assertTrue(m.flushes() > 50 && m.flushBytes() > 0, m.toString());
       assertTrue(m.compactions() > 0 && m.compactionBytesIn() > m.compactionBytesOut() / 10);
       assertTrue(m.cacheHits() > 0 && m.cacheMisses() > 0 && m.cacheUsage() > 0, m.toString());
+      // Dead tables the previous (fallback) manifest still lists stay on disk until it is replaced.
+      Manifest.Recovered manifests = Manifest.recover(dir);
+      java.util.Set<Long> newest = manifests.manifest.fileNumbers();
       long onDisk = 0;
       int files = 0;
       try (java.util.stream.Stream<Path> s = java.nio.file.Files.list(dir)) {
         for (Path p : (Iterable<Path>) s::iterator) {
-          if (p.toString().endsWith(".sst")) {
-            onDisk += java.nio.file.Files.size(p);
-            files++;
+          String name = p.getFileName().toString();
+          if (name.endsWith(".sst")) {
+            long number = Long.parseLong(name.substring(0, name.length() - 4));
+            if (newest.contains(number)) {
+              onDisk += java.nio.file.Files.size(p);
+              files++;
+            } else {
+              assertTrue(manifests.previousFiles.contains(number), name + " is in no manifest");
+            }
           }
         }
       }

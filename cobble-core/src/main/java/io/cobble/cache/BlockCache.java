@@ -27,8 +27,13 @@ public final class BlockCache {
   }
 
   private Shard shard(long key) {
+    return shards[shardIndex(key)];
+  }
+
+  /** The shard a key lives in; each shard has 1/16 of the capacity and its own LRU order. */
+  int shardIndex(long key) {
     long h = key * 0x9E3779B97F4A7C15L;
-    return shards[(int) (h >>> 60) & (SHARDS - 1)];
+    return (int) (h >>> 60) & (SHARDS - 1);
   }
 
   public byte[] get(long key) {
@@ -68,13 +73,24 @@ public final class BlockCache {
     return u;
   }
 
+  /**
+   * One shard's entries. An entry's metadata is packed into {@link #STRIDE} adjacent longs of
+   * {@code meta} (key; LRU links; charge and index slot), so a lookup and its LRU update touch one
+   * cache line per entry involved instead of one per field. The charge (the block's length) is kept
+   * so eviction never touches the cold block it drops, and the slot so removal needs no probe for
+   * the victim or for the entry moved into its place. Blocks sit in {@code values} at the entry
+   * number.
+   */
   private static final class Shard {
+    private static final int STRIDE = 4;
+    private static final int KEY = 0;
+    private static final int LINKS = 1;
+    private static final int INFO = 2;
+
     private final long capacity;
     private long usage;
-    private long[] keys = new long[16];
+    private long[] meta = new long[16 * STRIDE];
     private byte[][] values = new byte[16][];
-    private int[] prev = new int[16];
-    private int[] next = new int[16];
     private int[] index = new int[32];
     private int size;
     private int head = -1;
@@ -90,26 +106,66 @@ public final class BlockCache {
       return (int) (h ^ (h >>> 32));
     }
 
-    private int find(long key) {
+    private long key(int e) {
+      return meta[e * STRIDE + KEY];
+    }
+
+    private int prev(int e) {
+      return (int) (meta[e * STRIDE + LINKS] >> 32);
+    }
+
+    private int next(int e) {
+      return (int) meta[e * STRIDE + LINKS];
+    }
+
+    private void setLinks(int e, int prev, int next) {
+      meta[e * STRIDE + LINKS] = ((long) prev << 32) | (next & 0xFFFFFFFFL);
+    }
+
+    private void setPrev(int e, int prev) {
+      setLinks(e, prev, next(e));
+    }
+
+    private void setNext(int e, int next) {
+      setLinks(e, prev(e), next);
+    }
+
+    private int charge(int e) {
+      return (int) (meta[e * STRIDE + INFO] >>> 32);
+    }
+
+    private int slot(int e) {
+      return (int) meta[e * STRIDE + INFO];
+    }
+
+    private void setInfo(int e, int charge, int slot) {
+      meta[e * STRIDE + INFO] = ((long) charge << 32) | (slot & 0xFFFFFFFFL);
+    }
+
+    /** The index slot holding {@code key}, or the empty slot where it would go (then -1 - slot). */
+    private int probe(long key) {
       int mask = index.length - 1;
       for (int i = hash(key) & mask; ; i = (i + 1) & mask) {
         int e = index[i];
         if (e < 0) {
-          return -1;
+          return -1 - i;
         }
-        if (keys[e] == key) {
-          return e;
+        if (key(e) == key) {
+          return i;
         }
       }
     }
 
     synchronized byte[] get(long key) {
-      int e = find(key);
-      if (e < 0) {
+      int i = probe(key);
+      if (i < 0) {
         return null;
       }
-      unlink(e);
-      pushFront(e);
+      int e = index[i];
+      if (e != head) {
+        unlink(e);
+        pushFront(e);
+      }
       return values[e];
     }
 
@@ -117,22 +173,26 @@ public final class BlockCache {
       if (value.length > capacity) {
         return;
       }
-      int e = find(key);
-      if (e >= 0) {
-        usage += value.length - values[e].length;
+      int i = probe(key);
+      if (i >= 0) {
+        int e = index[i];
+        usage += value.length - charge(e);
         values[e] = value;
+        setInfo(e, value.length, i);
         unlink(e);
         pushFront(e);
       } else {
-        if (size == keys.length) {
+        if (size == values.length) {
           grow();
+          i = probe(key);
         }
-        e = size++;
-        keys[e] = key;
+        int e = size++;
+        meta[e * STRIDE + KEY] = key;
         values[e] = value;
+        setInfo(e, value.length, -1 - i);
         usage += value.length;
         pushFront(e);
-        insertIndex(e);
+        index[-1 - i] = e;
       }
       while (usage > capacity && tail >= 0) {
         remove(tail);
@@ -140,38 +200,16 @@ public final class BlockCache {
     }
 
     private void grow() {
-      int n = keys.length * 2;
-      keys = Arrays.copyOf(keys, n);
+      int n = values.length * 2;
+      meta = Arrays.copyOf(meta, n * STRIDE);
       values = Arrays.copyOf(values, n);
-      prev = Arrays.copyOf(prev, n);
-      next = Arrays.copyOf(next, n);
-      rebuildIndex(n * 2);
-    }
-
-    private void rebuildIndex(int slots) {
-      index = new int[slots];
+      index = new int[n * 2];
       Arrays.fill(index, -1);
       for (int e = 0; e < size; e++) {
-        insertIndex(e);
+        int s = -1 - probe(key(e));
+        index[s] = e;
+        setInfo(e, charge(e), s);
       }
-    }
-
-    private void insertIndex(int e) {
-      int mask = index.length - 1;
-      int i = hash(keys[e]) & mask;
-      while (index[i] >= 0) {
-        i = (i + 1) & mask;
-      }
-      index[i] = e;
-    }
-
-    private int slotOf(long key) {
-      int mask = index.length - 1;
-      int i = hash(key) & mask;
-      while (keys[index[i]] != key) {
-        i = (i + 1) & mask;
-      }
-      return i;
     }
 
     /** Backward-shift deletion keeps probe chains intact without tombstones. */
@@ -180,45 +218,41 @@ public final class BlockCache {
       int j = i;
       while (true) {
         j = (j + 1) & mask;
-        if (index[j] < 0) {
+        int e = index[j];
+        if (e < 0) {
           break;
         }
-        int k = hash(keys[index[j]]) & mask;
+        int k = hash(key(e)) & mask;
         boolean stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
         if (!stays) {
-          index[i] = index[j];
+          index[i] = e;
+          setInfo(e, charge(e), i);
           i = j;
         }
       }
       index[i] = -1;
     }
 
-    /** Removes entry e, moving the last entry into its slot to keep arrays dense. */
+    /** Removes entry e, moving the last entry into its place to keep the arrays dense. */
     private void remove(int e) {
-      usage -= values[e].length;
+      usage -= charge(e);
       unlink(e);
-      deleteSlot(slotOf(keys[e]));
+      deleteSlot(slot(e));
       int last = size - 1;
       if (e != last) {
-        index[slotOf(keys[last])] = e;
-        boolean wasHead = head == last;
-        boolean wasTail = tail == last;
-        int p = prev[last];
-        int n = next[last];
-        keys[e] = keys[last];
+        index[slot(last)] = e;
+        int p = prev(last);
+        int n = next(last);
+        System.arraycopy(meta, last * STRIDE, meta, e * STRIDE, STRIDE);
         values[e] = values[last];
-        prev[e] = p;
-        next[e] = n;
         if (p >= 0) {
-          next[p] = e;
-        }
-        if (n >= 0) {
-          prev[n] = e;
-        }
-        if (wasHead) {
+          setNext(p, e);
+        } else {
           head = e;
         }
-        if (wasTail) {
+        if (n >= 0) {
+          setPrev(n, e);
+        } else {
           tail = e;
         }
       }
@@ -227,25 +261,24 @@ public final class BlockCache {
     }
 
     private void unlink(int e) {
-      int p = prev[e];
-      int n = next[e];
+      int p = prev(e);
+      int n = next(e);
       if (p >= 0) {
-        next[p] = n;
+        setNext(p, n);
       } else {
         head = n;
       }
       if (n >= 0) {
-        prev[n] = p;
+        setPrev(n, p);
       } else {
         tail = p;
       }
     }
 
     private void pushFront(int e) {
-      prev[e] = -1;
-      next[e] = head;
+      setLinks(e, -1, head);
       if (head >= 0) {
-        prev[head] = e;
+        setPrev(head, e);
       }
       head = e;
       if (tail < 0) {
@@ -255,7 +288,7 @@ public final class BlockCache {
 
     synchronized void evictFile(long fileNumber) {
       for (int e = size - 1; e >= 0; e--) {
-        if ((keys[e] >>> 40) == fileNumber) {
+        if ((key(e) >>> 40) == fileNumber) {
           remove(e);
         }
       }

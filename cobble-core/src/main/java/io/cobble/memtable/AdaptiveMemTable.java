@@ -70,7 +70,7 @@ public final class AdaptiveMemTable extends MemTable {
   }
 
   private void convert(MemTableType target) {
-    lock.writeLock().lock();
+    writeLock.lock();
     try {
       if (type == target || type == MemTableType.SKIPLIST) {
         return;
@@ -92,7 +92,7 @@ public final class AdaptiveMemTable extends MemTable {
       delegate = next;
       type = target;
     } finally {
-      lock.writeLock().unlock();
+      writeLock.unlock();
     }
   }
 

@@ -1,6 +1,8 @@
 package io.cobble.memtable;
 
 import io.cobble.util.Bytes;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
@@ -8,15 +10,30 @@ import java.util.Arrays;
  * record is addressed by a long ({@code page << 32 | offset}); indexes hold these longs instead of
  * objects so the GC sees a handful of big arrays regardless of entry count. Record layout: key
  * length (4), value length (4), key, value.
+ *
+ * <p>One thread appends; any thread reads a record whose address it obtained through the memtable's
+ * release/acquire publication (see {@link MemTable}). Bytes of a published record never change, and
+ * the page directory is replaced (never shrunk) through a volatile field, so a reader holding a
+ * published address always finds its page.
  */
 final class Arena {
   static final int MAX_PAGE_SIZE = 1 << 20;
   private static final int FIRST_PAGE_SIZE = 16 << 10;
+  private static final VarHandle USED;
 
-  private byte[][] pages = new byte[4][];
+  static {
+    try {
+      USED = MethodHandles.lookup().findVarHandle(Arena.class, "used", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private volatile byte[][] pages = new byte[4][];
   private int pageCount;
   private int pageUsed;
   private int nextPageSize = FIRST_PAGE_SIZE;
+  // Written by the appender only; read (approximately, but never torn) by any thread.
   private long used;
 
   long add(byte[] key, int keyLen, byte[] value, int valueOff, int valueLen) {
@@ -32,21 +49,23 @@ final class Arena {
     System.arraycopy(key, 0, page, off + 8, keyLen);
     System.arraycopy(value, valueOff, page, off + 8 + keyLen, valueLen);
     pageUsed += size;
-    used += size;
+    USED.setOpaque(this, (long) USED.getOpaque(this) + size);
     return ((long) (pageCount - 1) << 32) | off;
   }
 
   private void newPage(int size) {
-    if (pageCount == pages.length) {
-      pages = Arrays.copyOf(pages, pages.length * 2);
+    byte[][] p = pages;
+    if (pageCount == p.length) {
+      p = Arrays.copyOf(p, p.length * 2);
+      pages = p;
     }
-    pages[pageCount++] = new byte[size];
+    p[pageCount++] = new byte[size];
     pageUsed = 0;
   }
 
   /** Bytes of records stored; pages grow geometrically so slack stays small. */
   long usedBytes() {
-    return used;
+    return (long) USED.getOpaque(this);
   }
 
   int compareKey(long addr, byte[] key, int keyLen) {

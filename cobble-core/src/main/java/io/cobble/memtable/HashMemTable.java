@@ -1,102 +1,154 @@
 package io.cobble.memtable;
 
 import io.cobble.util.Bytes;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
- * Point-read memtable: open addressing over record addresses. Each record's key hash is kept beside
- * its address, so a probe touches the arena only on a hash match and a rehash (done under the write
- * lock, while readers wait) never reads the arena at all. Ordered access (flush, scans) sorts a
- * snapshot of the addresses, which is cached until the next insert.
+ * Point-read memtable: open addressing over record numbers. Each record's key hash is kept beside
+ * its address, so a probe touches the arena only on a hash match and a rehash never reads the
+ * arena. Ordered access (flush, scans) sorts a snapshot of the addresses, cached until the next
+ * write.
+ *
+ * <p>Lock-free reads (see {@link MemTable}): a new key's hash and address are written before its
+ * slot is release-stored; an update release-stores the new record's address over the old one; a
+ * rehash fills a new table and then publishes it, while a reader still probing the old one sees
+ * every key that table held.
  */
 public class HashMemTable extends MemTable {
   private final Arena arena = new Arena();
-  private int[] table = new int[1 << 12];
-  private long[] records = new long[1024];
-  private int[] hashes = new int[1024];
+  private volatile int[] table = new int[1 << 12];
+  private volatile long[] records = new long[1024];
+  private volatile int[] hashes = new int[1024];
+  // Written by the writer with release stores, read with acquire loads (see COUNT, WRITES).
   private int count;
-  private long[] sortedCache;
+  private long writes;
+  private volatile Sorted sorted;
+
+  private static final VarHandle COUNT;
+  private static final VarHandle WRITES;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      COUNT = l.findVarHandle(HashMemTable.class, "count", int.class);
+      WRITES = l.findVarHandle(HashMemTable.class, "writes", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   public HashMemTable(long id, RowCombiner combiner) {
     super(id, combiner);
   }
 
-  private int slot(byte[] key, int keyLen, int hash) {
-    int mask = table.length - 1;
+  /** The slot holding {@code key} in {@code t}, or the empty slot that ends its probe. */
+  private int slot(int[] t, byte[] key, int keyLen, int hash) {
+    int mask = t.length - 1;
     int i = hash & mask;
     while (true) {
-      int n = table[i];
-      if (n == 0 || (hashes[n - 1] == hash && arena.compareKey(records[n - 1], key, keyLen) == 0)) {
+      int n = (int) INTS.getAcquire(t, i);
+      if (n == 0 || (hashes[n - 1] == hash && sameKey(n - 1, key, keyLen))) {
         return i;
       }
       i = (i + 1) & mask;
     }
   }
 
+  private boolean sameKey(int record, byte[] key, int keyLen) {
+    return arena.compareKey((long) LONGS.getAcquire(records, record), key, keyLen) == 0;
+  }
+
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
     int hash = Bytes.hash(key, 0, keyLen);
-    int s = slot(key, keyLen, hash);
-    int n = table[s];
+    int[] t = table;
+    int s = slot(t, key, keyLen, hash);
+    int n = t[s];
+    long[] recs = records;
     if (n != 0) {
-      byte[] combined =
-          combiner.combine(key, arena.value(records[n - 1]), Arrays.copyOf(row, rowLen));
-      records[n - 1] = arena.add(key, keyLen, combined, 0, combined.length);
-      sortedCache = null;
+      byte[] combined = combiner.combine(key, arena.value(recs[n - 1]), Arrays.copyOf(row, rowLen));
+      LONGS.setRelease(recs, n - 1, arena.add(key, keyLen, combined, 0, combined.length));
+      WRITES.setRelease(this, writes + 1);
       return;
     }
-    if (count == records.length) {
-      records = Arrays.copyOf(records, count * 2);
-      hashes = Arrays.copyOf(hashes, count * 2);
+    int c = count;
+    if (c == recs.length) {
+      hashes = Arrays.copyOf(hashes, c * 2);
+      recs = Arrays.copyOf(recs, c * 2);
+      records = recs;
     }
-    hashes[count] = hash;
-    records[count++] = arena.add(key, keyLen, row, 0, rowLen);
-    table[s] = count;
-    sortedCache = null;
-    if (count * 2 > table.length) {
-      rehash();
+    hashes[c] = hash;
+    recs[c] = arena.add(key, keyLen, row, 0, rowLen);
+    INTS.setRelease(t, s, c + 1);
+    COUNT.setRelease(this, c + 1);
+    WRITES.setRelease(this, writes + 1);
+    if ((c + 1) * 2 > t.length) {
+      rehash(t);
     }
   }
 
-  private void rehash() {
-    int[] old = table;
-    table = new int[old.length * 2];
-    int mask = table.length - 1;
+  private void rehash(int[] old) {
+    int[] next = new int[old.length * 2];
+    int mask = next.length - 1;
+    int[] hs = hashes;
     for (int n : old) {
       if (n != 0) {
-        int i = hashes[n - 1] & mask;
-        while (table[i] != 0) {
+        int i = hs[n - 1] & mask;
+        while (next[i] != 0) {
           i = (i + 1) & mask;
         }
-        table[i] = n;
+        next[i] = n;
       }
     }
+    table = next;
   }
 
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
-    int n = table[slot(key, keyLen, Bytes.hash(key, 0, keyLen))];
-    return n == 0 ? null : arena.value(records[n - 1]);
+    int[] t = table;
+    int n = (int) INTS.getAcquire(t, slot(t, key, keyLen, Bytes.hash(key, 0, keyLen)));
+    return n == 0 ? null : arena.value((long) LONGS.getAcquire(records, n - 1));
   }
 
   @Override
   protected long doApproximateBytes() {
-    return arena.usedBytes() + (long) count * 16;
+    return arena.usedBytes() + (long) entryCount() * 16;
   }
 
   @Override
   public int entryCount() {
-    return count;
+    return (int) COUNT.getAcquire(this);
   }
 
   @Override
   protected Cursor cursor() {
-    long[] sorted = sortedCache;
-    if (sorted == null) {
-      sorted = SortedRecords.sort(arena, records, count);
-      // Safe to publish from a reader: every writer holds the exclusive lock.
-      sortedCache = sorted;
+    // Read the write count first: a snapshot taken after it holds at least those writes, so it
+    // may be reused while the count is unchanged.
+    long w = (long) WRITES.getAcquire(this);
+    Sorted s = sorted;
+    if (s == null || s.writes != w) {
+      int c = entryCount();
+      long[] recs = records;
+      long[] addrs = new long[c];
+      for (int i = 0; i < c; i++) {
+        addrs[i] = (long) LONGS.getAcquire(recs, i);
+      }
+      s = new Sorted(w, SortedRecords.sort(arena, addrs, c));
+      sorted = s;
     }
-    return new SortedRecords.ArrayCursor(arena, sorted, null, sorted.length);
+    return new SortedRecords.ArrayCursor(arena, s.addrs, null, s.addrs.length);
+  }
+
+  /** Sorted record addresses as of a write count. */
+  private static final class Sorted {
+    final long writes;
+    final long[] addrs;
+
+    Sorted(long writes, long[] addrs) {
+      this.writes = writes;
+      this.addrs = addrs;
+    }
   }
 }

@@ -1,16 +1,30 @@
 package io.cobble.memtable;
 
 import io.cobble.iterator.KvIterator;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * In-memory buffer of row deltas keyed by internal key. One writer at a time (the Db serialises
- * writes) and many readers; a read/write lock keeps every row read whole. Implementations keep
- * records in an {@link Arena} and index them with primitive arrays.
+ * writes; {@link #writeLock} also keeps the adaptive memtable's conversions apart from writes) and
+ * any number of readers that take no lock.
+ *
+ * <p>Lock-free reads rest on three rules every implementation follows. Records live in an {@link
+ * Arena} and are never modified once their address is published. An address is published only by a
+ * release store (into an index slot, a link or a count) made after the record's bytes were written,
+ * and readers load it with an acquire load, so a reader that sees an address sees the whole record:
+ * an update writes a new combined record and swings the one slot that points to it, so a reader
+ * gets the old row or the new row, never a mix. Index arrays that grow are replaced by copies and
+ * published through volatile fields, which readers re-read after each acquire, so they never index
+ * an array older than the address they hold.
  */
 public abstract class MemTable {
-  protected final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+  static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
+  static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+
+  protected final ReentrantLock writeLock = new ReentrantLock();
   protected final RowCombiner combiner;
   private final long id;
   private final AtomicLong minMergeWriteTime = new AtomicLong(Long.MAX_VALUE);
@@ -26,36 +40,29 @@ public abstract class MemTable {
 
   /** Applies a row delta; the first {@code keyLen}/{@code rowLen} bytes are key and delta. */
   public final void put(byte[] key, int keyLen, byte[] row, int rowLen) {
-    lock.writeLock().lock();
+    writeLock.lock();
     try {
       doPut(key, keyLen, row, rowLen);
     } finally {
-      lock.writeLock().unlock();
+      writeLock.unlock();
     }
   }
 
-  /** The combined row of the key, or null. */
+  /** The combined row of the key, or null. Takes no lock. */
   public byte[] get(byte[] key, int keyLen) {
-    lock.readLock().lock();
-    try {
-      return doGet(key, keyLen);
-    } finally {
-      lock.readLock().unlock();
-    }
+    return doGet(key, keyLen);
   }
 
-  /** Sorted iterator over combined rows; each step is taken under the read lock. */
+  /**
+   * Sorted iterator over combined rows. It sees every write that completed before it was created;
+   * later writes may or may not show.
+   */
   public KvIterator iterator() {
-    return new LockedIterator(this);
+    return new CursorIterator(cursor());
   }
 
   public final long approximateBytes() {
-    lock.readLock().lock();
-    try {
-      return doApproximateBytes();
-    } finally {
-      lock.readLock().unlock();
-    }
+    return doApproximateBytes();
   }
 
   public abstract int entryCount();
@@ -75,16 +82,18 @@ public abstract class MemTable {
     return minMergeWriteTime.get();
   }
 
+  /** Called by the single writer (under {@link #writeLock}). */
   protected abstract void doPut(byte[] key, int keyLen, byte[] row, int rowLen);
 
+  /** Called by any thread, concurrently with {@link #doPut}. */
   protected abstract byte[] doGet(byte[] key, int keyLen);
 
   protected abstract long doApproximateBytes();
 
-  /** Creates the raw cursor; callers hold the read lock around each of its calls. */
+  /** Creates a raw cursor; safe to use concurrently with {@link #doPut}. */
   protected abstract Cursor cursor();
 
-  /** Raw positional cursor, driven by {@link LockedIterator}. */
+  /** Raw positional cursor. */
   protected interface Cursor {
     void seekToFirst();
 
@@ -99,20 +108,14 @@ public abstract class MemTable {
     byte[] value();
   }
 
-  private static final class LockedIterator implements KvIterator {
-    private final MemTable table;
+  /** Adapts a cursor to {@link KvIterator}, copying out each row it stops at. */
+  private static final class CursorIterator implements KvIterator {
     private final Cursor cursor;
     private byte[] key;
     private byte[] value;
 
-    LockedIterator(MemTable table) {
-      this.table = table;
-      table.lock.readLock().lock();
-      try {
-        this.cursor = table.cursor();
-      } finally {
-        table.lock.readLock().unlock();
-      }
+    CursorIterator(Cursor cursor) {
+      this.cursor = cursor;
     }
 
     private void load() {
@@ -127,24 +130,14 @@ public abstract class MemTable {
 
     @Override
     public void seekToFirst() {
-      table.lock.readLock().lock();
-      try {
-        cursor.seekToFirst();
-        load();
-      } finally {
-        table.lock.readLock().unlock();
-      }
+      cursor.seekToFirst();
+      load();
     }
 
     @Override
     public void seek(byte[] target) {
-      table.lock.readLock().lock();
-      try {
-        cursor.seek(target);
-        load();
-      } finally {
-        table.lock.readLock().unlock();
-      }
+      cursor.seek(target);
+      load();
     }
 
     @Override
@@ -154,13 +147,8 @@ public abstract class MemTable {
 
     @Override
     public void next() {
-      table.lock.readLock().lock();
-      try {
-        cursor.next();
-        load();
-      } finally {
-        table.lock.readLock().unlock();
-      }
+      cursor.next();
+      load();
     }
 
     @Override

@@ -6,19 +6,25 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * Ordered memtable: a skiplist whose nodes are array slots. Node {@code n} stores its record
  * address in {@code records[n]} and its forward links in {@code links[linkBase[n] + level]}.
+ *
+ * <p>Lock-free reads (see {@link MemTable}): a new node's record, link base and own links are
+ * written first, then it is spliced in level by level from the bottom with release stores, so a
+ * reader that reaches it at any level finds it complete and linked below. An update release-stores
+ * the new record's address into the node. Readers load links and records with acquire loads and
+ * re-read the (volatile) arrays after each, so an array replaced by a bigger copy is never indexed
+ * with a node it does not hold.
  */
 public class SkipListMemTable extends MemTable {
   private static final int MAX_HEIGHT = 12;
   private static final int HEAD = 0;
 
   private final Arena arena = new Arena();
-  private long[] records = new long[1024];
-  private int[] linkBase = new int[1024];
-  private byte[] heights = new byte[1024];
-  private int[] links = new int[4096];
-  private int nodeCount;
+  private volatile long[] records = new long[1024];
+  private volatile int[] linkBase = new int[1024];
+  private volatile int[] links = new int[4096];
+  private volatile int nodeCount;
   private int linkCount;
-  private int height = 1;
+  private volatile int height = 1;
   private final int[] prev = new int[MAX_HEIGHT];
 
   public SkipListMemTable(long id, RowCombiner combiner) {
@@ -26,27 +32,33 @@ public class SkipListMemTable extends MemTable {
     newNode(-1L, MAX_HEIGHT);
   }
 
+  /** Creates an unlinked node (invisible to readers until {@link #doPut} splices it in). */
   private int newNode(long record, int h) {
-    if (nodeCount == records.length) {
+    int node = nodeCount;
+    if (node == records.length) {
       int n = records.length * 2;
-      records = Arrays.copyOf(records, n);
       linkBase = Arrays.copyOf(linkBase, n);
-      heights = Arrays.copyOf(heights, n);
+      records = Arrays.copyOf(records, n);
     }
-    if (linkCount + h > links.length) {
-      links = Arrays.copyOf(links, Math.max(links.length * 2, linkCount + h));
+    int[] l = links;
+    if (linkCount + h > l.length) {
+      l = Arrays.copyOf(l, Math.max(l.length * 2, linkCount + h));
+      links = l;
     }
-    int node = nodeCount++;
     records[node] = record;
     linkBase[node] = linkCount;
-    heights[node] = (byte) h;
-    Arrays.fill(links, linkCount, linkCount + h, -1);
+    Arrays.fill(l, linkCount, linkCount + h, -1);
     linkCount += h;
+    nodeCount = node + 1;
     return node;
   }
 
   private int link(int node, int level) {
-    return links[linkBase[node] + level];
+    return (int) INTS.getAcquire(links, linkBase[node] + level);
+  }
+
+  private long record(int node) {
+    return (long) LONGS.getAcquire(records, node);
   }
 
   /** Returns the first node with key >= target and fills {@link #prev} when requested. */
@@ -55,7 +67,7 @@ public class SkipListMemTable extends MemTable {
     for (int level = height - 1; level >= 0; level--) {
       while (true) {
         int n = link(x, level);
-        if (n >= 0 && arena.compareKey(records[n], key, keyLen) < 0) {
+        if (n >= 0 && arena.compareKey(record(n), key, keyLen) < 0) {
           x = n;
         } else {
           if (fillPrev) {
@@ -76,7 +88,7 @@ public class SkipListMemTable extends MemTable {
     int n = findGreaterOrEqual(key, keyLen, true);
     if (n >= 0 && arena.compareKey(records[n], key, keyLen) == 0) {
       byte[] combined = combiner.combine(key, arena.value(records[n]), Arrays.copyOf(row, rowLen));
-      records[n] = arena.add(key, keyLen, combined, 0, combined.length);
+      LONGS.setRelease(records, n, arena.add(key, keyLen, combined, 0, combined.length));
       return;
     }
     int h = randomHeight();
@@ -84,12 +96,19 @@ public class SkipListMemTable extends MemTable {
       for (int l = height; l < h; l++) {
         prev[l] = HEAD;
       }
-      height = h;
     }
     int node = newNode(arena.add(key, keyLen, row, 0, rowLen), h);
-    for (int l = 0; l < h; l++) {
-      links[linkBase[node] + l] = link(prev[l], l);
-      links[linkBase[prev[l]] + l] = node;
+    int[] l = links;
+    int[] base = linkBase;
+    int own = base[node];
+    for (int level = 0; level < h; level++) {
+      l[own + level] = l[base[prev[level]] + level];
+    }
+    for (int level = 0; level < h; level++) {
+      INTS.setRelease(l, base[prev[level]] + level, node);
+    }
+    if (h > height) {
+      height = h;
     }
   }
 
@@ -105,15 +124,18 @@ public class SkipListMemTable extends MemTable {
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
     int n = findGreaterOrEqual(key, keyLen, false);
-    if (n >= 0 && arena.compareKey(records[n], key, keyLen) == 0) {
-      return arena.value(records[n]);
+    if (n >= 0) {
+      long r = record(n);
+      if (arena.compareKey(r, key, keyLen) == 0) {
+        return arena.value(r);
+      }
     }
     return null;
   }
 
   @Override
   protected long doApproximateBytes() {
-    return arena.usedBytes() + (long) nodeCount * 13 + (long) linkCount * 4;
+    return arena.usedBytes() + (long) nodeCount * 12 + (long) linkCount * 4;
   }
 
   @Override
@@ -148,12 +170,12 @@ public class SkipListMemTable extends MemTable {
 
       @Override
       public byte[] key() {
-        return arena.key(records[node]);
+        return arena.key(record(node));
       }
 
       @Override
       public byte[] value() {
-        return arena.value(records[node]);
+        return arena.value(record(node));
       }
     };
   }

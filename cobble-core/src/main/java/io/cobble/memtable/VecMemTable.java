@@ -1,14 +1,29 @@
 package io.cobble.memtable;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 
 /**
  * Write-burst memtable: every delta is appended without looking anything up. Reads and ordered
  * access sort a snapshot and fold equal keys, so this type suits write-only phases.
+ *
+ * <p>Lock-free reads (see {@link MemTable}): an appended address is never changed, and the count is
+ * release-stored after it, so a snapshot of the first {@code count} addresses is complete.
  */
 public class VecMemTable extends MemTable {
+  private static final VarHandle COUNT;
+
+  static {
+    try {
+      COUNT = MethodHandles.lookup().findVarHandle(VecMemTable.class, "count", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private final Arena arena = new Arena();
-  private long[] records = new long[1024];
+  private volatile long[] records = new long[1024];
   private int count;
   private volatile Snapshot snapshot;
 
@@ -18,30 +33,36 @@ public class VecMemTable extends MemTable {
 
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
-    if (count == records.length) {
-      records = Arrays.copyOf(records, count * 2);
+    long[] recs = records;
+    int c = count;
+    if (c == recs.length) {
+      recs = Arrays.copyOf(recs, c * 2);
+      records = recs;
     }
-    records[count++] = arena.add(key, keyLen, row, 0, rowLen);
+    recs[c] = arena.add(key, keyLen, row, 0, rowLen);
+    COUNT.setRelease(this, c + 1);
   }
 
   /** Sorted, folded view of everything appended so far; rebuilt when stale. */
   private Snapshot snapshot() {
+    int c = entryCount();
     Snapshot s = snapshot;
-    if (s != null && s.sourceCount == count) {
+    if (s != null && s.sourceCount == c) {
       return s;
     }
     synchronized (this) {
       s = snapshot;
-      if (s != null && s.sourceCount == count) {
+      if (s != null && s.sourceCount == c) {
         return s;
       }
-      s = build();
+      s = build(c);
       snapshot = s;
       return s;
     }
   }
 
-  private Snapshot build() {
+  /** Sorts and folds the first {@code count} appended records (all published: see COUNT). */
+  private Snapshot build(int count) {
     long[] sorted = SortedRecords.sort(arena, records, count);
     long[] keys = new long[sorted.length];
     byte[][] values = new byte[sorted.length][];
@@ -72,12 +93,12 @@ public class VecMemTable extends MemTable {
 
   @Override
   protected long doApproximateBytes() {
-    return arena.usedBytes() + (long) count * 8;
+    return arena.usedBytes() + (long) entryCount() * 8;
   }
 
   @Override
   public int entryCount() {
-    return count;
+    return (int) COUNT.getAcquire(this);
   }
 
   @Override

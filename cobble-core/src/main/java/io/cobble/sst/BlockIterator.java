@@ -155,6 +155,16 @@ public final class BlockIterator implements KvIterator {
     return r.reset(data, valueOff, valueLen);
   }
 
+  int keyLength() {
+    return keyLen;
+  }
+
+  /** Copies the current key into {@code dst} at {@code pos}; returns its length. */
+  int copyKey(byte[] dst, int pos) {
+    System.arraycopy(key, 0, dst, pos, keyLen);
+    return keyLen;
+  }
+
   /** Compares the current key without copying it. */
   public int compareKey(byte[] other) {
     return Bytes.compare(key, 0, keyLen, other, 0, other.length);

@@ -41,13 +41,41 @@ public final class Table implements AutoCloseable {
   private final Footer footer;
   private final TableProperties properties;
   private final boolean bloom;
-  private final Block pinnedTop;
-  private final byte[][] pinnedIndex;
-  private final byte[][] pinnedFilter;
+  private final boolean pinTop;
+  private final boolean pinPartitions;
+  // Decoded metadata kept outside the block cache; null until loaded (lazy) or when none is kept.
+  private volatile Pinned pinned;
   private final DirectIo.Reader direct;
   // The end of a remote file, fetched once at open and dropped once the metadata is decoded.
   private byte[] openTail;
   private long openTailStart;
+
+  /**
+   * The top-level index and, when pinned, every index and filter partition; index blocks both as
+   * blocks (for iterators) and decoded for point reads.
+   */
+  private static final class Pinned {
+    final Block top;
+    final DecodedIndex topDecoded;
+    final byte[][] index;
+    final DecodedIndex[] indexDecoded;
+    final byte[][] filter;
+
+    Pinned(Block top, byte[][] index, byte[][] filter) {
+      this.top = top;
+      this.topDecoded = new DecodedIndex(top);
+      this.index = index;
+      this.filter = filter;
+      if (index == null) {
+        indexDecoded = null;
+      } else {
+        indexDecoded = new DecodedIndex[index.length];
+        for (int i = 0; i < index.length; i++) {
+          indexDecoded[i] = new DecodedIndex(new Block(index[i]));
+        }
+      }
+    }
+  }
 
   private Table(
       DataFile file,
@@ -56,11 +84,14 @@ public final class Table implements AutoCloseable {
       BlockCache cache,
       boolean pinTop,
       boolean pinPartitions,
+      boolean lazy,
       DirectIo directIo) {
     this.name = file.toString();
     this.localPath = file.localPath();
     this.fileNumber = fileNumber;
     this.cache = cache;
+    this.pinTop = pinTop;
+    this.pinPartitions = pinPartitions;
     try {
       if (file.isLocal()) {
         this.direct = directIo == null ? null : directIo.open(localPath);
@@ -98,27 +129,8 @@ public final class Table implements AutoCloseable {
       bloom = (footer.flags() & Footer.FLAG_BLOOM) != 0;
       byte[] pb = readBlock(footer.properties(), "properties", false);
       properties = decodeProperties(pb);
-      Block top = new Block(readBlock(footer.topIndex(), "top-level index", false));
-      int parts = countEntries(top);
-      boolean single = parts == 1;
-      pinnedTop = pinTop ? top : null;
-      if (pinTop && (pinPartitions || single)) {
-        pinnedIndex = new byte[parts][];
-        pinnedFilter = bloom ? new byte[parts][] : null;
-        BlockIterator it = top.iterator();
-        int i = 0;
-        for (it.seekToFirst(); it.valid(); it.next()) {
-          ByteReader r = new ByteReader(it.value());
-          r.readVarInt();
-          pinnedIndex[i] = readBlock(BlockHandle.decode(r), "index partition", false);
-          if (bloom) {
-            pinnedFilter[i] = readBlock(BlockHandle.decode(r), "filter partition", false);
-          }
-          i++;
-        }
-      } else {
-        pinnedIndex = null;
-        pinnedFilter = null;
+      if (pinTop && !lazy) {
+        pinned = loadPinned();
       }
     } catch (RuntimeException e) {
       closeQuietly();
@@ -132,8 +144,10 @@ public final class Table implements AutoCloseable {
   }
 
   /**
-   * Opens a table; {@code pinTop}/{@code pinPartitions} follow sst.pinned-metadata.*. With a {@link
-   * DirectIo} (null = off) block reads bypass the page cache where the file system allows.
+   * Opens a table; {@code pinTop}/{@code pinPartitions} follow sst.pinned-metadata.*, and {@code
+   * lazy} (sst.read-metadata-cache.mode) defers decoding that metadata to the first point read.
+   * With a {@link DirectIo} (null = off) block reads bypass the page cache where the file system
+   * allows.
    */
   public static Table open(
       Path path,
@@ -141,8 +155,9 @@ public final class Table implements AutoCloseable {
       BlockCache cache,
       boolean pinTop,
       boolean pinPartitions,
+      boolean lazy,
       DirectIo directIo) {
-    return open(DataFile.local(path), -1, fileNumber, cache, pinTop, pinPartitions, directIo);
+    return open(DataFile.local(path), -1, fileNumber, cache, pinTop, pinPartitions, lazy, directIo);
   }
 
   /**
@@ -156,8 +171,54 @@ public final class Table implements AutoCloseable {
       BlockCache cache,
       boolean pinTop,
       boolean pinPartitions,
+      boolean lazy,
       DirectIo directIo) {
-    return new Table(file, knownSize, fileNumber, cache, pinTop, pinPartitions, directIo);
+    return new Table(file, knownSize, fileNumber, cache, pinTop, pinPartitions, lazy, directIo);
+  }
+
+  /** Reads and decodes the metadata this table keeps outside the block cache. */
+  private Pinned loadPinned() {
+    Block top = new Block(readBlock(footer.topIndex(), "top-level index", false));
+    int parts = countEntries(top);
+    if (!pinPartitions && parts != 1) {
+      return new Pinned(top, null, null);
+    }
+    byte[][] index = new byte[parts][];
+    byte[][] filter = bloom ? new byte[parts][] : null;
+    BlockIterator it = top.iterator();
+    int i = 0;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      ByteReader r = new ByteReader(it.value());
+      r.readVarInt();
+      index[i] = readBlock(BlockHandle.decode(r), "index partition", false);
+      if (bloom) {
+        filter[i] = readBlock(BlockHandle.decode(r), "filter partition", false);
+      }
+      i++;
+    }
+    return new Pinned(top, index, filter);
+  }
+
+  /** The kept metadata, decoding it on first use when lazy; null when nothing is kept. */
+  private Pinned pinned() {
+    Pinned p = pinned;
+    if (p != null || !pinTop) {
+      return p;
+    }
+    synchronized (this) {
+      p = pinned;
+      if (p == null) {
+        try {
+          p = loadPinned();
+        } catch (CobbleException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          throw new CorruptionException(name, "cannot decode table metadata: " + e, e);
+        }
+        pinned = p;
+      }
+      return p;
+    }
   }
 
   private TableProperties decodeProperties(byte[] pb) {
@@ -362,8 +423,9 @@ public final class Table implements AutoCloseable {
   }
 
   Block topIndex() {
-    return pinnedTop != null
-        ? pinnedTop
+    Pinned p = pinned;
+    return p != null
+        ? p.top
         : block(readBlock(footer.topIndex(), "top-level index", true), "top-level index");
   }
 
@@ -376,8 +438,9 @@ public final class Table implements AutoCloseable {
   }
 
   Block indexPartition(int ordinal, BlockHandle h) {
-    if (pinnedIndex != null) {
-      return block(pinnedIndex[ordinal], "index partition");
+    Pinned p = pinned;
+    if (p != null && p.index != null) {
+      return block(p.index[ordinal], "index partition");
     }
     return block(readBlock(h, "index partition", true), "index partition");
   }
@@ -409,45 +472,62 @@ public final class Table implements AutoCloseable {
       GetScratch g = GET_SCRATCH.get();
       BlockIterator it = g.it;
       ByteReader r = g.reader;
-      // One iterator walks the three levels in turn: each level's value is fully decoded into
-      // locals before the iterator moves on to the next block.
-      if (pinnedTop != null) {
-        it.reset(pinnedTop);
-      } else {
-        resetOnto(it, readBlock(footer.topIndex(), "top-level index", true), "top-level index");
-      }
-      it.seek(key);
-      if (!it.valid()) {
-        return null;
-      }
-      it.valueReader(r);
-      int ordinal = r.readVarInt();
-      long indexOffset = r.readVarLong();
-      int indexSize = r.readVarInt();
-      if (bloom) {
-        long filterOffset = r.readVarLong();
-        int filterSize = r.readVarInt();
-        byte[] filter =
-            pinnedFilter != null
-                ? pinnedFilter[ordinal]
-                : readBlock(filterOffset, filterSize, "filter partition", true);
-        if (!BloomFilter.mayContain(filter, keyHash)) {
+      Pinned p = pinned();
+      long dataOffset;
+      int dataSize;
+      if (p != null && p.indexDecoded != null) {
+        // Pinned metadata: both index levels are searched in their decoded form.
+        int top = p.topDecoded.lowerBound(key);
+        if (top == p.topDecoded.count()) {
           return null;
         }
+        p.topDecoded.value(top, r);
+        int ordinal = r.readVarInt();
+        if (bloom && !BloomFilter.mayContain(p.filter[ordinal], keyHash)) {
+          return null;
+        }
+        DecodedIndex index = p.indexDecoded[ordinal];
+        int entry = index.lowerBound(key);
+        if (entry == index.count()) {
+          return null;
+        }
+        index.value(entry, r);
+        dataOffset = r.readVarLong();
+        dataSize = r.readVarInt();
+      } else {
+        // One iterator walks the index levels in turn: each level's value is fully decoded into
+        // locals before the iterator moves on to the next block.
+        if (p != null) {
+          it.reset(p.top);
+        } else {
+          resetOnto(it, readBlock(footer.topIndex(), "top-level index", true), "top-level index");
+        }
+        it.seek(key);
+        if (!it.valid()) {
+          return null;
+        }
+        it.valueReader(r);
+        int ordinal = r.readVarInt();
+        long indexOffset = r.readVarLong();
+        int indexSize = r.readVarInt();
+        if (bloom) {
+          long filterOffset = r.readVarLong();
+          int filterSize = r.readVarInt();
+          if (!BloomFilter.mayContain(
+              readBlock(filterOffset, filterSize, "filter partition", true), keyHash)) {
+            return null;
+          }
+        }
+        resetOnto(
+            it, readBlock(indexOffset, indexSize, "index partition", true), "index partition");
+        it.seek(key);
+        if (!it.valid()) {
+          return null;
+        }
+        it.valueReader(r);
+        dataOffset = r.readVarLong();
+        dataSize = r.readVarInt();
       }
-      resetOnto(
-          it,
-          pinnedIndex != null
-              ? pinnedIndex[ordinal]
-              : readBlock(indexOffset, indexSize, "index partition", true),
-          "index partition");
-      it.seek(key);
-      if (!it.valid()) {
-        return null;
-      }
-      it.valueReader(r);
-      long dataOffset = r.readVarLong();
-      int dataSize = r.readVarInt();
       resetOnto(it, readBlock(dataOffset, dataSize, "data", true), "data");
       it.seek(key);
       if (it.valid() && it.compareKey(key) == 0) {

@@ -61,6 +61,14 @@ public final class ByteReader {
   }
 
   public int readVarInt() {
+    // One-byte varints (lengths in blocks and rows, mostly) skip the general loop.
+    if (pos < limit) {
+      int b = buf[pos];
+      if (b >= 0) {
+        pos++;
+        return b;
+      }
+    }
     long v = readVarLong();
     if (v > 0xFFFFFFFFL) {
       throw new IllegalStateException("varint overflow at " + pos);
@@ -69,6 +77,13 @@ public final class ByteReader {
   }
 
   public long readVarLong() {
+    if (pos < limit) {
+      int b = buf[pos];
+      if (b >= 0) {
+        pos++;
+        return b;
+      }
+    }
     long result = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       need(1);

@@ -16,13 +16,20 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Full snapshot of a DB's durable state: schema, bucket count, next file number, every table with
  * its tree and level, and the value-log files. Layout: magic (8), format version (4), payload
  * length (4), payload, CRC32C of everything before it (4). Written to a temporary name, fsynced and
  * renamed, so a reader sees either the old or the new snapshot.
+ *
+ * <p>The Db keeps the previous manifest beside the newest one, and keeps every file the previous
+ * one references (see {@link VersionSet}), so a newest manifest that fails its checksum is treated
+ * as absent and the Db opens from the previous one, whole.
  */
 public final class Manifest {
   public static final String PREFIX = "MANIFEST-";
@@ -177,15 +184,53 @@ public final class Manifest {
     }
   }
 
-  /** Reads the newest manifest in {@code dir}, or null when the directory holds none. */
-  public static Manifest readLatest(Path dir, long[] seqOut) {
-    long best = -1;
+  /** Numbers of every file (tables and value logs) this manifest references. */
+  public Set<Long> fileNumbers() {
+    Set<Long> out = new HashSet<>();
+    for (FileEntry f : files) {
+      out.add(f.number);
+    }
+    for (ValueLogFile f : vlogs) {
+      out.add(f.number());
+    }
+    return out;
+  }
+
+  /** What {@link #recover} found in a Db directory. */
+  public static final class Recovered {
+    /** The manifest to open from; null for a new Db. */
+    public final Manifest manifest;
+
+    /** Its sequence number (0 for a new Db). */
+    public final long seq;
+
+    /**
+     * Files the previous manifest references, which must stay on disk while it is the fallback;
+     * empty when it is absent, unreadable, or the Db opened from it.
+     */
+    public final Set<Long> previousFiles;
+
+    Recovered(Manifest manifest, long seq, Set<Long> previousFiles) {
+      this.manifest = manifest;
+      this.seq = seq;
+      this.previousFiles = previousFiles;
+    }
+  }
+
+  /**
+   * Reads the newest manifest in {@code dir}; if it fails its checksum or does not decode, it is
+   * treated as absent and the previous one is used. Throws the newest one's {@link
+   * CorruptionException} when the previous one is missing or bad too: opening empty would drop the
+   * tables on disk.
+   */
+  public static Recovered recover(Path dir) {
+    List<Long> seqs = new ArrayList<>();
     try (java.util.stream.Stream<Path> s = Files.list(dir)) {
       for (Path p : (Iterable<Path>) s::iterator) {
         String name = p.getFileName().toString();
         if (name.startsWith(PREFIX) && !name.endsWith(".tmp")) {
           try {
-            best = Math.max(best, Long.parseLong(name.substring(PREFIX.length())));
+            seqs.add(Long.parseLong(name.substring(PREFIX.length())));
           } catch (NumberFormatException ignored) {
             // Not one of ours.
           }
@@ -194,11 +239,38 @@ public final class Manifest {
     } catch (IOException e) {
       throw new CobbleException("cannot list " + dir, e);
     }
-    if (best < 0) {
-      return null;
+    if (seqs.isEmpty()) {
+      return new Recovered(null, 0, Collections.emptySet());
     }
-    Path file = dir.resolve(fileName(best));
-    seqOut[0] = best;
+    seqs.sort(Collections.reverseOrder());
+    long newest = seqs.get(0);
+    Long previous = seqs.size() > 1 ? seqs.get(1) : null;
+    try {
+      Manifest m = read(dir, newest);
+      Set<Long> kept = Collections.emptySet();
+      if (previous != null) {
+        try {
+          kept = read(dir, previous).fileNumbers();
+        } catch (CorruptionException e) {
+          // An unreadable fallback protects nothing; the next manifest write replaces it.
+        }
+      }
+      return new Recovered(m, newest, kept);
+    } catch (CorruptionException e) {
+      if (previous == null) {
+        throw e;
+      }
+      try {
+        return new Recovered(read(dir, previous), previous, Collections.emptySet());
+      } catch (CorruptionException older) {
+        e.addSuppressed(older);
+        throw e;
+      }
+    }
+  }
+
+  private static Manifest read(Path dir, long seq) {
+    Path file = dir.resolve(fileName(seq));
     try {
       return decode(file, Files.readAllBytes(file));
     } catch (IOException e) {

@@ -12,8 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -28,6 +30,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * Owns the current {@link Version}, the manifest and the lifetime of data files. Versions hold
  * references on tables and value logs; a file whose count drops to zero is closed and deleted.
  * {@link #apply} must be called under the Db's mutex; readers only call {@link #acquire()}.
+ *
+ * <p>The previous manifest stays on disk as the fallback for a corrupt newest one, so it must stay
+ * whole: a dead file that the previous manifest still references is closed at once but deleted only
+ * when a newer manifest replaces that one as the previous (deletion deferred by one manifest
+ * generation).
  */
 public final class VersionSet {
   private final Path dir;
@@ -53,6 +60,11 @@ public final class VersionSet {
   private volatile Schema schema;
   private long manifestSeq;
   private volatile boolean closing;
+  // Guarded by fallbackLock: files the previous manifest references, and dead files kept for it.
+  private final Object fallbackLock = new Object();
+  private Set<Long> previousManifestFiles = new HashSet<>();
+  private Set<Long> newestManifestFiles = new HashSet<>();
+  private final Map<Long, Path> deferred = new HashMap<>();
 
   public VersionSet(
       Path dir,
@@ -71,8 +83,16 @@ public final class VersionSet {
     this.sync = sync;
   }
 
-  /** Installs the first version (recovered files, fresh memtable) without writing a manifest. */
-  public void initialize(MemTable active, List<Tree> trees, List<ValueLogFile> vlogFiles) {
+  /**
+   * Installs the first version (recovered files, fresh memtable) without writing a manifest. {@code
+   * previousManifestFiles} are the files the previous manifest on disk references (kept while it is
+   * the fallback).
+   */
+  public void initialize(
+      MemTable active,
+      List<Tree> trees,
+      List<ValueLogFile> vlogFiles,
+      Set<Long> previousManifestFiles) {
     Map<Long, ValueLogFile> byNumber = new TreeMap<>();
     for (ValueLogFile f : vlogFiles) {
       byNumber.put(f.number(), f);
@@ -80,6 +100,27 @@ public final class VersionSet {
     Version v = new Version(this, active, new ArrayList<>(), trees, byNumber, liveRefs(trees));
     retain(v);
     current = v;
+    synchronized (fallbackLock) {
+      this.previousManifestFiles = new HashSet<>(previousManifestFiles);
+      this.newestManifestFiles = fileNumbers(v);
+    }
+  }
+
+  /** Files the previous manifest references: they must survive until it is replaced. */
+  public Set<Long> previousManifestFiles() {
+    synchronized (fallbackLock) {
+      return new HashSet<>(previousManifestFiles);
+    }
+  }
+
+  private static Set<Long> fileNumbers(Version v) {
+    Set<Long> out = new HashSet<>(v.vlogs());
+    for (Tree t : v.trees()) {
+      for (FileMeta f : t.allFiles()) {
+        out.add(f.number());
+      }
+    }
+    return out;
   }
 
   public Path dir() {
@@ -234,12 +275,38 @@ public final class VersionSet {
             totalBuckets, nextFileNumber.get(), s, files, new ArrayList<>(v.vlogFiles().values()));
     long seq = manifestSeq + 1;
     Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode(), sync);
+    // The manifest just replaced becomes the fallback; the one before it goes, and with it the
+    // claim it had on files that died since.
     try {
-      Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq)));
+      if (manifestSeq > 1) {
+        Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq - 1)));
+      }
     } catch (IOException e) {
       throw new CobbleException("cannot delete old manifest in " + dir, e);
     }
     manifestSeq = seq;
+    List<Path> release = new ArrayList<>();
+    synchronized (fallbackLock) {
+      previousManifestFiles = newestManifestFiles;
+      newestManifestFiles = fileNumbers(v);
+      deferred
+          .entrySet()
+          .removeIf(
+              e -> {
+                if (previousManifestFiles.contains(e.getKey())) {
+                  return false;
+                }
+                release.add(e.getValue());
+                return true;
+              });
+    }
+    if (!release.isEmpty()) {
+      try {
+        deleter.execute(() -> release.forEach(VersionSet::deleteQuietly));
+      } catch (RejectedExecutionException e) {
+        // Closing: the files are swept as orphans on the next open.
+      }
+    }
   }
 
   private void retain(Version v) {
@@ -313,10 +380,18 @@ public final class VersionSet {
     }
   }
 
+  /** Deletes a dead local file now, or when the previous manifest no longer references it. */
   private void deleteOwn(long number, Path p) {
-    if (!external.containsKey(number)) {
-      deleteQuietly(p);
+    if (external.containsKey(number)) {
+      return;
     }
+    synchronized (fallbackLock) {
+      if (previousManifestFiles.contains(number)) {
+        deferred.put(number, p);
+        return;
+      }
+    }
+    deleteQuietly(p);
   }
 
   private static void deleteQuietly(Path p) {

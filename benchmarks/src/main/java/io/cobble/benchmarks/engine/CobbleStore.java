@@ -10,8 +10,8 @@ final class CobbleStore implements KvStore {
 
   private final SingleDb db;
 
-  CobbleStore(Path dir, StoreSettings settings) {
-    Config config =
+  CobbleStore(Path dir, StoreSettings settings, String extraOptions) {
+    Config.Builder config =
         Config.builder()
             .set("memtable.capacity", settings.memtableBytes)
             .set("memory.memtable-buffer-count", settings.memtableBuffers)
@@ -20,9 +20,18 @@ final class CobbleStore implements KvStore {
             .set("block-cache.size", settings.blockCacheBytes)
             .set("compaction.l0-file-limit", settings.l0FileLimit)
             .set("compaction.threads", settings.backgroundThreads)
-            .set("sst.compression", "none,lz4")
-            .build();
-    db = SingleDb.open(dir, config);
+            .set("sst.compression", "none,lz4");
+    for (String entry : extraOptions.split(";")) {
+      if (!entry.isBlank()) {
+        int eq = entry.indexOf('=');
+        if (eq < 0) {
+          throw new IllegalArgumentException(
+              "invalid Cobble option '" + entry + "': expected key=value");
+        }
+        config.set(entry.substring(0, eq).trim(), entry.substring(eq + 1).trim());
+      }
+    }
+    db = SingleDb.open(dir, config.build());
   }
 
   @Override
@@ -45,6 +54,11 @@ final class CobbleStore implements KvStore {
       }
     }
     return bytes;
+  }
+
+  @Override
+  public void flush() {
+    db.flush();
   }
 
   @Override

@@ -10,7 +10,28 @@ final class Keys {
   static final int KEY_SIZE = 16;
   static final int VALUE_SIZE = 100;
 
+  /** Stored keys per store: 1 M, or {@code -Dcobble.bench.keys} (the opt-in 10 M profile). */
+  private static final int COUNT = checkedCount(Integer.getInteger("cobble.bench.keys", 1_000_000));
+
   private Keys() {}
+
+  /**
+   * The number of stored keys. JMH forks inherit the launching JVM's {@code -D} options, so {@code
+   * java -Dcobble.bench.keys=10000000 -jar benchmarks.jar ...} sizes every fork.
+   */
+  static int count() {
+    return COUNT;
+  }
+
+  private static int checkedCount(int n) {
+    if (n < 1_000_000 || n % 1_000_000 != 0) {
+      throw new IllegalArgumentException(
+          "invalid cobble.bench.keys "
+              + n
+              + ": use a whole number of millions (fills write 1 M keys per invocation)");
+    }
+    return n;
+  }
 
   /**
    * Writes stored key number {@code index} into {@code key} (reused by the caller). Stored keys are

@@ -10,6 +10,9 @@ interface KvStore extends AutoCloseable {
   /** Seeks to {@code start} and reads up to {@code rows} rows; returns the bytes seen. */
   long scan(byte[] start, int rows);
 
+  /** Writes the memtables to files and waits for that, without compacting. */
+  void flush();
+
   /** Writes everything buffered to files and waits for background work to settle. */
   void settle();
 

@@ -21,9 +21,10 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * db_bench read shapes over 1 M keys written in random order and settled into files: {@code
- * readrandom} (hits), {@code readmissing}, {@code seekrandom} with a 10-row scan, and {@code
- * readwhilewriting} (one reader, one writer overwriting at full speed).
+ * db_bench read shapes over {@link Keys#count()} keys (1 M unless the 10 M profile is on) written
+ * in random order and settled into files: {@code readrandom} (hits), {@code readmissing}, {@code
+ * seekrandom} with a 10-row scan, and {@code readwhilewriting} (one reader, one writer overwriting
+ * at full speed).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -34,10 +35,14 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 2, time = 5)
 @Measurement(iterations = 3, time = 5)
 public class ReadBenchmark {
-  static final int KEYS = 1_000_000;
+  static final int KEYS = Keys.count();
 
   @Param({Stores.COBBLE, Stores.ROCKSDB})
   public String engine;
+
+  /** Extra Cobble config ({@code key=value;...}) for Cobble-only variants; empty by default. */
+  @Param({""})
+  public String cobbleOptions;
 
   private Path dir;
   private KvStore store;
@@ -51,7 +56,7 @@ public class ReadBenchmark {
       values[i] = Keys.value(random);
     }
     dir = Stores.freshDir(engine);
-    store = Stores.open(engine, dir);
+    store = Stores.open(engine, dir, cobbleOptions);
     int[] order = Keys.shuffled(KEYS, 7);
     byte[] key = new byte[Keys.KEY_SIZE];
     for (int i = 0; i < KEYS; i++) {

@@ -96,6 +96,15 @@ final class RocksDbStore implements KvStore {
   }
 
   @Override
+  public void flush() {
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+      db.flush(flush);
+    } catch (RocksDBException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
   public void settle() {
     try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
       db.flush(flush);

@@ -15,10 +15,18 @@ final class Stores {
   private Stores() {}
 
   static KvStore open(String engine, Path dir) {
+    return open(engine, dir, "");
+  }
+
+  /**
+   * As {@link #open(String, Path)}, with extra Cobble config entries ({@code key=value;...}, for
+   * Cobble-only variants such as {@code direct-io.enabled=true}); RocksDB ignores them.
+   */
+  static KvStore open(String engine, Path dir, String cobbleOptions) {
     StoreSettings settings = new StoreSettings();
     switch (engine) {
       case COBBLE:
-        return new CobbleStore(dir, settings);
+        return new CobbleStore(dir, settings, cobbleOptions);
       case ROCKSDB:
         return new RocksDbStore(dir, settings);
       default:

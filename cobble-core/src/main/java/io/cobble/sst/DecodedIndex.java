@@ -1,0 +1,121 @@
+package io.cobble.sst;
+
+import io.cobble.util.ByteReader;
+import io.cobble.util.Bytes;
+import java.util.Arrays;
+
+/**
+ * An index block decoded once for point reads (the "decoded metadata" that {@code
+ * sst.read-metadata-cache.mode} keeps for pinned index blocks). Seeking a block binary-searches its
+ * restart array and parses a varint header at each step, touching two scattered cache lines per
+ * step; here the search runs over one dense array of the eight key bytes that follow the prefix all
+ * keys share, and falls back to a full key comparison only when those bytes tie. Values stay in the
+ * block and are read in place.
+ */
+final class DecodedIndex {
+  private final byte[] block;
+  private final int count;
+
+  /** Bytes every key starts with; a target that does not start with them is outside the keys. */
+  private final byte[] common;
+
+  /** Per entry, key bytes {@code common.length ..+8} as an unsigned big-endian long (0-padded). */
+  private final long[] prefixes;
+
+  /** All keys back to back, and each key's start (entry i spans starts[i]..starts[i+1]). */
+  private final byte[] keys;
+
+  private final int[] starts;
+  private final int[] valueOffsets;
+  private final int[] valueLengths;
+
+  /** Decodes every entry of {@code block}; throws IllegalStateException when it is malformed. */
+  DecodedIndex(Block block) {
+    this.block = block.data();
+    int n = 0;
+    int keyBytes = 0;
+    BlockIterator it = block.iterator();
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      n++;
+      keyBytes += it.keyLength();
+    }
+    count = n;
+    keys = new byte[keyBytes];
+    starts = new int[n + 1];
+    valueOffsets = new int[n];
+    valueLengths = new int[n];
+    ByteReader r = new ByteReader();
+    int i = 0;
+    int pos = 0;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      starts[i] = pos;
+      pos += it.copyKey(keys, pos);
+      it.valueReader(r);
+      valueOffsets[i] = r.position();
+      valueLengths[i] = r.limit() - r.position();
+      i++;
+    }
+    starts[n] = pos;
+    // Keys are sorted, so the prefix all of them share is the one the first and last share.
+    int shared =
+        n == 0 ? 0 : Bytes.commonPrefix(keys, length(0), keys, starts[n - 1], length(n - 1));
+    common = Arrays.copyOf(keys, shared);
+    prefixes = new long[n];
+    for (int e = 0; e < n; e++) {
+      prefixes[e] = prefix(keys, starts[e] + shared, length(e) - shared);
+    }
+  }
+
+  private int length(int entry) {
+    return starts[entry + 1] - starts[entry];
+  }
+
+  /** Eight bytes from {@code off} as an unsigned big-endian long, zero-padded past {@code len}. */
+  private static long prefix(byte[] a, int off, int len) {
+    if (len >= 8) {
+      return Bytes.getLong(a, off);
+    }
+    long v = 0;
+    for (int i = 0; i < 8; i++) {
+      v = (v << 8) | (i < len ? a[off + i] & 0xFF : 0);
+    }
+    return v;
+  }
+
+  int count() {
+    return count;
+  }
+
+  /** The first entry whose key is {@code >= target}, or {@link #count()} when there is none. */
+  int lowerBound(byte[] target) {
+    int skip = common.length;
+    int c = Bytes.compare(common, 0, skip, target, 0, Math.min(skip, target.length));
+    if (c > 0 || (c == 0 && target.length < skip)) {
+      return 0;
+    }
+    if (c < 0) {
+      return count;
+    }
+    long t = prefix(target, skip, target.length - skip);
+    int lo = 0;
+    int hi = count;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      int cmp = Long.compareUnsigned(prefixes[mid], t);
+      if (cmp == 0) {
+        cmp = Bytes.compare(keys, starts[mid], length(mid), target, 0, target.length);
+      }
+      if (cmp < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  /** Points {@code r} at the value of {@code entry} in the block. */
+  ByteReader value(int entry, ByteReader r) {
+    return r.reset(block, valueOffsets[entry], valueLengths[entry]);
+  }
+}
