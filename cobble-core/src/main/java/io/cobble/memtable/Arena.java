@@ -3,6 +3,7 @@ package io.cobble.memtable;
 import io.cobble.util.Bytes;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -19,7 +20,13 @@ import java.util.Arrays;
 final class Arena {
   static final int MAX_PAGE_SIZE = 1 << 20;
   private static final int FIRST_PAGE_SIZE = 16 << 10;
+
+  /** Key bytes held in a normalized key; the sixteenth byte holds the clipped key length. */
+  static final int NORMALIZED_BYTES = 15;
+
   private static final VarHandle USED;
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
   static {
     try {
@@ -80,6 +87,38 @@ final class Arena {
     byte[] pb = pages[(int) (b >>> 32)];
     int ob = (int) b;
     return Bytes.compare(pa, oa + 8, Bytes.getInt(pa, oa), pb, ob + 8, Bytes.getInt(pb, ob));
+  }
+
+  /**
+   * Writes the key's normalized form into {@code dst[at]} and {@code dst[at + 1]}: its first {@link
+   * #NORMALIZED_BYTES} bytes big-endian, zero-padded, then {@code min(key length, 15)} in the last
+   * byte. Compared as two unsigned longs it orders like {@link Bytes#compare} except that keys
+   * which both have at least 15 bytes and share the first 15 tie; equal forms with a last byte
+   * below 15 mean equal keys.
+   */
+  void normalizedKey(long addr, long[] dst, int at) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = (int) addr;
+    int len = Bytes.getInt(page, off);
+    int start = off + 8;
+    if (len >= NORMALIZED_BYTES && start + 16 <= page.length) {
+      dst[at] = (long) LONG_BE.get(page, start);
+      dst[at + 1] = ((long) LONG_BE.get(page, start + 8) & ~0xFFL) | NORMALIZED_BYTES;
+      return;
+    }
+    int n = Math.min(len, NORMALIZED_BYTES);
+    long w0 = 0;
+    long w1 = 0;
+    for (int i = 0; i < n; i++) {
+      long b = page[start + i] & 0xFFL;
+      if (i < 8) {
+        w0 |= b << (56 - 8 * i);
+      } else {
+        w1 |= b << (120 - 8 * i);
+      }
+    }
+    dst[at] = w0;
+    dst[at + 1] = w1 | n;
   }
 
   byte[] key(long addr) {

@@ -1,49 +1,142 @@
 package io.cobble.memtable;
 
-import java.util.Arrays;
-
 /**
  * Sorts record addresses by key (stable, so insertion order survives among equal keys) and serves
  * them through a cursor. Used by the unordered memtables when something needs key order.
+ *
+ * <p>The sort works on packed triples (normalized key word 0, word 1, address; see {@link
+ * Arena#normalizedKey}) kept next to each other, so most comparisons read two adjacent longs of a
+ * sequentially scanned array instead of two records scattered over the arena's pages; only keys
+ * that share their first 15 bytes and are at least that long fall back to the full arena compare.
  */
 final class SortedRecords {
+  /** Longs per packed record: two normalized key words and the address. */
+  static final int STRIDE = 3;
+
+  /** Runs of this many records are insertion-sorted before merging. */
+  private static final int RUN = 16;
+
   private SortedRecords() {}
 
+  /** Addresses of the first {@code count} records in key order (stable). */
   static long[] sort(Arena arena, long[] addrs, int count) {
-    long[] a = Arrays.copyOf(addrs, count);
-    long[] tmp = new long[count];
-    mergeSort(arena, a, tmp, 0, count);
-    return a;
+    long[] packed = sortPacked(arena, addrs, count);
+    long[] out = new long[count];
+    for (int i = 0; i < count; i++) {
+      out[i] = packed[i * STRIDE + 2];
+    }
+    return out;
   }
 
-  private static void mergeSort(Arena arena, long[] a, long[] tmp, int lo, int hi) {
-    if (hi - lo < 16) {
-      for (int i = lo + 1; i < hi; i++) {
-        long v = a[i];
-        int j = i - 1;
-        while (j >= lo && arena.compareKeys(a[j], v) > 0) {
-          a[j + 1] = a[j];
-          j--;
-        }
-        a[j + 1] = v;
+  /**
+   * The first {@code count} records as packed triples in key order (stable): record {@code i} is at
+   * {@code i * STRIDE}, its address at {@code i * STRIDE + 2}.
+   */
+  static long[] sortPacked(Arena arena, long[] addrs, int count) {
+    int len = Math.multiplyExact(count, STRIDE);
+    long[] src = new long[len];
+    for (int i = 0; i < count; i++) {
+      int at = i * STRIDE;
+      arena.normalizedKey(addrs[i], src, at);
+      src[at + 2] = addrs[i];
+    }
+    for (int lo = 0; lo < count; lo += RUN) {
+      insertionSort(arena, src, lo, Math.min(lo + RUN, count));
+    }
+    if (count <= RUN) {
+      return src;
+    }
+    long[] dst = new long[len];
+    for (int width = RUN; width < count; width *= 2) {
+      for (int lo = 0; lo < count; lo += 2 * width) {
+        int mid = Math.min(lo + width, count);
+        merge(arena, src, dst, lo, mid, Math.min(lo + 2 * width, count));
       }
+      long[] t = src;
+      src = dst;
+      dst = t;
+    }
+    return src;
+  }
+
+  /**
+   * Orders packed records {@code x[i..]} and {@code y[j..]} (offsets of triples) exactly like
+   * {@link io.cobble.util.Bytes#compare} on their keys; only the sign is meaningful.
+   */
+  static int compare(Arena arena, long[] x, int i, long[] y, int j) {
+    int c = Long.compareUnsigned(x[i], y[j]);
+    if (c != 0) {
+      return c;
+    }
+    long w1 = x[i + 1];
+    c = Long.compareUnsigned(w1, y[j + 1]);
+    if (c != 0 || (w1 & 0xFF) < Arena.NORMALIZED_BYTES) {
+      return c;
+    }
+    return arena.compareKeys(x[i + 2], y[j + 2]);
+  }
+
+  private static void insertionSort(Arena arena, long[] a, int lo, int hi) {
+    for (int i = lo + 1; i < hi; i++) {
+      int at = i * STRIDE;
+      long w0 = a[at];
+      long w1 = a[at + 1];
+      long addr = a[at + 2];
+      int j = at - STRIDE;
+      while (j >= lo * STRIDE && greater(arena, a, j, w0, w1, addr)) {
+        a[j + STRIDE] = a[j];
+        a[j + STRIDE + 1] = a[j + 1];
+        a[j + STRIDE + 2] = a[j + 2];
+        j -= STRIDE;
+      }
+      a[j + STRIDE] = w0;
+      a[j + STRIDE + 1] = w1;
+      a[j + STRIDE + 2] = addr;
+    }
+  }
+
+  /** Whether packed record {@code a[j..]} sorts strictly after the record given by its parts. */
+  private static boolean greater(Arena arena, long[] a, int j, long w0, long w1, long addr) {
+    int c = Long.compareUnsigned(a[j], w0);
+    if (c != 0) {
+      return c > 0;
+    }
+    c = Long.compareUnsigned(a[j + 1], w1);
+    if (c != 0 || (w1 & 0xFF) < Arena.NORMALIZED_BYTES) {
+      return c > 0;
+    }
+    return arena.compareKeys(a[j + 2], addr) > 0;
+  }
+
+  /** Merges sorted record ranges [lo, mid) and [mid, hi) of src into dst, left first on ties. */
+  private static void merge(Arena arena, long[] src, long[] dst, int lo, int mid, int hi) {
+    if (mid >= hi || compare(arena, src, (mid - 1) * STRIDE, src, mid * STRIDE) <= 0) {
+      System.arraycopy(src, lo * STRIDE, dst, lo * STRIDE, (hi - lo) * STRIDE);
       return;
     }
-    int mid = (lo + hi) >>> 1;
-    mergeSort(arena, a, tmp, lo, mid);
-    mergeSort(arena, a, tmp, mid, hi);
-    if (arena.compareKeys(a[mid - 1], a[mid]) <= 0) {
-      return;
-    }
-    System.arraycopy(a, lo, tmp, lo, hi - lo);
-    int i = lo;
-    int j = mid;
-    for (int k = lo; k < hi; k++) {
-      if (i < mid && (j >= hi || arena.compareKeys(tmp[i], tmp[j]) <= 0)) {
-        a[k] = tmp[i++];
+    int i = lo * STRIDE;
+    int iEnd = mid * STRIDE;
+    int j = iEnd;
+    int jEnd = hi * STRIDE;
+    int k = i;
+    while (i < iEnd && j < jEnd) {
+      int from;
+      if (compare(arena, src, i, src, j) <= 0) {
+        from = i;
+        i += STRIDE;
       } else {
-        a[k] = tmp[j++];
+        from = j;
+        j += STRIDE;
       }
+      dst[k] = src[from];
+      dst[k + 1] = src[from + 1];
+      dst[k + 2] = src[from + 2];
+      k += STRIDE;
+    }
+    if (i < iEnd) {
+      System.arraycopy(src, i, dst, k, iEnd - i);
+    } else {
+      System.arraycopy(src, j, dst, k, jEnd - j);
     }
   }
 
@@ -62,7 +155,10 @@ final class SortedRecords {
     return lo;
   }
 
-  /** Cursor over sorted unique records whose values are given alongside (already combined). */
+  /**
+   * Cursor over sorted unique records. A non-null {@code values[i]} is record i's combined row;
+   * otherwise (or without {@code values}) the row is read from the record itself.
+   */
   static final class ArrayCursor implements MemTable.Cursor {
     private final Arena arena;
     private final long[] keys;
@@ -105,7 +201,7 @@ final class SortedRecords {
 
     @Override
     public byte[] value() {
-      return values == null ? arena.value(keys[pos]) : values[pos];
+      return values == null || values[pos] == null ? arena.value(keys[pos]) : values[pos];
     }
   }
 }

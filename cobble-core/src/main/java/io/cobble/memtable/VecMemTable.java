@@ -3,6 +3,7 @@ package io.cobble.memtable;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * Write-burst memtable: every delta is appended without looking anything up. Reads and ordered
@@ -61,23 +62,47 @@ public class VecMemTable extends MemTable {
     }
   }
 
-  /** Sorts and folds the first {@code count} appended records (all published: see COUNT). */
+  /**
+   * Sorts and folds the first {@code count} appended records (all published: see COUNT). A key
+   * written once keeps no value copy: its row is read from the arena when asked for. Only keys
+   * written more than once get their combined row stored.
+   */
   private Snapshot build(int count) {
-    long[] sorted = SortedRecords.sort(arena, records, count);
-    long[] keys = new long[sorted.length];
-    byte[][] values = new byte[sorted.length][];
+    long[] sorted = SortedRecords.sortPacked(arena, records, count);
+    long[] keys = new long[count];
+    byte[][] values = null;
     int unique = 0;
-    for (int i = 0; i < sorted.length; i++) {
-      if (unique > 0 && arena.compareKeys(keys[unique - 1], sorted[i]) == 0) {
-        byte[] key = arena.key(sorted[i]);
-        values[unique - 1] = combiner.combine(key, values[unique - 1], arena.value(sorted[i]));
-      } else {
-        keys[unique] = sorted[i];
-        values[unique] = arena.value(sorted[i]);
-        unique++;
+    int i = 0;
+    while (i < count) {
+      int first = i * SortedRecords.STRIDE;
+      int end = i + 1;
+      while (end < count
+          && SortedRecords.compare(arena, sorted, first, sorted, end * SortedRecords.STRIDE) == 0) {
+        end++;
       }
+      long addr = sorted[first + 2];
+      keys[unique] = addr;
+      if (end - i > 1) {
+        if (values == null) {
+          values = new byte[count][];
+        }
+        values[unique] = fold(sorted, i, end);
+      }
+      unique++;
+      i = end;
     }
     return new Snapshot(count, keys, values, unique);
+  }
+
+  /** Combines the rows of sorted records [from, to), which share one key, oldest first. */
+  private byte[] fold(long[] sorted, int from, int to) {
+    long addr = sorted[from * SortedRecords.STRIDE + 2];
+    byte[] key = arena.key(addr);
+    byte[] row = arena.value(addr);
+    for (int i = from + 1; i < to; i++) {
+      row = combiner.combine(key, row, arena.value(sorted[i * SortedRecords.STRIDE + 2]));
+    }
+    return Objects.requireNonNull(row, "RowCombiner returned null: it must return the folded row");
   }
 
   @Override
@@ -86,7 +111,7 @@ public class VecMemTable extends MemTable {
     byte[] target = keyLen == key.length ? key : Arrays.copyOf(key, keyLen);
     int i = SortedRecords.lowerBound(arena, s.keys, s.unique, target);
     if (i < s.unique && arena.compareKey(s.keys[i], key, keyLen) == 0) {
-      return s.values[i];
+      return s.values != null && s.values[i] != null ? s.values[i] : arena.value(s.keys[i]);
     }
     return null;
   }
@@ -125,7 +150,10 @@ public class VecMemTable extends MemTable {
   private static final class Snapshot {
     final int sourceCount;
     final long[] keys;
+
+    /** Combined rows of keys written more than once; null entries (or array): read the record. */
     final byte[][] values;
+
     final int unique;
 
     Snapshot(int sourceCount, long[] keys, byte[][] values, int unique) {

@@ -1,0 +1,160 @@
+package io.cobble.memtable;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.cobble.iterator.KvIterator;
+import io.cobble.util.Bytes;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The prefix sort must give exactly the order of a stable sort by {@link Bytes#compare}: keys are
+ * drawn to stress the normalized prefix (lengths around 8 and 15, shared prefixes, zero bytes that
+ * tie with padding, equal keys whose insertion order must survive).
+ */
+class SortedRecordsTest {
+  private static final byte[] ALPHABET = {0, 0, 0, 1, (byte) 0x7F, (byte) 0x80, (byte) 0xFF};
+
+  @Test
+  void ordersLikeStableBytesCompare() {
+    Random r = new Random(20261130);
+    for (int round = 0; round < 300; round++) {
+      int count = 1 + r.nextInt(round < 100 ? 40 : 3000);
+      byte[][] pool = keyPool(r, 1 + r.nextInt(count));
+      Arena arena = new Arena();
+      long[] addrs = new long[count + r.nextInt(5)];
+      byte[][] keys = new byte[count][];
+      for (int i = 0; i < count; i++) {
+        keys[i] = pool[r.nextInt(pool.length)];
+        byte[] seq = new byte[4];
+        Bytes.putInt(seq, 0, i);
+        addrs[i] = arena.add(keys[i], keys[i].length, seq, 0, seq.length);
+      }
+      Integer[] expected = new Integer[count];
+      Arrays.setAll(expected, i -> i);
+      // Arrays.sort on objects is stable: equal keys keep insertion order.
+      Arrays.sort(expected, Comparator.comparing((Integer i) -> keys[i], Bytes::compare));
+
+      long[] sorted = SortedRecords.sort(arena, addrs, count);
+
+      assertEquals(count, sorted.length);
+      for (int i = 0; i < count; i++) {
+        assertEquals(
+            (int) expected[i],
+            Bytes.getInt(arena.value(sorted[i]), 0),
+            "round " + round + ", position " + i);
+      }
+    }
+  }
+
+  @Test
+  void comparesPackedRecordsLikeBytesCompare() {
+    Random r = new Random(7);
+    byte[][] pool = keyPool(r, 400);
+    Arena arena = new Arena();
+    long[] addrs = new long[pool.length];
+    for (int i = 0; i < pool.length; i++) {
+      addrs[i] = arena.add(pool[i], pool[i].length, Bytes.EMPTY, 0, 0);
+    }
+    long[] packed = new long[pool.length * SortedRecords.STRIDE];
+    for (int i = 0; i < pool.length; i++) {
+      arena.normalizedKey(addrs[i], packed, i * SortedRecords.STRIDE);
+      packed[i * SortedRecords.STRIDE + 2] = addrs[i];
+    }
+    for (int i = 0; i < pool.length; i++) {
+      for (int j = 0; j < pool.length; j++) {
+        int got =
+            SortedRecords.compare(
+                arena, packed, i * SortedRecords.STRIDE, packed, j * SortedRecords.STRIDE);
+        assertEquals(
+            Integer.signum(Bytes.compare(pool[i], pool[j])),
+            Integer.signum(got),
+            Arrays.toString(pool[i]) + " vs " + Arrays.toString(pool[j]));
+      }
+    }
+  }
+
+  @Test
+  void normalizesKeyEndingAtPageEnd() {
+    byte[] key = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, (byte) 0xFF};
+    Arena full = new Arena();
+    // The first page is 16 KiB: the filler leaves exactly one 23-byte record (8 + 15 + 0).
+    full.add(new byte[1], 1, new byte[16384 - 23 - 9], 0, 16384 - 23 - 9);
+    long atEnd = full.add(key, key.length, Bytes.EMPTY, 0, 0);
+    Arena roomy = new Arena();
+    long inside = roomy.add(key, key.length, new byte[8], 0, 8);
+    long[] a = new long[2];
+    long[] b = new long[2];
+    full.normalizedKey(atEnd, a, 0);
+    roomy.normalizedKey(inside, b, 0);
+    assertArrayEquals(b, a);
+    assertEquals(0x0102030405060708L, a[0]);
+    assertEquals(0x090A0B0C0D0EFF0FL, a[1]);
+  }
+
+  @Test
+  void vecMemTableFoldsDuplicatesInWriteOrder() {
+    RowCombiner concat =
+        (key, older, newer) -> {
+          byte[] out = Arrays.copyOf(older, older.length + newer.length);
+          System.arraycopy(newer, 0, out, older.length, newer.length);
+          return out;
+        };
+    VecMemTable m = new VecMemTable(1, concat);
+    Random r = new Random(3);
+    byte[][] pool = keyPool(r, 200);
+    TreeMap<byte[], byte[]> model = new TreeMap<>(Bytes::compare);
+    for (int i = 0; i < 5000; i++) {
+      byte[] k = pool[r.nextInt(pool.length)];
+      byte[] v = {(byte) i};
+      m.put(k, k.length, v, v.length);
+      model.merge(k, v, (a, b) -> concat.combine(k, a, b));
+    }
+    for (byte[] k : pool) {
+      assertArrayEquals(model.get(k), m.get(k, k.length), Arrays.toString(k));
+    }
+    KvIterator it = m.iterator();
+    it.seekToFirst();
+    for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+      assertArrayEquals(e.getKey(), it.key());
+      assertArrayEquals(e.getValue(), it.value());
+      it.next();
+    }
+    assertFalse(it.valid());
+  }
+
+  /**
+   * Distinct-ish keys of 0 to 40 bytes, many near the 8- and 15-byte boundaries, built by extending
+   * or truncating earlier keys so long shared prefixes are common.
+   */
+  private static byte[][] keyPool(Random r, int size) {
+    byte[][] pool = new byte[size][];
+    int[] lengths = {0, 1, 7, 8, 9, 14, 15, 16, 17, 23, 24, 40};
+    for (int i = 0; i < size; i++) {
+      int len = r.nextBoolean() ? lengths[r.nextInt(lengths.length)] : r.nextInt(41);
+      byte[] k = new byte[len];
+      if (i > 0 && r.nextInt(3) > 0) {
+        byte[] base = pool[r.nextInt(i)];
+        System.arraycopy(base, 0, k, 0, Math.min(len, base.length));
+        for (int j = base.length; j < len; j++) {
+          k[j] = ALPHABET[r.nextInt(ALPHABET.length)];
+        }
+        if (len > 0 && r.nextInt(4) == 0) {
+          k[r.nextInt(len)] = ALPHABET[r.nextInt(ALPHABET.length)];
+        }
+      } else {
+        for (int j = 0; j < len; j++) {
+          k[j] = ALPHABET[r.nextInt(ALPHABET.length)];
+        }
+      }
+      pool[i] = k;
+    }
+    return pool;
+  }
+}
