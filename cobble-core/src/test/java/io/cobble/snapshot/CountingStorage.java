@@ -4,23 +4,15 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOutput;
 import java.io.IOException;
-import java.net.URI;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Delegates to a real storage and counts the bytes read and written through it. */
-final class CountingStorage implements Storage {
-  private final Storage delegate;
+final class CountingStorage extends ForwardingStorage {
   final AtomicLong bytesRead = new AtomicLong();
   final AtomicLong bytesWritten = new AtomicLong();
 
   CountingStorage(Storage delegate) {
-    this.delegate = delegate;
-  }
-
-  @Override
-  public URI uri() {
-    return delegate.uri();
+    super(delegate);
   }
 
   @Override
@@ -95,43 +87,8 @@ final class CountingStorage implements Storage {
   }
 
   @Override
-  public long length(String path) throws IOException {
-    return delegate.length(path);
-  }
-
-  @Override
-  public boolean exists(String path) throws IOException {
-    return delegate.exists(path);
-  }
-
-  @Override
-  public List<String> list(String prefix) throws IOException {
-    return delegate.list(prefix);
-  }
-
-  @Override
-  public void delete(String path) throws IOException {
-    delegate.delete(path);
-  }
-
-  @Override
-  public boolean atomicRename() {
-    return delegate.atomicRename();
-  }
-
-  @Override
-  public void rename(String source, String target) throws IOException {
-    delegate.rename(source, target);
-  }
-
-  @Override
   public void publishAtomically(String path, byte[] bytes) throws IOException {
     delegate.publishAtomically(path, bytes);
     bytesWritten.addAndGet(bytes.length);
-  }
-
-  @Override
-  public void close() throws IOException {
-    delegate.close();
   }
 }

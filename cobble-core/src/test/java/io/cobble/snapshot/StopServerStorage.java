@@ -1,11 +1,8 @@
 package io.cobble.snapshot;
 
 import io.cobble.storage.Storage;
-import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOutput;
 import java.io.IOException;
-import java.net.URI;
-import java.util.List;
 import java.util.regex.Pattern;
 
 /**
@@ -13,13 +10,12 @@ import java.util.regex.Pattern;
  * it) just before the first file creation or publication whose path matches, then lets that call go
  * on against the stopped server.
  */
-final class StopServerStorage implements Storage {
-  private final Storage delegate;
+final class StopServerStorage extends ForwardingStorage {
   private final Runnable stop;
   private volatile Pattern trigger;
 
   StopServerStorage(Storage delegate, Runnable stop) {
-    this.delegate = delegate;
+    super(delegate);
     this.stop = stop;
   }
 
@@ -37,69 +33,14 @@ final class StopServerStorage implements Storage {
   }
 
   @Override
-  public URI uri() {
-    return delegate.uri();
-  }
-
-  @Override
   public StorageOutput create(String path) throws IOException {
     maybeStop(path);
     return delegate.create(path);
   }
 
   @Override
-  public StorageInput open(String path) throws IOException {
-    return delegate.open(path);
-  }
-
-  @Override
-  public StorageInput open(String path, long length) throws IOException {
-    return delegate.open(path, length);
-  }
-
-  @Override
-  public byte[] readAll(String path) throws IOException {
-    return delegate.readAll(path);
-  }
-
-  @Override
-  public long length(String path) throws IOException {
-    return delegate.length(path);
-  }
-
-  @Override
-  public boolean exists(String path) throws IOException {
-    return delegate.exists(path);
-  }
-
-  @Override
-  public List<String> list(String prefix) throws IOException {
-    return delegate.list(prefix);
-  }
-
-  @Override
-  public void delete(String path) throws IOException {
-    delegate.delete(path);
-  }
-
-  @Override
-  public boolean atomicRename() {
-    return delegate.atomicRename();
-  }
-
-  @Override
-  public void rename(String source, String target) throws IOException {
-    delegate.rename(source, target);
-  }
-
-  @Override
   public void publishAtomically(String path, byte[] bytes) throws IOException {
     maybeStop(path);
     delegate.publishAtomically(path, bytes);
-  }
-
-  @Override
-  public void close() throws IOException {
-    delegate.close();
   }
 }
