@@ -285,18 +285,7 @@ public final class Table implements AutoCloseable {
       readRemote(dst, len, position);
       return;
     }
-    ByteBuffer bb = ByteBuffer.wrap(dst, 0, len);
-    try {
-      while (bb.hasRemaining()) {
-        int n = channel.read(bb, position + bb.position());
-        if (n < 0) {
-          throw new CorruptionException(
-              name, "unexpected end of file reading " + len + " bytes at " + position);
-        }
-      }
-    } catch (IOException e) {
-      throw new CobbleException("cannot read table " + name, e);
-    }
+    readBuffered(ByteBuffer.wrap(dst, 0, len), position);
   }
 
   /** One ranged read of a remote file, served from the tail fetched at open when it covers it. */

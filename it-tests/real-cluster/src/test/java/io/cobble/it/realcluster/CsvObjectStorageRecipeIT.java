@@ -1,5 +1,10 @@
 package io.cobble.it.realcluster;
 
+import static io.cobble.it.realcluster.RealClusterIT.distJar;
+import static io.cobble.it.realcluster.RealClusterIT.distribution;
+import static io.cobble.it.realcluster.RealClusterIT.lineOf;
+import static io.cobble.it.realcluster.RealClusterIT.minors;
+import static io.cobble.it.realcluster.RealClusterIT.workDir;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +14,7 @@ import io.cobble.it.cluster.FlinkDistribution;
 import io.cobble.it.cluster.SqlGatewayException;
 import io.cobble.it.cluster.SqlSession;
 import io.cobble.it.cluster.StatementResult;
+import io.cobble.it.realcluster.RealClusterIT.ThrowingRunnable;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -16,7 +22,6 @@ import java.net.HttpURLConnection;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -84,8 +89,6 @@ class CsvObjectStorageRecipeIT {
           + "', 'format' = 'csv')";
 
   private static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
-  private static final String DIST_PREFIX =
-      System.getProperty("cobble.it.distVersionPrefix", "0.1.0-1");
 
   private static S3ProxyFixture s3;
   private static S3ProxyFixture.Endpoint flinkS3;
@@ -382,42 +385,6 @@ class CsvObjectStorageRecipeIT {
 
   // ---------------------------------------------------------------- helpers
 
-  interface ThrowingRunnable {
-    void run() throws Exception;
-  }
-
-  static List<String> minors() {
-    return Arrays.stream(
-            System.getProperty(
-                    "cobble.it.minors", "1.17.2,1.18.1,1.19.3,1.20.3,2.0.0,2.1.1,2.2.0,2.3.0")
-                .split(","))
-        .map(String::trim)
-        .filter(s -> !s.isEmpty())
-        .collect(Collectors.toList());
-  }
-
-  /** The Cobble line (dist jar) that serves a Flink minor. */
-  static String lineOf(String flinkVersion) {
-    String[] parts = flinkVersion.split("\\.");
-    if (Integer.parseInt(parts[0]) >= 2) {
-      return "2.0";
-    }
-    return Integer.parseInt(parts[1]) >= 19 ? "1.19" : "1.17";
-  }
-
-  static Path distJar(String line) {
-    Path jar =
-        Paths.get(System.getProperty("cobble.it.distDir", "target/dist"))
-            .resolve("cobble-flink-dist-" + DIST_PREFIX + "-flink-" + line + ".jar");
-    assertTrue(Files.isRegularFile(jar), "missing " + jar);
-    return jar;
-  }
-
-  static FlinkDistribution distribution(String version) {
-    return FlinkDistribution.fromClusterLibs(
-        Paths.get(System.getProperty("cobble.it.clusterLibs", "../cluster-libs")), version);
-  }
-
   /** Flink's S3 plugin in {@code plugins/s3-fs-hadoop/}, configured for the Flink endpoint. */
   static FlinkCluster.Builder withObjectStore(
       FlinkCluster.Builder builder, FlinkDistribution dist) {
@@ -434,10 +401,6 @@ class CsvObjectStorageRecipeIT {
         .filter(p -> p.getFileName().toString().startsWith(prefix))
         .findFirst()
         .orElseThrow(() -> new AssertionError("no " + prefix + "*.jar in " + dist.libDir()));
-  }
-
-  static Path workDir(String name) {
-    return Paths.get(System.getProperty("cobble.it.workDir", "target/clusters")).resolve(name);
   }
 
   /** Rows ordered by their first column, so that parallel reads compare with a fixed list. */
