@@ -9,10 +9,15 @@ import java.util.List;
 /**
  * A numbered global snapshot: one shard snapshot per bucket range, together covering every bucket
  * exactly once. Stored as {@code global/global-<n>} in a metadata envelope; {@code global/CURRENT}
- * names the newest.
+ * names the newest. Format 2 adds the id of the checkpoint the snapshot was committed for (format 1
+ * manifests read as {@link #NO_CHECKPOINT}).
  */
 public final class GlobalSnapshot {
-  private static final int FORMAT = 1;
+  private static final int FORMAT_V1 = 1;
+  private static final int FORMAT = 2;
+
+  /** {@link #checkpointId()} of a snapshot that records none. */
+  public static final long NO_CHECKPOINT = 0;
 
   /** One shard snapshot of a global snapshot and the ranges it serves. */
   public static final class Part {
@@ -42,11 +47,20 @@ public final class GlobalSnapshot {
   private final long id;
   private final int totalBuckets;
   private final List<Part> parts;
+  private final long checkpointId;
 
   public GlobalSnapshot(long id, int totalBuckets, List<Part> parts) {
+    this(id, totalBuckets, parts, NO_CHECKPOINT);
+  }
+
+  public GlobalSnapshot(long id, int totalBuckets, List<Part> parts, long checkpointId) {
+    if (checkpointId < 0) {
+      throw new IllegalArgumentException("invalid checkpoint id " + checkpointId + ": need >= 0");
+    }
     this.id = id;
     this.totalBuckets = totalBuckets;
     this.parts = Collections.unmodifiableList(new ArrayList<>(parts));
+    this.checkpointId = checkpointId;
   }
 
   public long id() {
@@ -59,6 +73,14 @@ public final class GlobalSnapshot {
 
   public List<Part> parts() {
     return parts;
+  }
+
+  /**
+   * The id of the checkpoint (of the committing job) this snapshot was committed for, or {@link
+   * #NO_CHECKPOINT} when the committer gave none or the manifest predates checkpoint ids.
+   */
+  public long checkpointId() {
+    return checkpointId;
   }
 
   /** The part serving {@code bucket}. */
@@ -89,13 +111,14 @@ public final class GlobalSnapshot {
         w.writeVarInt(r.hi());
       }
     }
+    w.writeVarLong(checkpointId);
     return w.toByteArray();
   }
 
   static GlobalSnapshot decode(byte[] payload) {
     ByteReader r = new ByteReader(payload);
     int format = r.readVarInt();
-    if (format != FORMAT) {
+    if (format != FORMAT && format != FORMAT_V1) {
       throw new IllegalStateException("unsupported global snapshot format " + format);
     }
     long id = r.readVarLong();
@@ -112,6 +135,7 @@ public final class GlobalSnapshot {
       }
       parts.add(new Part(shard, sid, ranges));
     }
-    return new GlobalSnapshot(id, buckets, parts);
+    long checkpointId = format == FORMAT_V1 ? NO_CHECKPOINT : r.readVarLong();
+    return new GlobalSnapshot(id, buckets, parts, checkpointId);
   }
 }

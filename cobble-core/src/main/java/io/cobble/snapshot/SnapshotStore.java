@@ -27,7 +27,8 @@ import java.util.regex.Pattern;
  *   <li>{@code leases/<owner>/<uuid>}: export leases keeping files alive for a shard that uses them
  *       before its own snapshot references them;
  *   <li>{@code pins/<shard>/pin-<id>}: pins keeping a shard snapshot out of retention;
- *   <li>{@code global/global-<n>} and {@code global/CURRENT}: global snapshots.
+ *   <li>{@code global/global-<n>} and {@code global/CURRENT}: global snapshots;
+ *   <li>{@code global-pins/<owner>}: leases of readers keeping global snapshots out of retention.
  * </ul>
  *
  * <p>Files are garbage-collected by marking: a data file is deleted only when no shard manifest on
@@ -320,6 +321,49 @@ public final class SnapshotStore {
               });
     }
     return out;
+  }
+
+  // ---------------------------------------------------------------- global pins
+
+  private static final String GLOBAL_PINS = "global-pins/";
+
+  /** Publishes (or replaces) the pin of {@code pin.owner()}. */
+  public void pinGlobals(GlobalPin pin) {
+    try {
+      MetadataFile.publish(storage, GLOBAL_PINS + pin.owner(), pin.encode());
+    } catch (IOException e) {
+      throw new CobbleException("cannot write the " + pin + " in " + storage.uri(), e);
+    }
+  }
+
+  /** Removes the pin of {@code owner}, if any. */
+  public void releaseGlobalPin(String owner) {
+    deleteMetadata(GLOBAL_PINS + checkShardId(owner));
+  }
+
+  /**
+   * The intact global pins. A damaged pin names nothing it could keep, so it is skipped; it stays
+   * on the volume until its owner replaces it.
+   */
+  public List<GlobalPin> globalPins() {
+    List<GlobalPin> pins = new ArrayList<>();
+    for (String p : list(GLOBAL_PINS)) {
+      String owner = p.substring(GLOBAL_PINS.length());
+      if (owner.contains(MetadataFile.GENERATION_INFIX) || !SHARD_ID.matcher(owner).matches()) {
+        continue;
+      }
+      try {
+        Optional<byte[]> payload = MetadataFile.read(storage, p);
+        if (payload.isPresent()) {
+          pins.add(GlobalPin.decode(owner, payload.get()));
+        }
+      } catch (IOException e) {
+        throw new CobbleException("cannot read global pin " + p + " in " + storage.uri(), e);
+      } catch (RuntimeException e) {
+        // Damaged: skipped, see above.
+      }
+    }
+    return pins;
   }
 
   // ---------------------------------------------------------------- leases
