@@ -136,8 +136,11 @@ public final class CobbleDynamicTableFactory
     }
     TableSchemaFile published =
         kind == SourceKind.SINK ? checkSinkSource(schema, table, options) : null;
-    long globalId = SourceOptionsValidator.checkpointId(options);
+    long checkpointId = SourceOptionsValidator.checkpointId(options);
     ScanMode mode = ScanMode.parse(options.get(CobbleSourceOptions.SCAN_MODE));
+    Optional<GlobalSnapshot> snapshot =
+        TableSnapshots.check(table, checkpointId, mode == ScanMode.STREAMING);
+    long globalId = checkpointId == 0 ? SourceSettings.LATEST : snapshot.get().id();
     SourceSettings settings =
         new SourceSettings(
             table,
@@ -145,8 +148,6 @@ public final class CobbleDynamicTableFactory
             mode,
             options.get(CobbleSourceOptions.SCAN_POLL_INTERVAL_MS),
             options.get(CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY).getBytes());
-    Optional<GlobalSnapshot> snapshot =
-        TableSnapshots.check(table, globalId, mode == ScanMode.STREAMING);
     RowType rowType = (RowType) schema.toPhysicalRowDataType().getLogicalType();
     if (kind == SourceKind.RAW) {
       if (snapshot.isPresent()) {

@@ -55,7 +55,7 @@ final class SourceOptionsValidator {
     return kind;
   }
 
-  /** The global snapshot id of {@code scan.checkpoint-id}, 0 for {@code latest}. */
+  /** The Flink checkpoint id {@code scan.checkpoint-id} names, 0 for {@code latest}. */
   static long checkpointId(ReadableConfig options) {
     String value = options.get(CobbleSourceOptions.SCAN_CHECKPOINT_ID).trim();
     return checkpointIdIsLatest(value) ? 0 : Long.parseLong(value);

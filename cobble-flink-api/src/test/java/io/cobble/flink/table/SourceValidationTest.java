@@ -160,7 +160,9 @@ class SourceValidationTest {
   void aFixedCheckpointIdMustExist() {
     sink()
         .option("scan.checkpoint-id", "7")
-        .sourceFails("Option 'scan.checkpoint-id' is 7", "has no such global snapshot; it has [1]");
+        .sourceFails(
+            "Option 'scan.checkpoint-id' is 7",
+            "has no global snapshot of that checkpoint; its retained checkpoint ids are [1]");
   }
 
   @Test

@@ -37,6 +37,7 @@ public final class TestSinkTable implements AutoCloseable {
   private final List<SnapshotManager> managers = new ArrayList<>();
   private final GlobalSnapshotCoordinator coordinator;
   private final WriteBatch batch = new WriteBatch();
+  private long commits;
 
   /**
    * @param root the table root (the DDL's path)
@@ -101,14 +102,22 @@ public final class TestSinkTable implements AutoCloseable {
     shards.get(layout.shardOf(bucket)).deleteRow(bucket, TableLayout.FAMILY, key);
   }
 
-  /** Snapshots every shard and publishes a global snapshot of them; returns its id. */
+  /**
+   * Snapshots every shard and publishes a global snapshot of them for checkpoint 1, 2, ... (as many
+   * as this table has committed); returns its id.
+   */
   public long commit() {
+    return commit(++commits);
+  }
+
+  /** Like {@link #commit()}, recording Flink checkpoint {@code checkpointId}. */
+  public long commit(long checkpointId) {
     List<ShardRef> refs = new ArrayList<>();
     for (SnapshotManager manager : managers) {
       long id = manager.snapshot().published().join().id();
       refs.add(ShardRef.of(manager.shardId(), id));
     }
-    return coordinator.commit(refs).id();
+    return coordinator.commit(refs, checkpointId).id();
   }
 
   @Override

@@ -28,6 +28,12 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * completed checkpoints (the restored one or earlier), so they are committed right away, and {@link
  * GlobalCommit} makes that a no-op when they were already committed before the failure. At the end
  * of bounded input everything is committed at once, which also covers jobs without checkpoints.
+ *
+ * <p>Each global snapshot records the Flink checkpoint id it was committed for, which {@code
+ * scan.checkpoint-id} names: checkpoint N for a commit at its completion, the restored checkpoint
+ * for a commit of restored snapshots, and for the commit at the end of bounded input the id after
+ * the newest checkpoint this committer has seen (1 in a job without checkpoints): the id Flink
+ * gives the final checkpoint it takes after the end of input.
  */
 final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
     implements OneInputStreamOperator<ShardCommit, Void>, BoundedOneInput {
@@ -43,6 +49,8 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
   private transient ListState<ShardCommit> pendingState;
   private transient List<ShardCommit> arrived;
   private transient NavigableMap<Long, List<ShardCommit>> pending;
+  // The newest checkpoint id seen: restored, snapshotted or completed.
+  private transient long lastCheckpointId;
 
   CobbleSinkCommitter(TableStorage table, int bucketCount, int retention) {
     this.table = table;
@@ -63,11 +71,12 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
             .getListState(
                 new ListStateDescriptor<>(
                     "cobble-sink-pending-commits", TypeInformation.of(ShardCommit.class)));
+    lastCheckpointId = context.getRestoredCheckpointId().orElse(0);
     List<ShardCommit> restored = new ArrayList<>();
     for (ShardCommit commit : pendingState.get()) {
       restored.add(commit);
     }
-    commit(restored);
+    commit(restored, lastCheckpointId);
   }
 
   @Override
@@ -78,6 +87,7 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
+    lastCheckpointId = Math.max(lastCheckpointId, context.getCheckpointId());
     if (!arrived.isEmpty()) {
       pending.computeIfAbsent(context.getCheckpointId(), id -> new ArrayList<>()).addAll(arrived);
       arrived.clear();
@@ -90,10 +100,11 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
   @Override
   public void notifyCheckpointComplete(long checkpointId) throws Exception {
     super.notifyCheckpointComplete(checkpointId);
+    lastCheckpointId = Math.max(lastCheckpointId, checkpointId);
     NavigableMap<Long, List<ShardCommit>> complete = pending.headMap(checkpointId, true);
     List<ShardCommit> due = new ArrayList<>();
     complete.values().forEach(due::addAll);
-    commit(due);
+    commit(due, checkpointId);
     complete.clear();
   }
 
@@ -102,25 +113,29 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
     List<ShardCommit> due = new ArrayList<>();
     pending.values().forEach(due::addAll);
     due.addAll(arrived);
-    commit(due);
+    commit(due, lastCheckpointId + 1);
     pending.clear();
     arrived.clear();
   }
 
-  /** One global snapshot of the newest snapshot of every shard among {@code due}. */
-  private void commit(List<ShardCommit> due) {
+  /**
+   * One global snapshot of the newest snapshot of every shard among {@code due}, committed for
+   * checkpoint {@code checkpointId}.
+   */
+  private void commit(List<ShardCommit> due, long checkpointId) {
     Map<String, Long> shards = new HashMap<>();
     for (ShardCommit commit : due) {
       shards.merge(commit.shardId, commit.snapshotId, Math::max);
     }
     commits
-        .commit(shards)
+        .commit(shards, checkpointId)
         .ifPresent(
             global ->
                 LOG.info(
-                    "Committed global snapshot {} of Cobble table {}: {} shards",
+                    "Committed global snapshot {} of Cobble table {} for checkpoint {}: {} shards",
                     global.id(),
                     table.root(),
+                    checkpointId,
                     global.parts().size()));
   }
 

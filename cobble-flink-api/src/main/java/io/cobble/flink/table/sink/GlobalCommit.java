@@ -6,10 +6,14 @@ import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Publishes the global snapshots of a sink table on its root. A commit names the newest snapshot of
@@ -18,8 +22,14 @@ import java.util.TreeMap;
  * Committing is idempotent: shard snapshot ids only grow, so a commit whose snapshots the current
  * global snapshot already holds (or supersedes with a newer generation) publishes nothing, which
  * makes replaying restored committables safe.
+ *
+ * <p>After a commit, the shards of older generations (a writer count that changed) that no retained
+ * global snapshot uses any more are dropped with their files, except files the new generation
+ * adopted in place (its snapshots or export leases still refer to them).
  */
 final class GlobalCommit {
+
+  private static final Logger LOG = LoggerFactory.getLogger(GlobalCommit.class);
 
   private final SnapshotStore store;
   private final GlobalSnapshotCoordinator coordinator;
@@ -31,9 +41,10 @@ final class GlobalCommit {
 
   /**
    * Publishes one global snapshot holding {@code shards} (shard id to snapshot id, all of one
-   * generation); returns it, or empty when the current global snapshot already covers them.
+   * generation) for Flink checkpoint {@code checkpointId}; returns it, or empty when the current
+   * global snapshot already covers them.
    */
-  Optional<GlobalSnapshot> commit(Map<String, Long> shards) {
+  Optional<GlobalSnapshot> commit(Map<String, Long> shards, long checkpointId) {
     if (shards.isEmpty()) {
       return Optional.empty();
     }
@@ -56,7 +67,33 @@ final class GlobalCommit {
     shards.forEach((shard, snapshot) -> parts.merge(shard, snapshot, Math::max));
     List<ShardRef> refs = new ArrayList<>();
     parts.forEach((shard, snapshot) -> refs.add(ShardRef.of(shard, snapshot)));
-    return Optional.of(coordinator.commit(refs));
+    GlobalSnapshot committed = coordinator.commit(refs, checkpointId);
+    dropOldGenerations(generation);
+    return Optional.of(committed);
+  }
+
+  /**
+   * Drops the shards of generations before {@code generation} that no retained global snapshot
+   * refers to (nor a pin of their own snapshots holds).
+   */
+  private void dropOldGenerations(int generation) {
+    Set<String> used = new HashSet<>();
+    for (long id : store.globalIds()) {
+      store.readGlobal(id).ifPresent(g -> g.parts().forEach(p -> used.add(p.shardId())));
+    }
+    for (String shard : store.shardIds()) {
+      Optional<ShardId> parsed = ShardId.tryParse(shard);
+      if (parsed.isPresent()
+          && parsed.get().generation() < generation
+          && !used.contains(shard)
+          && store.pinnedIds(shard).isEmpty()) {
+        List<String> deleted = coordinator.dropShard(shard);
+        LOG.info(
+            "Dropped shard {} of an earlier writer count and {} of its files",
+            shard,
+            deleted.size());
+      }
+    }
   }
 
   private static boolean covers(Map<String, Long> committed, Map<String, Long> shards) {

@@ -1,5 +1,6 @@
 package io.cobble.flink.table.sink;
 
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -23,17 +24,29 @@ final class ShardId {
     this.count = count;
   }
 
-  static ShardId parse(String id) {
+  /** The id, or empty when {@code id} is not a sink writer's shard id. */
+  static Optional<ShardId> tryParse(String id) {
     Matcher m = FORMAT.matcher(id);
     if (!m.matches()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new ShardId(
+            Integer.parseInt(m.group(1)),
+            Integer.parseInt(m.group(2)),
+            Integer.parseInt(m.group(3))));
+  }
+
+  static ShardId parse(String id) {
+    Optional<ShardId> parsed = tryParse(id);
+    if (!parsed.isPresent()) {
       throw new IllegalStateException(
           "Shard '"
               + id
               + "' was not written by the Cobble SQL sink; a sink table's shards are named"
               + " g<generation>-<index>of<count>. Write to a new 'path'.");
     }
-    return new ShardId(
-        Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)));
+    return parsed.get();
   }
 
   int generation() {

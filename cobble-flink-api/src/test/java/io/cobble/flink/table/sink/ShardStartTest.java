@@ -16,6 +16,7 @@ import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.reader.Reader;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
+import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
@@ -24,8 +25,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.table.data.RowData;
@@ -47,6 +50,7 @@ class ShardStartTest {
 
   private Storage table;
   private int localDirs;
+  private long checkpoints;
 
   @BeforeEach
   void openTable() throws Exception {
@@ -66,6 +70,15 @@ class ShardStartTest {
   /** One writer of a layout: opens its shard, writes its share of {@code rows}, snapshots it. */
   private ShardRef writeShard(
       TableLayout layout, int index, List<ShardRef> restored, Map<Long, String> rows) {
+    return writeShard(layout, index, restored, rows, false);
+  }
+
+  private ShardRef writeShard(
+      TableLayout layout,
+      int index,
+      List<ShardRef> restored,
+      Map<Long, String> rows,
+      boolean compact) {
     ShardStart start =
         ShardStart.open(
             table,
@@ -86,6 +99,9 @@ class ShardStartTest {
               writer.write(row(name == null ? RowKind.DELETE : RowKind.INSERT, id, name));
             }
           });
+      if (compact) {
+        db.compactAll();
+      }
       long id = snapshots.snapshot().published().join().id();
       return ShardRef.of(start.id().toString(), id);
     }
@@ -100,7 +116,7 @@ class ShardStartTest {
   }
 
   private void commit(List<ShardRef> refs) {
-    assertTrue(new GlobalCommit(table, BUCKETS, 1).commit(toMap(refs)).isPresent());
+    assertTrue(new GlobalCommit(table, BUCKETS, 1).commit(toMap(refs), ++checkpoints).isPresent());
   }
 
   private static Map<String, Long> toMap(List<ShardRef> refs) {
@@ -207,11 +223,69 @@ class ShardStartTest {
     TableLayout layout = new TableLayout(BUCKETS, 2);
     List<ShardRef> refs = writeAll(layout, rows(1, 10, "a"));
     GlobalCommit commits = new GlobalCommit(table, BUCKETS, 3);
-    assertTrue(commits.commit(toMap(refs)).isPresent());
-    assertFalse(commits.commit(toMap(refs)).isPresent());
+    assertEquals(1, commits.commit(toMap(refs), 1).get().checkpointId());
+    assertFalse(commits.commit(toMap(refs), 2).isPresent());
     // One shard reporting alone keeps the other's part of the current global snapshot.
     ShardRef next = writeShard(layout, 1, refs, rows(11, 20, "b"));
-    assertEquals(2, commits.commit(toMap(Collections.singletonList(next))).get().parts().size());
-    assertFalse(commits.commit(toMap(refs)).isPresent());
+    assertEquals(2, commits.commit(toMap(Collections.singletonList(next)), 3).get().parts().size());
+    assertFalse(commits.commit(toMap(refs), 4).isPresent());
+  }
+
+  @Test
+  void theOldGenerationGoesOnceNoRetainedSnapshotUsesItAndItsAdoptedFilesWhenUnused()
+      throws Exception {
+    TableLayout two = new TableLayout(BUCKETS, 2);
+    List<ShardRef> first = writeAll(two, rows(1, 200, "a"));
+    commit(first);
+    List<ShardRef> second = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      second.add(writeShard(two, i, first, rows(150, 300, "b")));
+    }
+    commit(second);
+    assertFalse(table.list("shards/g1-0of2/").isEmpty());
+
+    TableLayout three = new TableLayout(BUCKETS, 3);
+    List<ShardRef> rescaled = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      rescaled.add(writeShard(three, i, second, rows(290, 310, "c")));
+    }
+    commit(rescaled);
+    Map<Long, String> expected = rows(1, 149, "a");
+    expected.putAll(rows(150, 289, "b"));
+    expected.putAll(rows(290, 310, "c"));
+    assertEquals(expected, read());
+    // Retention 1: no global snapshot uses generation 1 any more, so its shards are gone; of its
+    // files only those the new shards adopted in place stay.
+    SnapshotStore store = new SnapshotStore(table);
+    assertEquals(List.of("g2-0of3", "g2-1of3", "g2-2of3"), store.shardIds());
+    assertTrue(table.list("shards/g1-0of2/").isEmpty());
+    assertTrue(table.list("shards/g1-1of2/").isEmpty());
+    Set<String> referenced = referencedFiles(store);
+    assertFalse(table.list("data/g1-0of2/").isEmpty(), "the new shards adopt files in place");
+    for (String file : table.list("data/")) {
+      assertTrue(referenced.contains(file), file + " is on the table root but unreferenced");
+    }
+
+    // Once the new shards compact the adopted files away, the old generation's files go too.
+    List<ShardRef> compacted = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      compacted.add(writeShard(three, i, rescaled, rows(400, 410, "d"), true));
+    }
+    commit(compacted);
+    expected.putAll(rows(400, 410, "d"));
+    assertEquals(expected, read());
+    assertTrue(table.list("data/g1-0of2/").isEmpty(), table.list("data/").toString());
+    assertTrue(table.list("data/g1-1of2/").isEmpty(), table.list("data/").toString());
+    assertEquals(referencedFiles(store), new HashSet<>(table.list("data/")));
+  }
+
+  private static Set<String> referencedFiles(SnapshotStore store) {
+    Set<String> out = new HashSet<>();
+    for (String shard : store.shardIds()) {
+      for (long id : store.snapshotIds(shard)) {
+        store.require(shard, id).files().forEach(f -> out.add(f.volumePath()));
+      }
+    }
+    return out;
   }
 }

@@ -1,6 +1,7 @@
 package io.cobble.flink.table.sink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.CobbleException;
@@ -22,7 +23,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
@@ -49,6 +52,7 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.RowKind;
+import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -250,6 +254,11 @@ class SinkExactlyOnceTest {
     Map<Long, String> expected = expectedAfter(500);
     expected.put(1000L, "batch");
     assertEquals(expected, read(table));
+    // Without checkpoints, an end-of-input commit is recorded as checkpoint 1 (the one after none).
+    try (Storage storage = open(table)) {
+      SnapshotStore store = new SnapshotStore(storage);
+      assertEquals(1, store.requireGlobal(store.requireCurrentGlobalId()).checkpointId());
+    }
     // Pins live on the volume: a later job releases what earlier ones left, so at most the
     // snapshot the last job's writer could not see committed stays pinned per shard.
     try (Storage storage = StorageProviders.open(table.toUri(), StorageOptions.empty())) {
@@ -264,27 +273,98 @@ class SinkExactlyOnceTest {
   // ------------------------------------------------------------------ (c) retention
 
   @Test
-  void retentionKeepsExactlyTheNewestGlobalSnapshots() throws Exception {
+  void retentionKeepsExactlyTheNewestGlobalSnapshotsEachNamedByItsCheckpoint() throws Exception {
     Path table = dir.resolve("retention");
+    Pace.COMPLETED.clear();
     StreamExecutionEnvironment env = streaming(100);
     StreamTableEnvironment tEnv = withChanges(env, paced(env, 1500, new Pace()));
     tEnv.executeSql(sinkDdl(table, 2, ", 'snapshot.retention' = '2'"));
     tEnv.executeSql("INSERT INTO cobble_sink SELECT id, name FROM changes")
         .await(3, TimeUnit.MINUTES);
+    GlobalSnapshot older;
+    GlobalSnapshot newest;
+    Map<Long, String> olderRows = new TreeMap<>();
     try (Storage storage = open(table)) {
       SnapshotStore store = new SnapshotStore(storage);
       assertEquals(2, store.globalIds().size(), "global snapshots " + store.globalIds());
       assertTrue(store.globalIds().get(1) > 2, "fewer than 3 commits: " + store.globalIds());
+      older = store.requireGlobal(store.globalIds().get(0));
+      newest = store.requireGlobal(store.globalIds().get(1));
+      try (Reader reader = Reader.open(storage, older.id(), readerConfig())) {
+        for (int bucket = 0; bucket < BUCKETS; bucket++) {
+          try (ScanCursor cursor =
+              reader.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
+            while (cursor.hasNext()) {
+              collect(cursor.next(), olderRows);
+            }
+          }
+        }
+      }
     }
+    // A commit at a completed checkpoint records that checkpoint; the one at the end of input the
+    // id after every checkpoint taken before it.
+    assertTrue(
+        Pace.COMPLETED.contains(older.checkpointId()),
+        older.checkpointId() + " is no completed checkpoint: " + Pace.COMPLETED);
+    assertTrue(newest.checkpointId() > older.checkpointId());
     assertEquals(expectedAfter(1500), read(table));
+
+    TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+    batch.executeSql(sourceDdl("at_older", table, older.checkpointId()));
+    batch.executeSql(sourceDdl("at_newest", table, newest.checkpointId()));
+    batch.executeSql(sourceDdl("at_missing", table, 1_000_000));
+    assertEquals(olderRows, readSql(batch, "at_older"));
+    assertEquals(expectedAfter(1500), readSql(batch, "at_newest"));
+    Throwable missing = assertThrows(Exception.class, () -> readSql(batch, "at_missing"));
+    String expectedMessage =
+        "its retained checkpoint ids are ["
+            + older.checkpointId()
+            + ", "
+            + newest.checkpointId()
+            + "]";
+    Throwable cause = missing;
+    while (cause != null && !String.valueOf(cause.getMessage()).contains(expectedMessage)) {
+      cause = cause.getCause();
+    }
+    assertTrue(cause != null, "no cause says '" + expectedMessage + "': " + missing);
   }
 
-  /** Paces the changelog so that checkpoints complete while it runs. */
-  static final class Pace extends RichFlatMapFunction<Long, Long> {
+  private static String sourceDdl(String name, Path table, long checkpointId) {
+    return "CREATE TABLE "
+        + name
+        + " (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'cobble',"
+        + " 'source.kind' = 'sink', 'scan.mode' = 'batch', 'path' = '"
+        + table.toUri()
+        + "', 'scan.checkpoint-id' = '"
+        + checkpointId
+        + "')";
+  }
+
+  private static Map<Long, String> readSql(TableEnvironment env, String name) throws Exception {
+    Map<Long, String> rows = new TreeMap<>();
+    try (CloseableIterator<org.apache.flink.types.Row> it =
+        env.executeSql("SELECT id, name FROM " + name).collect()) {
+      while (it.hasNext()) {
+        org.apache.flink.types.Row row = it.next();
+        assertEquals(null, rows.put((Long) row.getField(0), (String) row.getField(1)));
+      }
+    }
+    return rows;
+  }
+
+  /** Paces the changelog so that checkpoints complete while it runs; records the completed ones. */
+  static final class Pace extends RichFlatMapFunction<Long, Long> implements CheckpointListener {
+    static final Set<Long> COMPLETED = ConcurrentHashMap.newKeySet();
+
     @Override
     public void flatMap(Long i, Collector<Long> out) throws Exception {
       Thread.sleep(1);
       out.collect(i);
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {
+      COMPLETED.add(checkpointId);
     }
   }
 

@@ -167,21 +167,21 @@ class CobbleSourceSqlTest {
   }
 
   @Test
-  void checkpointIdReadsThatSnapshotAndLatestTheNewest() throws Exception {
-    long first;
+  void checkpointIdReadsThatCheckpointsSnapshotAndLatestTheNewest() throws Exception {
     try (TestSinkTable table = table()) {
       for (long id = 1; id <= 50; id++) {
         table.upsert(row(id, "v", 1));
       }
-      first = table.commit();
+      table.commit(7);
       for (long id = 1; id <= 50; id += 2) {
         table.upsert(row(id, "v", 2));
       }
       table.delete(row(50, "v", 1));
-      table.commit();
+      table.commit(9);
     }
     TableEnvironment env = batch();
-    env.executeSql(ddl("fixed", ", 'scan.checkpoint-id' = '" + first + "'"));
+    // Checkpoint ids, not global snapshot numbers (1 and 2 here).
+    env.executeSql(ddl("fixed", ", 'scan.checkpoint-id' = '7'"));
     env.executeSql(ddl("newest", ", 'scan.checkpoint-id' = 'latest'"));
     TreeMap<Long, Row> old = byId(collect(env, "SELECT * FROM fixed"));
     TreeMap<Long, Row> now = byId(collect(env, "SELECT * FROM newest"));
@@ -195,7 +195,11 @@ class CobbleSourceSqlTest {
     assertChain(
         assertThrows(Exception.class, () -> collect(env, "SELECT * FROM missing")),
         "Option 'scan.checkpoint-id' is 99, but the Cobble table at",
-        "has no such global snapshot; it has [1, 2]");
+        "has no global snapshot of that checkpoint; its retained checkpoint ids are [7, 9]");
+    env.executeSql(ddl("sequence", ", 'scan.checkpoint-id' = '1'"));
+    assertChain(
+        assertThrows(Exception.class, () -> collect(env, "SELECT * FROM sequence")),
+        "Option 'scan.checkpoint-id' is 1");
   }
 
   @Test
