@@ -57,6 +57,7 @@ public final class CobbleDynamicTableFactory
             CobbleSourceOptions.SCAN_CHECKPOINT_ID,
             CobbleSourceOptions.SCAN_MODE,
             CobbleSourceOptions.SCAN_POLL_INTERVAL_MS,
+            CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS,
             CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY,
             CobbleSourceOptions.STATE_NAME,
             CobbleSourceOptions.STATE_OPERATOR_ID,
@@ -147,7 +148,8 @@ public final class CobbleDynamicTableFactory
             globalId,
             mode,
             options.get(CobbleSourceOptions.SCAN_POLL_INTERVAL_MS),
-            options.get(CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY).getBytes());
+            options.get(CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY).getBytes(),
+            options.get(CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS));
     RowType rowType = (RowType) schema.toPhysicalRowDataType().getLogicalType();
     if (kind == SourceKind.RAW) {
       if (snapshot.isPresent()) {

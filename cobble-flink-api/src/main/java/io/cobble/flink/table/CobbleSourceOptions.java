@@ -37,6 +37,16 @@ public final class CobbleSourceOptions {
           .defaultValue(3000L)
           .withDescription("How often streaming mode looks for a new snapshot, in milliseconds.");
 
+  public static final ConfigOption<Long> SCAN_SNAPSHOT_LEASE_MS =
+      ConfigOptions.key("scan.snapshot-lease-ms")
+          .longType()
+          .defaultValue(600_000L)
+          .withDescription(
+              "How long the snapshots a running source still reads stay protected from the"
+                  + " writer's snapshot.retention without being renewed, in milliseconds. The"
+                  + " source renews its lease while it runs; a source that stops (or dies) lets"
+                  + " it lapse, and the writer then cleans up.");
+
   public static final ConfigOption<MemorySize> SOURCE_BLOCK_CACHE_MEMORY =
       ConfigOptions.key("source.block-cache-memory")
           .memoryType()

@@ -31,6 +31,19 @@ final class SourceOptionsValidator {
               + poll
               + ".");
     }
+    long lease = options.get(CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS);
+    if (lease <= poll) {
+      throw new ValidationException(
+          "Option '"
+              + CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS.key()
+              + "' must be greater than '"
+              + CobbleSourceOptions.SCAN_POLL_INTERVAL_MS.key()
+              + "' ("
+              + poll
+              + "), since the lease is renewed at each poll, but is "
+              + lease
+              + ".");
+    }
     options
         .getOptional(CobbleTableOptions.BUCKET)
         .ifPresent(

@@ -116,6 +116,17 @@ class SourceValidationTest {
   }
 
   @Test
+  void theSnapshotLeaseMustOutlastThePollInterval() {
+    sink()
+        .option("scan.poll-interval-ms", "5000")
+        .option("scan.snapshot-lease-ms", "5000")
+        .sourceFails(
+            "Option 'scan.snapshot-lease-ms' must be greater than 'scan.poll-interval-ms' (5000),"
+                + " since the lease is renewed at each poll, but is 5000.");
+    sink().option("scan.snapshot-lease-ms", "60000").source();
+  }
+
+  @Test
   void bucketMustBePositiveWhenGiven() {
     sink().option("bucket", "0").sourceFails("Option 'bucket' must be > 0 when given, but is 0");
   }

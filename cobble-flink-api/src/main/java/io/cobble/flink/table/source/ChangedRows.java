@@ -20,9 +20,10 @@ import org.slf4j.LoggerFactory;
  * snapshot has (deletes) are not returned. Resuming after a (bucket, key) skips both sides up to
  * it.
  *
- * <p>If the previous snapshot's shard snapshot has already been expired by the writer's {@code
- * snapshot.retention}, nothing is left to compare with: every row of the new range is returned (a
- * superset of the changes, as INSERT rows) and a warning names the cause.
+ * <p>The enumerator pins both snapshots while the split is outstanding. Only a source that was
+ * stopped for longer than its {@code scan.snapshot-lease-ms} can find the previous shard snapshot
+ * expired by the writer's retention: then nothing is left to compare with, every row of the new
+ * range is returned (a superset of the changes, as INSERT rows) and a warning names the cause.
  */
 final class ChangedRows implements SplitRows {
 
@@ -138,9 +139,10 @@ final class ChangedRows implements SplitRows {
         return reader.scan(base.after(from, after));
       } catch (CobbleException e) {
         LOG.warn(
-            "The previous snapshot of buckets {}-{} ({}) is gone, probably expired by the writer's"
-                + " snapshot.retention; emitting every row of {} instead of its changes. Raise"
-                + " snapshot.retention on the sink so that streaming readers can compare.",
+            "The previous snapshot of buckets {}-{} ({}) is gone, expired by the writer's"
+                + " snapshot.retention after this source's pin lapsed (was the job stopped for"
+                + " longer than scan.snapshot-lease-ms?); emitting every row of {} instead of its"
+                + " changes.",
             split.firstBucket(),
             split.lastBucket(),
             base,

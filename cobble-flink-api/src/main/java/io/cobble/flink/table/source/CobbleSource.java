@@ -32,7 +32,8 @@ public final class CobbleSource implements Source<RowData, CobbleSourceSplit, En
 
   @Override
   public SourceReader<RowData, CobbleSourceSplit> createReader(SourceReaderContext context) {
-    return new CobbleSourceReader(settings, decoder, context.metricGroup());
+    return new CobbleSourceReader(
+        settings, decoder, context.metricGroup(), context::sendSourceEventToCoordinator);
   }
 
   @Override

@@ -9,7 +9,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.SourceEvent;
 import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.metrics.Counter;
@@ -24,12 +26,16 @@ import org.apache.flink.table.data.RowData;
  *
  * <p>All splits share one {@link Reader} and so one block cache. In streaming mode the reader
  * refreshes between splits, which closes the shard snapshots no split needs any more.
+ *
+ * <p>The enumerator pins the snapshots splits read: the reader tells it, when it starts, which
+ * splits it holds from its restored state, and when it has finished one.
  */
 final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSplit> {
 
   private final SourceSettings settings;
   private final RowDecoder decoder;
   private final SourceReaderMetricGroup metrics;
+  private final Consumer<SourceEvent> enumerator;
   private final Counter recordsIn;
   private final Counter bytesIn;
   private final ArrayDeque<CobbleSourceSplit> queue = new ArrayDeque<>();
@@ -44,10 +50,18 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
   private int lastBucket;
   private byte[] lastKey;
 
-  CobbleSourceReader(SourceSettings settings, RowDecoder decoder, SourceReaderMetricGroup metrics) {
+  /**
+   * @param enumerator sends an event to the enumerator
+   */
+  CobbleSourceReader(
+      SourceSettings settings,
+      RowDecoder decoder,
+      SourceReaderMetricGroup metrics,
+      Consumer<SourceEvent> enumerator) {
     this.settings = settings;
     this.decoder = decoder;
     this.metrics = metrics;
+    this.enumerator = enumerator;
     this.recordsIn = metrics.getIOMetricGroup().getNumRecordsInCounter();
     this.bytesIn = metrics.getIOMetricGroup().getNumBytesInCounter();
   }
@@ -55,6 +69,10 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
   @Override
   public void start() {
     ReaderGauges.register(metrics.addGroup("cobble"), () -> reader);
+    // Splits added before the start come from the restored state.
+    List<String> held = new ArrayList<>();
+    queue.forEach(split -> held.add(split.splitId()));
+    enumerator.accept(new SplitsHeldEvent(held));
   }
 
   @Override
@@ -103,6 +121,7 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
   private void finishSplit() {
     rows.close();
     rows = null;
+    enumerator.accept(new SplitFinishedEvent(split.splitId()));
     split = null;
     if (settings.streaming()) {
       reader.refresh();

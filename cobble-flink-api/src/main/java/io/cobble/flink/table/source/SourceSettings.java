@@ -1,6 +1,7 @@
 package io.cobble.flink.table.source;
 
 import io.cobble.Config;
+import io.cobble.flink.table.CobbleSourceOptions;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.reader.Reader;
@@ -24,12 +25,31 @@ public final class SourceSettings implements Serializable {
   private final ScanMode mode;
   private final long pollIntervalMs;
   private final long blockCacheBytes;
+  private final long snapshotLeaseMs;
+
+  /** Settings with the default {@code scan.snapshot-lease-ms}. */
+  public SourceSettings(
+      TableStorage table, long globalId, ScanMode mode, long pollIntervalMs, long blockCacheBytes) {
+    this(
+        table,
+        globalId,
+        mode,
+        pollIntervalMs,
+        blockCacheBytes,
+        CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS.defaultValue());
+  }
 
   /**
    * @param globalId a global snapshot id, or {@link #LATEST} to follow {@code global/CURRENT}
+   * @param snapshotLeaseMs how long the source's pin on the snapshots it reads lasts unrenewed
    */
   public SourceSettings(
-      TableStorage table, long globalId, ScanMode mode, long pollIntervalMs, long blockCacheBytes) {
+      TableStorage table,
+      long globalId,
+      ScanMode mode,
+      long pollIntervalMs,
+      long blockCacheBytes,
+      long snapshotLeaseMs) {
     if (mode == ScanMode.STREAMING && globalId != LATEST) {
       throw new IllegalArgumentException("streaming reads follow the latest snapshot only");
     }
@@ -38,6 +58,7 @@ public final class SourceSettings implements Serializable {
     this.mode = mode;
     this.pollIntervalMs = pollIntervalMs;
     this.blockCacheBytes = blockCacheBytes;
+    this.snapshotLeaseMs = snapshotLeaseMs;
   }
 
   public TableStorage table() {
@@ -58,6 +79,10 @@ public final class SourceSettings implements Serializable {
 
   public long pollIntervalMs() {
     return pollIntervalMs;
+  }
+
+  public long snapshotLeaseMs() {
+    return snapshotLeaseMs;
   }
 
   /** The engine configuration of a reader: only the block cache is the source's to choose. */

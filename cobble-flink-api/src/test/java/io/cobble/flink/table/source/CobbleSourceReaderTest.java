@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.SourceEvent;
 import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.metrics.Counter;
@@ -69,7 +70,8 @@ class CobbleSourceReaderTest {
         new CobbleSourceReader(
             settings(mode),
             RowDecoder.typed(ROW, KEY),
-            UnregisteredMetricsGroup.createSourceReaderMetricGroup());
+            UnregisteredMetricsGroup.createSourceReaderMetricGroup(),
+            event -> {});
     reader.start();
     return reader;
   }
@@ -256,6 +258,41 @@ class CobbleSourceReaderTest {
   }
 
   @Test
+  void theReaderReportsTheSplitsItHoldsAtStartAndEachFinishedOne() throws Exception {
+    long globalId;
+    try (TestSinkTable table = table(0)) {
+      for (long id = 0; id < 40; id++) {
+        table.upsert(id, StringData.fromString("x"));
+      }
+      globalId = table.commit();
+    }
+    List<CobbleSourceSplit> splits = splitsOf(globalId, null);
+    List<SourceEvent> events = new ArrayList<>();
+    CobbleSourceReader reader =
+        new CobbleSourceReader(
+            settings(ScanMode.STREAMING),
+            RowDecoder.typed(ROW, KEY),
+            UnregisteredMetricsGroup.createSourceReaderMetricGroup(),
+            events::add);
+    try {
+      // Splits added before the start are the restored ones.
+      reader.addSplits(splits.subList(0, 1));
+      reader.start();
+      reader.addSplits(splits.subList(1, 2));
+      assertEquals(1, events.size());
+      assertEquals(List.of(splits.get(0).splitId()), ((SplitsHeldEvent) events.get(0)).splitIds());
+      read(reader, -1, new TreeMap<>(), new ArrayList<>());
+      List<String> finished = new ArrayList<>();
+      for (SourceEvent event : events.subList(1, events.size())) {
+        finished.add(((SplitFinishedEvent) event).splitId());
+      }
+      assertEquals(List.of(splits.get(0).splitId(), splits.get(1).splitId()), finished);
+    } finally {
+      reader.close();
+    }
+  }
+
+  @Test
   void metricsCountRecordsAndBytesInAndExposeTheReader() throws Exception {
     long globalId;
     try (TestSinkTable table = table(0)) {
@@ -271,7 +308,8 @@ class CobbleSourceReaderTest {
         new CobbleSourceReader(
             settings(ScanMode.BATCH),
             RowDecoder.typed(ROW, KEY),
-            metricGroup(records, bytes, gauges));
+            metricGroup(records, bytes, gauges),
+            event -> {});
     try {
       reader.start();
       reader.addSplits(splitsOf(globalId, null));

@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.flink.table.TestSinkTable;
 import io.cobble.flink.table.codec.RowCodec;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -16,6 +20,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.data.DecimalData;
@@ -298,6 +304,84 @@ class CobbleSourceSqlTest {
         last.put(12L, "s3");
         assertEquals(last, take(rows, 1));
       }
+    }
+  }
+
+  @Test
+  void streamingWithRetentionOneEmitsExactlyTheChangesAndItsPinLapsesAfterTheJob()
+      throws Exception {
+    try (TestSinkTable table =
+            new TestSinkTable(root(), dir.resolve("work"), ROW, List.of("id"), 16, 3, 1);
+        Storage storage = StorageProviders.open(root().toUri(), StorageOptions.empty())) {
+      SnapshotStore store = new SnapshotStore(storage);
+      for (long id = 1; id <= 30; id++) {
+        table.upsert(row(id, "s", 1));
+      }
+      table.commit();
+      TableEnvironment env = streaming();
+      env.executeSql(
+          ddl(
+              "t",
+              ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '50',"
+                  + " 'scan.snapshot-lease-ms' = '2000'"));
+      long last;
+      try (CloseableIterator<Row> rows = env.executeSql("SELECT id, name FROM t").collect()) {
+        assertEquals(names(1, 30, "s1"), take(rows, 30));
+        for (int generation = 2; generation <= 6; generation++) {
+          table.upsert(row(generation, "s", generation)); // changed
+          table.upsert(row(100 + generation, "s", generation)); // new
+          table.upsert(row(20, "s", 1)); // rewritten unchanged
+          table.commit();
+          TreeMap<Long, String> expected = new TreeMap<>();
+          expected.put((long) generation, "s" + generation);
+          expected.put(100L + generation, "s" + generation);
+          assertEquals(expected, take(rows, 2), "changes of commit " + generation);
+        }
+        // The reader moved on: once its pin holds only the newest snapshot, the next commit's
+        // retention removes everything older, files included.
+        long newest = store.requireCurrentGlobalId();
+        waitUntil(() -> pins(store).equals(Set.of(newest)), "the pin moves to " + newest);
+        table.upsert(row(999, "s", 7));
+        last = table.commit();
+        assertEquals(List.of(newest, last), store.globalIds());
+        assertEquals(referencedFiles(store), new HashSet<>(storage.list("data/")));
+        assertEquals(names(999, 999, "s7"), take(rows, 1), "nothing came again before it");
+      }
+      // The job is gone: its pin lapses, and retention goes back to one snapshot.
+      waitUntil(
+          () -> {
+            table.upsert(row(1000, "s", 8));
+            table.commit();
+            return store.globalPins().isEmpty() && store.globalIds().size() == 1;
+          },
+          "the pin of the cancelled job lapses");
+      assertEquals(referencedFiles(store), new HashSet<>(storage.list("data/")));
+    }
+  }
+
+  private static Set<Long> pins(SnapshotStore store) {
+    Set<Long> ids = new HashSet<>();
+    store.globalPins().forEach(pin -> ids.addAll(pin.globalIds()));
+    return ids;
+  }
+
+  private static Set<String> referencedFiles(SnapshotStore store) {
+    Set<String> files = new HashSet<>();
+    for (String shard : store.shardIds()) {
+      for (long id : store.snapshotIds(shard)) {
+        store.require(shard, id).files().forEach(f -> files.add(f.volumePath()));
+      }
+    }
+    return files;
+  }
+
+  private static void waitUntil(BooleanSupplier done, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+    while (!done.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting until " + what);
+      }
+      Thread.sleep(100);
     }
   }
 

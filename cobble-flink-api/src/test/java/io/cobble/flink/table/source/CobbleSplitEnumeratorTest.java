@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.flink.table.TestSinkTable;
+import io.cobble.snapshot.GlobalPin;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,8 +40,33 @@ class CobbleSplitEnumeratorTest {
   @TempDir Path dir;
 
   private TestSinkTable table() throws Exception {
+    return table(0);
+  }
+
+  private TestSinkTable table(int retention) throws Exception {
     return new TestSinkTable(
-        dir.resolve("table"), dir.resolve("work"), ROW, List.of("id"), 8, 2, 0);
+        dir.resolve("table"), dir.resolve("work"), ROW, List.of("id"), 8, 2, retention);
+  }
+
+  /** The global snapshots the source's pin on the table holds. */
+  private Set<Long> pinned() throws Exception {
+    try (Storage storage = settings(ScanMode.STREAMING).table().open()) {
+      List<GlobalPin> pins = new SnapshotStore(storage).globalPins();
+      assertEquals(1, pins.size(), pins.toString());
+      return pins.get(0).globalIds();
+    }
+  }
+
+  private List<Long> globalIds() throws Exception {
+    try (Storage storage = settings(ScanMode.STREAMING).table().open()) {
+      return new SnapshotStore(storage).globalIds();
+    }
+  }
+
+  private static void finishAll(CobbleSplitEnumerator enumerator, List<CobbleSourceSplit> splits) {
+    for (CobbleSourceSplit split : splits) {
+      enumerator.handleSourceEvent(0, new SplitFinishedEvent(split.splitId()));
+    }
   }
 
   private SourceSettings settings(ScanMode mode) {
@@ -208,6 +236,91 @@ class CobbleSplitEnumeratorTest {
       assertEquals(1, next.size());
       assertEquals(third, next.get(0).globalId());
       assertEquals(change.scan().snapshotId(), next.get(0).previous().get(0).snapshotId());
+      restored.close();
+    }
+  }
+
+  @Test
+  void theSnapshotsSplitsReadStayPinnedUntilACheckpointAfterTheirEndCompletes() throws Exception {
+    try (TestSinkTable table = table(1)) {
+      for (long id = 0; id < 40; id++) {
+        table.upsert(id, StringData.fromString("v1"));
+      }
+      long g1 = table.commit();
+      Context context = new Context(1);
+      context.register(0);
+      CobbleSplitEnumerator enumerator =
+          new CobbleSplitEnumerator(
+              context.proxy(), settings(ScanMode.STREAMING), EnumeratorState.initial());
+      enumerator.start();
+      context.poll();
+      List<CobbleSourceSplit> full = context.take(0);
+      assertEquals(2, full.size());
+      assertEquals(Set.of(g1), pinned());
+      enumerator.snapshotState(1);
+
+      // Retention 1 keeps the pinned snapshot beside the newest; the one in between goes.
+      table.upsert(7L, StringData.fromString("v2"));
+      table.commit();
+      table.upsert(8L, StringData.fromString("v2"));
+      long g3 = table.commit();
+      assertEquals(List.of(g1, g3), globalIds());
+      context.poll();
+      List<CobbleSourceSplit> changes = context.take(0);
+      assertTrue(changes.stream().allMatch(CobbleSourceSplit::isChangeSplit));
+      assertEquals(Set.of(g1, g3), pinned());
+
+      // Finished after checkpoint 1: kept until a checkpoint taken after that completes.
+      finishAll(enumerator, full);
+      finishAll(enumerator, changes);
+      EnumeratorState state = roundTrip(enumerator.snapshotState(2));
+      assertTrue(state.outstanding().isEmpty(), "checkpoint 2 no longer needs them");
+      enumerator.notifyCheckpointComplete(1);
+      context.poll();
+      assertEquals(Set.of(g1, g3), pinned());
+      enumerator.notifyCheckpointComplete(2);
+      context.poll();
+      assertEquals(Set.of(g3), pinned(), "only the base of the next diff");
+      table.upsert(9L, StringData.fromString("v2"));
+      long g4 = table.commit();
+      assertEquals(List.of(g3, g4), globalIds());
+      enumerator.close();
+    }
+  }
+
+  @Test
+  void aRestoredEnumeratorReleasesRestoredSplitsNoReaderHoldsOnceEveryReaderReported()
+      throws Exception {
+    try (TestSinkTable table = table(1)) {
+      for (long id = 0; id < 40; id++) {
+        table.upsert(id, StringData.fromString("v1"));
+      }
+      table.commit();
+      Context context = new Context(2);
+      context.register(0);
+      context.register(1);
+      CobbleSplitEnumerator enumerator =
+          new CobbleSplitEnumerator(
+              context.proxy(), settings(ScanMode.STREAMING), EnumeratorState.initial());
+      enumerator.start();
+      context.poll();
+      CobbleSourceSplit kept = context.take(0).get(0);
+      CobbleSourceSplit done = context.take(1).get(0);
+      EnumeratorState state = roundTrip(enumerator.snapshotState(1));
+      assertEquals(Set.of(kept.splitId(), done.splitId()), state.outstanding().keySet());
+      enumerator.close();
+
+      Context restoredContext = new Context(2);
+      CobbleSplitEnumerator restored =
+          new CobbleSplitEnumerator(restoredContext.proxy(), settings(ScanMode.STREAMING), state);
+      restored.start();
+      restored.handleSourceEvent(0, new SplitsHeldEvent(List.of(kept.splitId())));
+      assertEquals(
+          Set.of(kept.splitId(), done.splitId()),
+          restored.snapshotState(2).outstanding().keySet(),
+          "reader 1 has not reported yet");
+      restored.handleSourceEvent(1, new SplitsHeldEvent(List.of()));
+      assertEquals(Set.of(kept.splitId()), restored.snapshotState(3).outstanding().keySet());
       restored.close();
     }
   }
