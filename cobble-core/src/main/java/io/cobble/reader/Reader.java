@@ -121,6 +121,29 @@ public final class Reader implements AutoCloseable {
     return out;
   }
 
+  /**
+   * The row of {@code key} in one shard snapshot (of this or an earlier global snapshot, while it
+   * exists), or null.
+   */
+  public byte[][] get(String shardId, long snapshotId, int bucket, String family, byte[] key) {
+    return shard(shardId, snapshotId).get(bucket, family, key);
+  }
+
+  /**
+   * Opens a read-only shard over {@code manifest}, which may list only some files of a published
+   * snapshot (to read just those), sharing this reader's block cache. The caller closes it.
+   */
+  public ReadOnlyDb open(ShardSnapshot manifest) {
+    checkOpen();
+    Map<Long, Long> ids = new ConcurrentHashMap<>();
+    return ReadOnlyDb.open(
+        volume,
+        manifest,
+        config,
+        cache,
+        n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()));
+  }
+
   /** Scans a split (of this or an earlier global snapshot whose shard snapshot still exists). */
   public SplitScanner scan(ScanSplit split) {
     return new SplitScanner(shard(split.shardId(), split.snapshotId()), split);

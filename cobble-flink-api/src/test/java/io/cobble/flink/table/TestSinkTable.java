@@ -102,6 +102,13 @@ public final class TestSinkTable implements AutoCloseable {
     shards.get(layout.shardOf(bucket)).deleteRow(bucket, TableLayout.FAMILY, key);
   }
 
+  /** Flushes and compacts every shard fully (a table at rest, as after a long-running writer). */
+  public void compactAll() {
+    for (Db db : shards) {
+      db.compactAll();
+    }
+  }
+
   /**
    * Snapshots every shard and publishes a global snapshot of them for checkpoint 1, 2, ... (as many
    * as this table has committed); returns its id.

@@ -2,53 +2,65 @@ package io.cobble.flink.table.source;
 
 import io.cobble.CobbleException;
 import io.cobble.Row;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
+import io.cobble.reader.ReadOnlyDb;
 import io.cobble.reader.Reader;
 import io.cobble.reader.ScanSplit;
 import io.cobble.reader.SplitScanner;
-import io.cobble.util.Bytes;
+import io.cobble.snapshot.ShardSnapshot;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The rows of a change split: a merge of the new snapshot's rows with the previous snapshot's rows
- * over the same buckets, both in (bucket, key) order. A new row is returned when the previous
- * snapshot has no row with its key, or has one with different column values; rows only the previous
- * snapshot has (deletes) are not returned. Resuming after a (bucket, key) skips both sides up to
- * it.
+ * The rows of a change split: the rows of the new snapshot that the previous snapshot over the same
+ * buckets does not have, or has with different column values; rows only the previous snapshot has
+ * (deletes) are not returned. Candidates are the keys of the {@link ChangedFiles} (in (bucket, key)
+ * order), each looked up in both snapshots, so a step after a small commit reads about what the
+ * commit wrote, not the table. When the manifests cannot tell which files are new, every row of the
+ * split is a candidate. Resuming after a (bucket, key) skips the candidates up to it.
  *
  * <p>The enumerator pins both snapshots while the split is outstanding. Only a source that was
  * stopped for longer than its {@code scan.snapshot-lease-ms} can find the previous shard snapshot
- * expired by the writer's retention: then nothing is left to compare with, every row of the new
- * range is returned (a superset of the changes, as INSERT rows) and a warning names the cause.
+ * expired by the writer's retention: then nothing is left to compare with, every candidate is
+ * returned (a superset of the changes, as INSERT rows) and a warning names the cause.
  */
 final class ChangedRows implements SplitRows {
 
   private static final Logger LOG = LoggerFactory.getLogger(ChangedRows.class);
 
-  private final SplitScanner current;
-  private final int lastBucket;
-  private final PreviousRows previous;
+  private final Reader reader;
+  private final ScanSplit split;
+  private final List<ScanSplit> base;
+  private final Candidates candidates;
+  private boolean previousGone;
   private Row next;
   private int nextBucket;
   private int bucket = -1;
 
-  ChangedRows(Reader reader, ScanSplit split, List<ScanSplit> base) {
-    this.current = reader.scan(split);
-    this.lastBucket = split.lastBucket();
-    this.previous = new PreviousRows(reader, split, base);
+  ChangedRows(Reader reader, ScanSplit split, List<ScanSplit> base, Optional<ShardSnapshot> files) {
+    this.reader = reader;
+    this.split = split;
+    this.base = base;
+    this.candidates =
+        files.isPresent()
+            ? new NewFileKeys(reader.open(files.get()), split)
+            : new AllKeys(reader.scan(split));
   }
 
   @Override
   public boolean hasNext() {
-    while (next == null && current.hasNext()) {
-      Row row = current.next();
-      int rowBucket = current.bucket();
-      if (!previous.holdsSame(rowBucket, row)) {
-        next = row;
+    while (next == null && candidates.advance()) {
+      int rowBucket = candidates.bucket();
+      byte[] key = candidates.key();
+      byte[][] now =
+          reader.get(split.shardId(), split.snapshotId(), rowBucket, split.family(), key);
+      if (now != null && !Arrays.deepEquals(now, previous(rowBucket, key))) {
+        next = new Row(key, now);
         nextBucket = rowBucket;
       }
     }
@@ -73,98 +85,133 @@ final class ChangedRows implements SplitRows {
 
   @Override
   public void close() {
-    current.close();
-    previous.close();
+    candidates.close();
   }
 
-  /** The previous snapshot's rows of the split's buckets, walked forward once. */
-  private final class PreviousRows {
-    private final Reader reader;
+  /** The row of {@code key} in the previous snapshot, or null (none, or the snapshot is gone). */
+  private byte[][] previous(int rowBucket, byte[] key) {
+    if (previousGone) {
+      return null;
+    }
+    for (ScanSplit before : base) {
+      if (before.firstBucket() <= rowBucket && rowBucket <= before.lastBucket()) {
+        try {
+          return reader.get(before.shardId(), before.snapshotId(), rowBucket, before.family(), key);
+        } catch (CobbleException e) {
+          previousGone = true;
+          LOG.warn(
+              "The previous snapshot of buckets {}-{} ({}) is gone, expired by the writer's"
+                  + " snapshot.retention after this source's pin lapsed (was the job stopped for"
+                  + " longer than scan.snapshot-lease-ms?); emitting every row of {} instead of"
+                  + " its changes.",
+              split.firstBucket(),
+              split.lastBucket(),
+              before,
+              split,
+              e);
+          return null;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Candidate keys in (bucket, key) order. */
+  private interface Candidates {
+    boolean advance();
+
+    int bucket();
+
+    byte[] key();
+
+    void close();
+  }
+
+  /** Every key of the split. */
+  private static final class AllKeys implements Candidates {
+    private final SplitScanner scanner;
+    private byte[] key;
+
+    AllKeys(SplitScanner scanner) {
+      this.scanner = scanner;
+    }
+
+    @Override
+    public boolean advance() {
+      key = scanner.hasNext() ? scanner.next().key() : null;
+      return key != null;
+    }
+
+    @Override
+    public int bucket() {
+      return scanner.bucket();
+    }
+
+    @Override
+    public byte[] key() {
+      return key;
+    }
+
+    @Override
+    public void close() {
+      scanner.close();
+    }
+  }
+
+  /** The keys of the new files, bucket by bucket over the split from its resume position. */
+  private static final class NewFileKeys implements Candidates {
+    private final ReadOnlyDb files;
     private final ScanSplit split;
-    private final Iterator<ScanSplit> splits;
-    private SplitScanner scanner;
-    private Row row;
-    private int rowBucket;
+    private int bucket;
+    private ScanCursor cursor;
+    private byte[] key;
 
-    PreviousRows(Reader reader, ScanSplit split, List<ScanSplit> base) {
-      this.reader = reader;
+    NewFileKeys(ReadOnlyDb files, ScanSplit split) {
+      this.files = files;
       this.split = split;
-      this.splits = base.iterator();
-      advance();
+      this.bucket = split.resumeBucket() - 1;
     }
 
-    /** Whether the previous snapshot holds {@code candidate} with the same column values. */
-    boolean holdsSame(int candidateBucket, Row candidate) {
-      while (row != null && compare(rowBucket, row.key(), candidateBucket, candidate.key()) < 0) {
-        advance();
-      }
-      return row != null
-          && rowBucket == candidateBucket
-          && Arrays.equals(row.key(), candidate.key())
-          && Arrays.deepEquals(row.columns(), candidate.columns());
-    }
-
-    private void advance() {
-      row = null;
+    @Override
+    public boolean advance() {
       while (true) {
-        if (scanner != null && scanner.hasNext()) {
-          Row r = scanner.next();
-          if (scanner.bucket() > lastBucket) {
-            close();
-            return;
-          }
-          row = r;
-          rowBucket = scanner.bucket();
-          return;
+        if (cursor != null && cursor.hasNext()) {
+          key = cursor.next().key();
+          return true;
         }
-        if (scanner != null) {
-          scanner.close();
-          scanner = null;
+        if (cursor != null) {
+          cursor.close();
+          cursor = null;
         }
-        if (!splits.hasNext()) {
-          return;
+        if (++bucket > split.lastBucket()) {
+          key = null;
+          return false;
         }
-        scanner = open(splits.next());
+        ScanOptions options = ScanOptions.defaults();
+        if (bucket == split.resumeBucket() && split.resumeAfter() != null) {
+          options = options.startAfter(split.resumeAfter());
+        }
+        cursor = files.scan(bucket, split.family(), null, null, options);
       }
     }
 
-    /** A scanner of {@code base} from where the new split resumes; null if nothing is left. */
-    private SplitScanner open(ScanSplit base) {
-      int from = Math.max(base.firstBucket(), split.resumeBucket());
-      if (from > base.lastBucket() || from > lastBucket) {
-        return null;
-      }
-      byte[] after = from == split.resumeBucket() ? split.resumeAfter() : null;
-      try {
-        return reader.scan(base.after(from, after));
-      } catch (CobbleException e) {
-        LOG.warn(
-            "The previous snapshot of buckets {}-{} ({}) is gone, expired by the writer's"
-                + " snapshot.retention after this source's pin lapsed (was the job stopped for"
-                + " longer than scan.snapshot-lease-ms?); emitting every row of {} instead of its"
-                + " changes.",
-            split.firstBucket(),
-            split.lastBucket(),
-            base,
-            split,
-            e);
-        while (splits.hasNext()) {
-          splits.next();
-        }
-        return null;
-      }
+    @Override
+    public int bucket() {
+      return bucket;
     }
 
-    void close() {
-      if (scanner != null) {
-        scanner.close();
-        scanner = null;
-      }
-      row = null;
+    @Override
+    public byte[] key() {
+      return key;
     }
-  }
 
-  private static int compare(int bucketA, byte[] keyA, int bucketB, byte[] keyB) {
-    return bucketA != bucketB ? Integer.compare(bucketA, bucketB) : Bytes.compare(keyA, keyB);
+    @Override
+    public void close() {
+      if (cursor != null) {
+        cursor.close();
+        cursor = null;
+      }
+      files.close();
+    }
   }
 }

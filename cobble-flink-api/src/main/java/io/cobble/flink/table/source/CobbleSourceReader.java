@@ -3,6 +3,7 @@ package io.cobble.flink.table.source;
 import io.cobble.Row;
 import io.cobble.reader.Reader;
 import io.cobble.reader.SplitScanner;
+import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -113,7 +114,11 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
     lastKey = null;
     rows =
         next.isChangeSplit()
-            ? new ChangedRows(reader, next.scan(), next.previous())
+            ? new ChangedRows(
+                reader,
+                next.scan(),
+                next.previous(),
+                ChangedFiles.of(new SnapshotStore(storage), next.scan(), next.previous()))
             : new FullRows(reader.scan(next.scan()));
     return true;
   }

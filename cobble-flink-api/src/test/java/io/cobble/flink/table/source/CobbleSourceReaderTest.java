@@ -258,6 +258,65 @@ class CobbleSourceReaderTest {
   }
 
   @Test
+  void aStepAfterASmallCommitReadsOnlyTheFilesItChanged() throws Exception {
+    long first;
+    long second;
+    try (TestSinkTable table = table(0)) {
+      for (long id = 0; id < 20_000; id++) {
+        table.upsert(id, StringData.fromString("v1-" + id + "-padding-padding-padding"));
+      }
+      table.compactAll();
+      first = table.commit();
+      table.upsert(17L, StringData.fromString("v2-17")); // changed
+      table.upsert(18L, StringData.fromString("v1-18-padding-padding-padding")); // unchanged
+      table.upsert(50_000L, StringData.fromString("v2-new")); // new
+      second = table.commit();
+    }
+    List<CobbleSourceSplit> changes = splitsOf(second, scanSplitsOf(first));
+    Map<String, Gauge<?>> changeGauges = new TreeMap<>();
+    Map<Long, String> seen = readAll(changes, changeGauges);
+    Map<Long, String> expected = new TreeMap<>();
+    expected.put(17L, "v2-17");
+    expected.put(50_000L, "v2-new");
+    assertEquals(expected, seen);
+
+    Map<String, Gauge<?>> fullGauges = new TreeMap<>();
+    assertEquals(20_001, readAll(splitsOf(second, null), fullGauges).size());
+    long changeBlocks = (Long) changeGauges.get("cobble.blockCacheMisses").getValue();
+    long fullBlocks = (Long) fullGauges.get("cobble.blockCacheMisses").getValue();
+    assertTrue(
+        changeBlocks * 10 < fullBlocks,
+        "the step read " + changeBlocks + " blocks, the table has " + fullBlocks);
+  }
+
+  /** Reads {@code splits} with a fresh reader whose gauges land in {@code gauges}. */
+  private Map<Long, String> readAll(List<CobbleSourceSplit> splits, Map<String, Gauge<?>> gauges)
+      throws Exception {
+    Map<Long, String> seen = new TreeMap<>();
+    CobbleSourceReader reader =
+        new CobbleSourceReader(
+            settings(ScanMode.STREAMING),
+            RowDecoder.typed(ROW, KEY),
+            metricGroup(new SimpleCounter(), new SimpleCounter(), gauges),
+            event -> {});
+    try {
+      reader.start();
+      reader.addSplits(splits);
+      read(reader, -1, seen, new ArrayList<>());
+      gauges.replaceAll((name, gauge) -> snapshotOf(gauge));
+    } finally {
+      reader.close();
+    }
+    return seen;
+  }
+
+  /** A gauge frozen at its current value (the reader's gauges read 0 once it is closed). */
+  private static Gauge<?> snapshotOf(Gauge<?> gauge) {
+    Object value = gauge.getValue();
+    return () -> value;
+  }
+
+  @Test
   void theReaderReportsTheSplitsItHoldsAtStartAndEachFinishedOne() throws Exception {
     long globalId;
     try (TestSinkTable table = table(0)) {
