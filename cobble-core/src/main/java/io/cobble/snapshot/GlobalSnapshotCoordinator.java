@@ -222,20 +222,25 @@ public final class GlobalSnapshotCoordinator {
    * files nothing else refers to. Files another shard adopted in place stay: that shard's snapshots
    * or export leases refer to them.
    *
+   * @param releasePins whether pins on the shard's snapshots go too (the caller knows they were
+   *     left by the shard's own, replaced writer); otherwise a pin keeps the shard
    * @return the deleted data files
-   * @throws IllegalStateException if a global snapshot refers to the shard or a snapshot of it is
-   *     pinned
+   * @throws IllegalStateException if a global snapshot refers to the shard, or a snapshot of it is
+   *     pinned and {@code releasePins} is false
    */
-  public List<String> dropShard(String shardId) {
+  public List<String> dropShard(String shardId, boolean releasePins) {
     Set<Long> referenced = store.globallyReferenced(shardId);
     if (!referenced.isEmpty()) {
       throw new IllegalStateException(
           "shard " + shardId + " is still part of global snapshots; its snapshots " + referenced);
     }
     Set<Long> pinned = store.pinnedIds(shardId);
-    if (!pinned.isEmpty()) {
+    if (!pinned.isEmpty() && !releasePins) {
       throw new IllegalStateException(
           "shard " + shardId + " has pinned snapshots " + pinned + "; unpin them first");
+    }
+    for (long id : pinned) {
+      store.unpin(shardId, id);
     }
     Set<String> candidates = new java.util.LinkedHashSet<>(store.dataFiles(shardId));
     for (long id : store.snapshotIds(shardId)) {

@@ -124,11 +124,15 @@ class GlobalPinTest {
               List.of(adopted));
       store.publish(successor);
       IllegalStateException inUse =
-          assertThrows(IllegalStateException.class, () -> coordinator.dropShard("old"));
+          assertThrows(IllegalStateException.class, () -> coordinator.dropShard("old", true));
       assertTrue(inUse.getMessage().contains("still part of global snapshots"), inUse.getMessage());
       coordinator.commit(List.of(of("new", 1)));
+      // A pin its writer left keeps the shard unless the caller says it may go.
+      store.pin("old", oldId);
+      assertThrows(IllegalStateException.class, () -> coordinator.dropShard("old", false));
 
-      List<String> deleted = coordinator.dropShard("old");
+      List<String> deleted = coordinator.dropShard("old", true);
+      assertTrue(store.pinnedIds("old").isEmpty());
       assertFalse(deleted.isEmpty());
       assertTrue(store.snapshotIds("old").isEmpty());
       assertEquals(List.of(adopted.volumePath()), volume.list("data/"));

@@ -68,13 +68,19 @@ final class GlobalCommit {
     List<ShardRef> refs = new ArrayList<>();
     parts.forEach((shard, snapshot) -> refs.add(ShardRef.of(shard, snapshot)));
     GlobalSnapshot committed = coordinator.commit(refs, checkpointId);
-    dropOldGenerations(generation);
+    try {
+      dropOldGenerations(generation);
+    } catch (RuntimeException e) {
+      // The commit stands; what is left is only garbage, retried after the next commit.
+      LOG.warn("Cannot drop the shards of earlier writer counts yet; retrying later", e);
+    }
     return Optional.of(committed);
   }
 
   /**
    * Drops the shards of generations before {@code generation} that no retained global snapshot
-   * refers to (nor a pin of their own snapshots holds).
+   * refers to, with the pins their writers left on snapshots no global snapshot came to cover: a
+   * newer generation is committed, so no writer of theirs runs or restores any more.
    */
   private void dropOldGenerations(int generation) {
     Set<String> used = new HashSet<>();
@@ -83,11 +89,8 @@ final class GlobalCommit {
     }
     for (String shard : store.shardIds()) {
       Optional<ShardId> parsed = ShardId.tryParse(shard);
-      if (parsed.isPresent()
-          && parsed.get().generation() < generation
-          && !used.contains(shard)
-          && store.pinnedIds(shard).isEmpty()) {
-        List<String> deleted = coordinator.dropShard(shard);
+      if (parsed.isPresent() && parsed.get().generation() < generation && !used.contains(shard)) {
+        List<String> deleted = coordinator.dropShard(shard, true);
         LOG.info(
             "Dropped shard {} of an earlier writer count and {} of its files",
             shard,

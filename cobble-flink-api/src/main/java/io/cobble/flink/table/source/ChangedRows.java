@@ -57,8 +57,10 @@ final class ChangedRows implements SplitRows {
     while (next == null && candidates.advance()) {
       int rowBucket = candidates.bucket();
       byte[] key = candidates.key();
-      byte[][] now =
-          reader.get(split.shardId(), split.snapshotId(), rowBucket, split.family(), key);
+      byte[][] now = candidates.row();
+      if (now == null) {
+        now = reader.get(split.shardId(), split.snapshotId(), rowBucket, split.family(), key);
+      }
       if (now != null && !Arrays.deepEquals(now, previous(rowBucket, key))) {
         next = new Row(key, now);
         nextBucket = rowBucket;
@@ -124,13 +126,16 @@ final class ChangedRows implements SplitRows {
 
     byte[] key();
 
+    /** The key's row in the new snapshot when the candidate is read from it whole, else null. */
+    byte[][] row();
+
     void close();
   }
 
   /** Every key of the split. */
   private static final class AllKeys implements Candidates {
     private final SplitScanner scanner;
-    private byte[] key;
+    private Row row;
 
     AllKeys(SplitScanner scanner) {
       this.scanner = scanner;
@@ -138,8 +143,8 @@ final class ChangedRows implements SplitRows {
 
     @Override
     public boolean advance() {
-      key = scanner.hasNext() ? scanner.next().key() : null;
-      return key != null;
+      row = scanner.hasNext() ? scanner.next() : null;
+      return row != null;
     }
 
     @Override
@@ -149,7 +154,12 @@ final class ChangedRows implements SplitRows {
 
     @Override
     public byte[] key() {
-      return key;
+      return row.key();
+    }
+
+    @Override
+    public byte[][] row() {
+      return row.columns();
     }
 
     @Override
@@ -203,6 +213,12 @@ final class ChangedRows implements SplitRows {
     @Override
     public byte[] key() {
       return key;
+    }
+
+    @Override
+    public byte[][] row() {
+      // The new files alone may hold part of the row (merge operands, some columns).
+      return null;
     }
 
     @Override

@@ -22,6 +22,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -392,6 +394,18 @@ class SinkExactlyOnceTest {
       GlobalSnapshot current = store.requireGlobal(store.requireCurrentGlobalId());
       assertEquals(4, current.parts().size());
       assertTrue(current.parts().get(0).shardId().startsWith("g3-"), current.parts().toString());
+      // Retention 1: the shards of the earlier writer counts are gone, and every file left on the
+      // table root is one a snapshot of the current shards refers to.
+      assertEquals(List.of("g3-0of4", "g3-1of4", "g3-2of4", "g3-3of4"), store.shardIds());
+      Set<String> referenced = new HashSet<>();
+      for (String shard : store.shardIds()) {
+        for (long id : store.snapshotIds(shard)) {
+          store.require(shard, id).files().forEach(f -> referenced.add(f.volumePath()));
+        }
+      }
+      for (String file : storage.list("data/")) {
+        assertTrue(referenced.contains(file), file + " is unreferenced");
+      }
     }
   }
 
