@@ -30,10 +30,11 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * of bounded input everything is committed at once, which also covers jobs without checkpoints.
  *
  * <p>Each global snapshot records the Flink checkpoint id it was committed for, which {@code
- * scan.checkpoint-id} names: checkpoint N for a commit at its completion, the restored checkpoint
- * for a commit of restored snapshots, and for the commit at the end of bounded input the id after
- * the newest checkpoint this committer has seen (1 in a job without checkpoints): the id Flink
- * gives the final checkpoint it takes after the end of input.
+ * scan.checkpoint-id} names: checkpoint N for a commit at its completion (even when nothing was
+ * written since the previous one: the same parts again), the restored checkpoint for a commit of
+ * restored snapshots, and for the commit at the end of bounded input the id after the newest
+ * checkpoint this committer has seen (1 in a job without checkpoints): the id Flink gives the final
+ * checkpoint it takes after the end of input.
  */
 final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
     implements OneInputStreamOperator<ShardCommit, Void>, BoundedOneInput {
@@ -76,7 +77,9 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
     for (ShardCommit commit : pendingState.get()) {
       restored.add(commit);
     }
-    commit(restored, lastCheckpointId);
+    // Restored snapshots may already be committed (then nothing is published): the current global
+    // snapshot may be newer than the restored checkpoint, so it is not republished under its id.
+    commit(restored, lastCheckpointId, false);
   }
 
   @Override
@@ -104,7 +107,7 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
     NavigableMap<Long, List<ShardCommit>> complete = pending.headMap(checkpointId, true);
     List<ShardCommit> due = new ArrayList<>();
     complete.values().forEach(due::addAll);
-    commit(due, checkpointId);
+    commit(due, checkpointId, true);
     complete.clear();
   }
 
@@ -113,22 +116,22 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
     List<ShardCommit> due = new ArrayList<>();
     pending.values().forEach(due::addAll);
     due.addAll(arrived);
-    commit(due, lastCheckpointId + 1);
+    commit(due, lastCheckpointId + 1, true);
     pending.clear();
     arrived.clear();
   }
 
   /**
    * One global snapshot of the newest snapshot of every shard among {@code due}, committed for
-   * checkpoint {@code checkpointId}.
+   * checkpoint {@code checkpointId} (see {@link GlobalCommit#commit(Map, long, boolean)}).
    */
-  private void commit(List<ShardCommit> due, long checkpointId) {
+  private void commit(List<ShardCommit> due, long checkpointId, boolean everyCheckpoint) {
     Map<String, Long> shards = new HashMap<>();
     for (ShardCommit commit : due) {
       shards.merge(commit.shardId, commit.snapshotId, Math::max);
     }
     commits
-        .commit(shards, checkpointId)
+        .commit(shards, checkpointId, everyCheckpoint)
         .ifPresent(
             global ->
                 LOG.info(

@@ -45,6 +45,17 @@ final class GlobalCommit {
    * global snapshot already covers them.
    */
   Optional<GlobalSnapshot> commit(Map<String, Long> shards, long checkpointId) {
+    return commit(shards, checkpointId, false);
+  }
+
+  /**
+   * Like {@link #commit(Map, long)}; with {@code everyCheckpoint}, a checkpoint whose shard
+   * snapshots the current global snapshot already covers (nothing was written) still gets a global
+   * snapshot of the current parts, unless the current one is already for that checkpoint: so that
+   * every completed checkpoint names a global snapshot for {@code scan.checkpoint-id}.
+   */
+  Optional<GlobalSnapshot> commit(
+      Map<String, Long> shards, long checkpointId, boolean everyCheckpoint) {
     if (shards.isEmpty()) {
       return Optional.empty();
     }
@@ -59,7 +70,7 @@ final class GlobalCommit {
       }
       if (currentGeneration == generation) {
         current.parts().forEach(p -> parts.put(p.shardId(), p.snapshotId()));
-        if (covers(parts, shards)) {
+        if (covers(parts, shards) && (!everyCheckpoint || current.checkpointId() == checkpointId)) {
           return Optional.empty();
         }
       }

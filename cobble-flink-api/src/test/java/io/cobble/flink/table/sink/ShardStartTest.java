@@ -14,6 +14,7 @@ import io.cobble.ScanOptions;
 import io.cobble.flink.table.layout.BucketRouter;
 import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.reader.Reader;
+import io.cobble.snapshot.GlobalSnapshot;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
 import io.cobble.snapshot.SnapshotStore;
@@ -229,6 +230,11 @@ class ShardStartTest {
     ShardRef next = writeShard(layout, 1, refs, rows(11, 20, "b"));
     assertEquals(2, commits.commit(toMap(Collections.singletonList(next)), 3).get().parts().size());
     assertFalse(commits.commit(toMap(refs), 4).isPresent());
+    // A completed checkpoint without writes still names a global snapshot, once.
+    GlobalSnapshot idle = commits.commit(toMap(Collections.singletonList(next)), 5, true).get();
+    assertEquals(5, idle.checkpointId());
+    assertEquals(2, idle.parts().size());
+    assertFalse(commits.commit(toMap(Collections.singletonList(next)), 5, true).isPresent());
   }
 
   @Test
