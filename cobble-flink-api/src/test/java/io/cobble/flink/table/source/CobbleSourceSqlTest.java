@@ -359,6 +359,35 @@ class CobbleSourceSqlTest {
     }
   }
 
+  @Test
+  void withCheckpointsThePinMovesOnOnceACheckpointAfterTheSplitsCompletes() throws Exception {
+    try (TestSinkTable table =
+            new TestSinkTable(root(), dir.resolve("work"), ROW, List.of("id"), 16, 3, 1);
+        Storage storage = StorageProviders.open(root().toUri(), StorageOptions.empty())) {
+      SnapshotStore store = new SnapshotStore(storage);
+      for (long id = 1; id <= 30; id++) {
+        table.upsert(row(id, "c", 1));
+      }
+      table.commit();
+      TableEnvironment env = streaming();
+      env.getConfig().getConfiguration().setString("execution.checkpointing.interval", "100 ms");
+      env.executeSql(ddl("t", ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '50'"));
+      try (CloseableIterator<Row> rows = env.executeSql("SELECT id, name FROM t").collect()) {
+        assertEquals(names(1, 30, "c1"), take(rows, 30));
+        for (int generation = 2; generation <= 4; generation++) {
+          table.upsert(row(generation, "c", generation));
+          table.commit();
+          assertEquals(names(generation, generation, "c" + generation), take(rows, 1));
+        }
+        long newest = store.requireCurrentGlobalId();
+        waitUntil(() -> pins(store).equals(Set.of(newest)), "the pin moves to " + newest);
+        table.upsert(row(5, "c", 5));
+        assertEquals(List.of(newest, table.commit()), store.globalIds());
+        assertEquals(names(5, 5, "c5"), take(rows, 1));
+      }
+    }
+  }
+
   private static Set<Long> pins(SnapshotStore store) {
     Set<Long> ids = new HashSet<>();
     store.globalPins().forEach(pin -> ids.addAll(pin.globalIds()));
