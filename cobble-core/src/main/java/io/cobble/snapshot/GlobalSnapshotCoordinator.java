@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.LongSupplier;
@@ -186,7 +187,7 @@ public final class GlobalSnapshotCoordinator {
         store.readGlobal(id).ifPresent(g -> g.parts().forEach(p -> kept.add(key(p))));
       }
     }
-    Set<GlobalSnapshot.Part> dropShardSnapshots = new java.util.LinkedHashSet<>();
+    Set<GlobalSnapshot.Part> dropShardSnapshots = new LinkedHashSet<>();
     for (long id : expired) {
       store
           .readGlobal(id)
@@ -242,7 +243,7 @@ public final class GlobalSnapshotCoordinator {
     for (long id : pinned) {
       store.unpin(shardId, id);
     }
-    Set<String> candidates = new java.util.LinkedHashSet<>(store.dataFiles(shardId));
+    Set<String> candidates = new LinkedHashSet<>(store.dataFiles(shardId));
     for (long id : store.snapshotIds(shardId)) {
       store
           .read(shardId, id)

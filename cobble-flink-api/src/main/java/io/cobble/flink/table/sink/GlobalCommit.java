@@ -94,13 +94,22 @@ final class GlobalCommit {
    * newer generation is committed, so no writer of theirs runs or restores any more.
    */
   private void dropOldGenerations(int generation) {
+    List<String> older = new ArrayList<>();
+    for (String shard : store.shardIds()) {
+      Optional<ShardId> parsed = ShardId.tryParse(shard);
+      if (parsed.isPresent() && parsed.get().generation() < generation) {
+        older.add(shard);
+      }
+    }
+    if (older.isEmpty()) {
+      return;
+    }
     Set<String> used = new HashSet<>();
     for (long id : store.globalIds()) {
       store.readGlobal(id).ifPresent(g -> g.parts().forEach(p -> used.add(p.shardId())));
     }
-    for (String shard : store.shardIds()) {
-      Optional<ShardId> parsed = ShardId.tryParse(shard);
-      if (parsed.isPresent() && parsed.get().generation() < generation && !used.contains(shard)) {
+    for (String shard : older) {
+      if (!used.contains(shard)) {
         List<String> deleted = coordinator.dropShard(shard, true);
         LOG.info(
             "Dropped shard {} of an earlier writer count and {} of its files",
