@@ -33,8 +33,8 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * scan.checkpoint-id} names: checkpoint N for a commit at its completion (even when nothing was
  * written since the previous one: the same parts again), the restored checkpoint for a commit of
  * restored snapshots, and for the commit at the end of bounded input the id after the newest
- * checkpoint this committer has seen (1 in a job without checkpoints): the id Flink gives the final
- * checkpoint it takes after the end of input.
+ * checkpoint this committer has seen (1 in a job without checkpoints), which is normally the id of
+ * the final checkpoint Flink takes after the end of input.
  */
 final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
     implements OneInputStreamOperator<ShardCommit, Void>, BoundedOneInput {
