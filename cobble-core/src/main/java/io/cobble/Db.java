@@ -1,6 +1,8 @@
 package io.cobble;
 
 import io.cobble.cache.BlockCache;
+import io.cobble.cache.CachedStorage;
+import io.cobble.cache.DiskCache;
 import io.cobble.compaction.Compaction;
 import io.cobble.compaction.CompactionJob;
 import io.cobble.compaction.CompactionPicker;
@@ -32,6 +34,7 @@ import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Manifest;
 import io.cobble.version.OwnedRanges;
+import io.cobble.version.RemotePrimary;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
@@ -90,6 +93,9 @@ import java.util.function.LongUnaryOperator;
 public final class Db implements AutoCloseable {
   private static final String LOCK_FILE = "LOCK";
 
+  /** Subdirectory of a remote primary's local directory that caches remote data files. */
+  public static final String REMOTE_CACHE_DIR = "remote-cache";
+
   /**
    * Present while a restore replaces the directory's state; a Db never opens half-restored state
    * (which could look like an empty Db).
@@ -110,6 +116,8 @@ public final class Db implements AutoCloseable {
   private final LongUnaryOperator cacheIds;
   private final DirectIo directIo;
   private final VersionSet versions;
+  // The remote primary volume the working files live on; null when they live in dir.
+  private final RemotePrimary remote;
   private final CompactionPicker picker;
   private final ReentrantLock mutex = new ReentrantLock();
   private final Condition changed = mutex.newCondition();
@@ -165,11 +173,25 @@ public final class Db implements AutoCloseable {
   }
 
   private Db(Path dir, Config config, Storage sharedVolume) {
-    this(dir, config, new BlockCache(config.blockCacheSize()), n -> n, sharedVolume);
+    this(dir, config, new BlockCache(config.blockCacheSize()), n -> n, sharedVolume, null);
   }
 
   private Db(
       Path dir, Config config, BlockCache cache, LongUnaryOperator cacheIds, Storage sharedVolume) {
+    this(dir, config, cache, cacheIds, sharedVolume, null);
+  }
+
+  /**
+   * With {@code remotePrimary} set, the working files and manifests live there and {@code dir} is
+   * the local directory that stages new files and caches remote ones.
+   */
+  private Db(
+      Path dir,
+      Config config,
+      BlockCache cache,
+      LongUnaryOperator cacheIds,
+      Storage sharedVolume,
+      Storage remotePrimary) {
     this.cacheIds = cacheIds;
     this.dir = dir;
     this.config = config;
@@ -207,7 +229,8 @@ public final class Db implements AutoCloseable {
                 + RESTORE_MARKER
                 + " marker); run the restore again or delete the directory");
       }
-      Manifest.Recovered recovered = Manifest.recover(dir);
+      remote = remotePrimary == null ? null : openRemote(remotePrimary);
+      Manifest.Recovered recovered = remote != null ? remote.recover() : Manifest.recover(dir);
       Manifest m = recovered.manifest;
       Schema schema = m == null ? Schema.initial() : m.schema;
       if (m != null && m.totalBuckets != config.totalBuckets()) {
@@ -229,9 +252,12 @@ public final class Db implements AutoCloseable {
               m == null ? 1 : m.nextFileNumber,
               recovered.seq,
               schema,
-              config.fsyncEnabled());
+              config.fsyncEnabled(),
+              remote);
       loader = versions::loadValue;
-      ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.locate(sharedVolume, dir)));
+      if (remote == null) {
+        ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.locate(sharedVolume, dir)));
+      }
       ownedRanges = OwnedRanges.read(dir).orElse(config.bucketRanges());
       List<Tree> trees = recoverTrees(m, schema);
       versions.initialize(
@@ -239,7 +265,9 @@ public final class Db implements AutoCloseable {
           trees,
           m == null ? Collections.emptyList() : m.vlogs,
           recovered.previousFiles);
-      if (m == null) {
+      // A new writer of a remote primary publishes at once: from then on the writer it replaced
+      // can publish nothing, and the orphan sweep below cannot race its uploads into a manifest.
+      if (m == null || remote != null) {
         mutex.lock();
         try {
           versions.apply(new VersionEdit().schema(schema));
@@ -261,6 +289,16 @@ public final class Db implements AutoCloseable {
     } finally {
       mutex.unlock();
     }
+  }
+
+  private RemotePrimary openRemote(Storage primary) {
+    DiskCache disk =
+        DiskCache.open(
+            dir.resolve(REMOTE_CACHE_DIR),
+            primary.uri().toString(),
+            config.remoteCacheSize(),
+            config.remoteCacheChunkSize());
+    return RemotePrimary.open(new CachedStorage(primary, disk));
   }
 
   /** Opens (creating if needed) the Db stored in {@code dir}. */
@@ -300,8 +338,24 @@ public final class Db implements AutoCloseable {
   }
 
   /**
-   * Opens the Db whose working files live on the volume set's first primary volume, which must be a
-   * local directory ({@code file:} URI); snapshot volumes are used through {@link
+   * Opens (creating if needed) the Db whose working files and manifests live on {@code primary}
+   * (object storage or any other storage), with {@code localDir} staging new files and caching
+   * remote ones (see {@code remote-cache.*}). Only one writer works on a primary at a time: opening
+   * one fences off the previous writer, whose next publication fails. The caller keeps {@code
+   * primary} open until the Db is closed and then closes it.
+   */
+  public static Db open(Storage primary, Path localDir, Config config) {
+    if (primary == null || localDir == null || config == null) {
+      throw new IllegalArgumentException("primary, localDir and config must not be null");
+    }
+    return new Db(localDir, config, new BlockCache(config.blockCacheSize()), n -> n, null, primary);
+  }
+
+  /**
+   * Opens the Db whose working files live on the volume set's first primary volume. A local
+   * directory ({@code file:} URI) holds them directly. On any other storage the Db keeps them and
+   * its manifests there, and uses the set's CACHE volume to stage and cache them (see {@link
+   * #open(Storage, Path, Config)}). Snapshot volumes are used through {@link
    * io.cobble.snapshot.SnapshotManager}. When a restore left the Db reading files in place on one
    * of the set's volumes, the Db opens that volume's storage (with its options) and closes it on
    * close.
@@ -312,11 +366,22 @@ public final class Db implements AutoCloseable {
     }
     Volume primary = volumes.primaries().get(0);
     if (!"file".equals(primary.uri().getScheme())) {
-      throw new IllegalArgumentException(
-          "primary volume "
-              + primary.uri()
-              + " is not a local directory: working files need a file: volume; put object storage"
-              + " on the snapshot volume instead");
+      // VolumeSet guarantees a local CACHE volume next to a remote primary.
+      Path local = Paths.get(volumes.cache().orElseThrow().uri());
+      Storage storage;
+      try {
+        storage = primary.open();
+      } catch (IOException e) {
+        throw new CobbleException("cannot open primary volume " + primary.uri(), e);
+      }
+      try {
+        Db db = open(storage, local, config);
+        db.ownedVolume = storage;
+        return db;
+      } catch (RuntimeException e) {
+        closeQuietly(storage);
+        throw e;
+      }
     }
     Path dir = Paths.get(primary.uri());
     Optional<Volume> inPlace = ExternalFiles.read(dir).flatMap(x -> x.remoteVolumeIn(volumes));
@@ -423,19 +488,33 @@ public final class Db implements AutoCloseable {
    * interrupted flushes and compactions, or of a corrupt newest manifest the Db did not open from.
    */
   private void deleteOrphans() {
-    Set<String> live = new HashSet<>();
-    for (long n : versions.previousManifestFiles()) {
-      live.add(versions.tablePath(n).getFileName().toString());
-      live.add(versions.vlogPath(n).getFileName().toString());
-    }
-    Version v = versions.current();
-    for (Tree t : v.trees()) {
-      for (FileMeta f : t.allFiles()) {
-        live.add(versions.tablePath(f.number()).getFileName().toString());
+    if (remote != null) {
+      Set<Long> numbers = new HashSet<>(versions.previousManifestFiles());
+      Version v = versions.current();
+      for (Tree t : v.trees()) {
+        for (FileMeta f : t.allFiles()) {
+          numbers.add(f.number());
+        }
       }
+      numbers.addAll(v.vlogs());
+      remote.sweep(numbers);
     }
-    for (Long n : v.vlogs()) {
-      live.add(versions.vlogPath(n).getFileName().toString());
+    Set<String> live = new HashSet<>();
+    // With a remote primary nothing in dir is live: each file moves into the cache once uploaded.
+    if (remote == null) {
+      for (long n : versions.previousManifestFiles()) {
+        live.add(versions.tablePath(n).getFileName().toString());
+        live.add(versions.vlogPath(n).getFileName().toString());
+      }
+      Version v = versions.current();
+      for (Tree t : v.trees()) {
+        for (FileMeta f : t.allFiles()) {
+          live.add(versions.tablePath(f.number()).getFileName().toString());
+        }
+      }
+      for (Long n : v.vlogs()) {
+        live.add(versions.vlogPath(n).getFileName().toString());
+      }
     }
     try (java.util.stream.Stream<Path> s = Files.list(dir)) {
       for (Path p : (Iterable<Path>) s::iterator) {
@@ -527,6 +606,12 @@ public final class Db implements AutoCloseable {
    */
   public void shrinkBuckets(int[] pairs) {
     checkOpen();
+    if (remote != null) {
+      throw new UnsupportedOperationException(
+          "shrinkBuckets is not supported yet for a Db whose primary volume is remote ("
+              + remote.storage().uri()
+              + "); shrink a local Db or one restored from a snapshot");
+    }
     if (pairs.length == 0 || pairs.length % 2 != 0) {
       throw new IllegalArgumentException(
           "shrinkBuckets needs a non-empty list of [lo, hi] pairs, got " + pairs.length + " ints");
@@ -863,7 +948,20 @@ public final class Db implements AutoCloseable {
         tableOptions(level),
         targetSize,
         config.valueSeparationThreshold(),
-        n -> openTable(n, level, -1));
+        n -> {
+          upload(n, false);
+          return openTable(n, level, -1);
+        });
+  }
+
+  /**
+   * With a remote primary, uploads a finished output before any version edit names it; a failure
+   * fails the flush or compaction, which then installs nothing.
+   */
+  private void upload(long number, boolean vlog) {
+    if (remote != null) {
+      remote.upload(number, vlog, vlog ? versions.vlogPath(number) : versions.tablePath(number));
+    }
   }
 
   /** Writes one L0 table per family present in the memtable, then installs them. */
@@ -900,6 +998,7 @@ public final class Db implements AutoCloseable {
           edit.add(0, f);
         }
         for (ValueLogFile f : w.vlogs()) {
+          upload(f.number(), true);
           edit.addVlog(f);
         }
         bytes += w.bytesWritten();
@@ -1009,6 +1108,7 @@ public final class Db implements AutoCloseable {
           edit.add(c.outputLevel(), f);
         }
         for (ValueLogFile f : w.vlogs()) {
+          upload(f.number(), true);
           edit.addVlog(f);
         }
         out = w.bytesWritten();
@@ -1437,6 +1537,11 @@ public final class Db implements AutoCloseable {
 
   public Path directory() {
     return dir;
+  }
+
+  /** The local cache of a remote primary's files; null when the working files are local. */
+  public DiskCache remoteCache() {
+    return remote == null ? null : remote.storage().cache();
   }
 
   public Config config() {

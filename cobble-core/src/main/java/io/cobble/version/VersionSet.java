@@ -64,7 +64,10 @@ public final class VersionSet {
   private final Object fallbackLock = new Object();
   private Set<Long> previousManifestFiles = new HashSet<>();
   private Set<Long> newestManifestFiles = new HashSet<>();
-  private final Map<Long, Path> deferred = new HashMap<>();
+  // Dead file number to whether it is a value log.
+  private final Map<Long, Boolean> deferred = new HashMap<>();
+  // Working files on a remote primary volume; null when they live in dir.
+  private final RemotePrimary remote;
 
   public VersionSet(
       Path dir,
@@ -74,6 +77,23 @@ public final class VersionSet {
       long manifestSeq,
       Schema schema,
       boolean sync) {
+    this(dir, totalBuckets, maxLevels, nextFileNumber, manifestSeq, schema, sync, null);
+  }
+
+  /**
+   * A version set whose files and manifests live on {@code remote} (null: in {@code dir}); {@code
+   * dir} then only stages new files until they are uploaded.
+   */
+  public VersionSet(
+      Path dir,
+      int totalBuckets,
+      int maxLevels,
+      long nextFileNumber,
+      long manifestSeq,
+      Schema schema,
+      boolean sync,
+      RemotePrimary remote) {
+    this.remote = remote;
     this.dir = dir;
     this.totalBuckets = totalBuckets;
     this.maxLevels = maxLevels;
@@ -164,16 +184,29 @@ public final class VersionSet {
     return dir.resolve(String.format("%06d.vlog", number));
   }
 
-  /** Where a table lies: used in place outside the directory, or in it. */
+  /** Where a table lies: used in place outside the directory, on the remote primary, or in it. */
   public DataFile tableFile(long number) {
     DataFile f = external.get(number);
-    return f != null ? f : DataFile.local(tablePath(number));
+    if (f != null) {
+      return f;
+    }
+    return remote != null ? remote.dataFile(number, false) : DataFile.local(tablePath(number));
   }
 
-  /** Where a value log lies: used in place outside the directory, or in it. */
+  /**
+   * Where a value log lies: used in place outside the directory, on the remote primary, or in it.
+   */
   public DataFile vlogFile(long number) {
     DataFile f = external.get(number);
-    return f != null ? f : DataFile.local(vlogPath(number));
+    if (f != null) {
+      return f;
+    }
+    return remote != null ? remote.dataFile(number, true) : DataFile.local(vlogPath(number));
+  }
+
+  /** The remote primary the working files live on; null when they live in {@link #dir()}. */
+  public RemotePrimary remote() {
+    return remote;
   }
 
   /** Declares files that live outside the Db directory; call before any version refers to them. */
@@ -274,18 +307,22 @@ public final class VersionSet {
         new Manifest(
             totalBuckets, nextFileNumber.get(), s, files, new ArrayList<>(v.vlogFiles().values()));
     long seq = manifestSeq + 1;
-    Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode(), sync);
-    // The manifest just replaced becomes the fallback; the one before it goes, and with it the
-    // claim it had on files that died since.
-    try {
-      if (manifestSeq > 1) {
-        Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq - 1)));
+    if (remote != null) {
+      remote.publish(m, seq);
+    } else {
+      Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode(), sync);
+      // The manifest just replaced becomes the fallback; the one before it goes, and with it the
+      // claim it had on files that died since.
+      try {
+        if (manifestSeq > 1) {
+          Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq - 1)));
+        }
+      } catch (IOException e) {
+        throw new CobbleException("cannot delete old manifest in " + dir, e);
       }
-    } catch (IOException e) {
-      throw new CobbleException("cannot delete old manifest in " + dir, e);
     }
     manifestSeq = seq;
-    List<Path> release = new ArrayList<>();
+    Map<Long, Boolean> release = new HashMap<>();
     synchronized (fallbackLock) {
       previousManifestFiles = newestManifestFiles;
       newestManifestFiles = fileNumbers(v);
@@ -296,13 +333,13 @@ public final class VersionSet {
                 if (previousManifestFiles.contains(e.getKey())) {
                   return false;
                 }
-                release.add(e.getValue());
+                release.put(e.getKey(), e.getValue());
                 return true;
               });
     }
     if (!release.isEmpty()) {
       try {
-        deleter.execute(() -> release.forEach(VersionSet::deleteQuietly));
+        deleter.execute(() -> release.forEach(this::deleteFile));
       } catch (RejectedExecutionException e) {
         // Closing: the files are swept as orphans on the next open.
       }
@@ -352,14 +389,14 @@ public final class VersionSet {
           () -> {
             for (FileMeta f : deadTables) {
               f.table().close();
-              deleteOwn(f.number(), tablePath(f.number()));
+              deleteOwn(f.number(), false);
             }
             for (Long n : deadVlogs) {
               ValueLogReader reader = vlogReaders.remove(n);
               if (reader != null) {
                 reader.close();
               }
-              deleteOwn(n, vlogPath(n));
+              deleteOwn(n, true);
             }
           });
     } catch (RejectedExecutionException e) {
@@ -380,18 +417,31 @@ public final class VersionSet {
     }
   }
 
-  /** Deletes a dead local file now, or when the previous manifest no longer references it. */
-  private void deleteOwn(long number, Path p) {
+  /** Deletes a dead own file now, or when the previous manifest no longer references it. */
+  private void deleteOwn(long number, boolean vlog) {
     if (external.containsKey(number)) {
       return;
     }
     synchronized (fallbackLock) {
       if (previousManifestFiles.contains(number)) {
-        deferred.put(number, p);
+        deferred.put(number, vlog);
         return;
       }
     }
-    deleteQuietly(p);
+    deleteFile(number, vlog);
+  }
+
+  private void deleteFile(long number, boolean vlog) {
+    if (remote == null) {
+      deleteQuietly(vlog ? vlogPath(number) : tablePath(number));
+      return;
+    }
+    try {
+      remote.delete(number, vlog);
+    } catch (IOException | RuntimeException e) {
+      // Not deleted (volume unreachable, or this writer was fenced off): the open of the Db's
+      // next writer sweeps it as an orphan.
+    }
   }
 
   private static void deleteQuietly(Path p) {
