@@ -229,6 +229,13 @@ public final class Db implements AutoCloseable {
                 + RESTORE_MARKER
                 + " marker); run the restore again or delete the directory");
       }
+      if (remotePrimary == null && Files.isDirectory(dir.resolve(REMOTE_CACHE_DIR))) {
+        throw new IllegalArgumentException(
+            "Db directory "
+                + dir
+                + " is the local cache of a Db whose primary volume is remote; open it with"
+                + " Db.open(VolumeSet, Config) or Db.open(Storage, Path, Config) and that volume");
+      }
       remote = remotePrimary == null ? null : openRemote(remotePrimary);
       Manifest.Recovered recovered = remote != null ? remote.recover() : Manifest.recover(dir);
       Manifest m = recovered.manifest;

@@ -10,6 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.snapshot.CountingStorage;
+import io.cobble.snapshot.SnapshotManager;
+import io.cobble.snapshot.SnapshotRestore;
 import io.cobble.snapshot.StopServerStorage;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
@@ -201,21 +203,21 @@ class RemotePrimaryTest {
     Config config = base().build();
     Db db = Db.open(primary, tmp.resolve("machine1"), config);
     try {
-      for (int op = 0; op < 4000; op++) {
+      for (int op = 0; op < 3000; op++) {
         int k = random.nextInt(600);
         int dice = random.nextInt(1000);
-        if (dice < 650) {
+        if (dice < 700) {
           byte[] v =
               new byte[random.nextInt(8) == 0 ? 150 + random.nextInt(200) : 1 + random.nextInt(40)];
           random.nextBytes(v);
           db.put(k % BUCKETS, "default", key(k), 0, v);
           model.put(k, v);
-        } else if (dice < 900) {
+        } else if (dice < 950) {
           db.delete(k % BUCKETS, "default", key(k), 0);
           model.remove(k);
-        } else if (dice < 990) {
+        } else if (dice < 980) {
           db.flush();
-        } else if (dice < 997) {
+        } else if (dice < 993) {
           db.compactAll();
         } else {
           // Reopen on the same machine: its cache is reused.
@@ -279,7 +281,8 @@ class RemotePrimaryTest {
   void serverStoppedDuringFlushFailsItAndThePreviousStateReopens(String stopAt) throws Exception {
     Path machine = tmp.resolve("machine1");
     StopServerStorage stopping = new StopServerStorage(open(server), this::stopServer);
-    Db db = Db.open(stopping, machine, base().build());
+    // A memtable that holds everything: no flush but the explicit ones.
+    Db db = Db.open(stopping, machine, base().set("memtable.capacity", "4mb").build());
     try {
       write(db, 0, 2000, 1);
       db.flush();
@@ -465,6 +468,65 @@ class RemotePrimaryTest {
       assertTrue(db.remoteCache().usedBytes() <= 64 * 1024, "" + db.remoteCache().usedBytes());
       assertNotNull(db.remoteCache());
     }
+  }
+
+  @Test
+  void aDamagedManifestOrPointerFallsBackToTheOlderState() throws Exception {
+    Config config = base().set("compaction.l0-file-limit", 100).build();
+    try (Db db = Db.open(primary, tmp.resolve("machine1"), config)) {
+      write(db, 0, 1000, 1);
+      db.flush();
+      write(db, 0, 500, 2);
+      db.flush();
+      // The newest manifest then names only compaction outputs; the fallback names the L0 files.
+      db.compactAll();
+    }
+    List<String> manifests = primary.list("manifests/");
+    assertEquals(2, manifests.size());
+    flipMiddle(blob(manifests.get(1)));
+    try (Db db = Db.open(primary, tmp.resolve("machine2"), config)) {
+      // The fallback's files outlived the compaction that replaced them.
+      check(db, 0, 500, 2);
+      check(db, 500, 1000, 1);
+    }
+    flipMiddle(blob(RemotePrimary.CURRENT));
+    try (Db db = Db.open(primary, tmp.resolve("machine3"), config)) {
+      check(db, 0, 500, 2);
+      check(db, 500, 1000, 1);
+      write(db, 1000, 1100, 3);
+    }
+    try (Db db = Db.open(primary, tmp.resolve("machine4"), config)) {
+      check(db, 0, 500, 2);
+      check(db, 1000, 1100, 3);
+    }
+  }
+
+  @Test
+  void snapshotsOfARemotePrimaryRestoreElsewhere() throws Exception {
+    try (Storage snapshots = server.open("vol/snapshots")) {
+      try (Db db = Db.open(primary, tmp.resolve("machine1"), base().build());
+          SnapshotManager snaps = SnapshotManager.open(db, snapshots, "shard")) {
+        write(db, 0, 3000, 1);
+        db.compactAll();
+        snaps.snapshot().published().join();
+      }
+      // A new cache directory: the snapshot copies files the cache does not hold from S3.
+      try (Db db = Db.open(primary, tmp.resolve("machine2"), base().build());
+          SnapshotManager snaps = SnapshotManager.open(db, snapshots, "shard")) {
+        write(db, 0, 100, 2);
+        snaps.snapshot().published().join();
+      }
+      try (Db restored =
+          SnapshotRestore.resume(tmp.resolve("restored"), snapshots, "shard", base().build())) {
+        check(restored, 0, 100, 2);
+        check(restored, 100, 3000, 1);
+      }
+    }
+  }
+
+  /** The file S3Proxy's file-system store keeps an object of the primary volume in. */
+  private Path blob(String path) {
+    return blobs.resolve("vol").resolve("db").resolve(path);
   }
 
   private static byte[] withSuffix(byte[] a, byte[] b) {
