@@ -313,15 +313,24 @@ public final class RemotePrimary {
     }
   }
 
-  /** Deletes a file no kept manifest names any more, if this writer still holds the lease. */
-  public void delete(long number, boolean vlog) throws IOException {
-    Long epoch = epochs.get(number);
-    if (epoch == null) {
+  /**
+   * Deletes files (number to whether it is a value log) no kept manifest names any more, if this
+   * writer still holds the lease: one lease check and batched deletes per call.
+   */
+  public void delete(Map<Long, Boolean> files) throws IOException {
+    List<String> paths = new ArrayList<>();
+    for (Map.Entry<Long, Boolean> f : files.entrySet()) {
+      Long epoch = epochs.get(f.getKey());
+      if (epoch != null) {
+        paths.add(path(f.getKey(), epoch, f.getValue()));
+      }
+    }
+    if (paths.isEmpty()) {
       return;
     }
     lease.check();
-    storage.delete(path(number, epoch, vlog));
-    epochs.remove(number);
+    storage.deleteAll(paths);
+    epochs.keySet().removeAll(files.keySet());
   }
 
   /**

@@ -339,7 +339,7 @@ public final class VersionSet {
     }
     if (!release.isEmpty()) {
       try {
-        deleter.execute(() -> release.forEach(this::deleteFile));
+        deleter.execute(() -> deleteFiles(release));
       } catch (RejectedExecutionException e) {
         // Closing: the files are swept as orphans on the next open.
       }
@@ -387,17 +387,19 @@ public final class VersionSet {
     try {
       deleter.execute(
           () -> {
+            Map<Long, Boolean> now = new HashMap<>();
             for (FileMeta f : deadTables) {
               f.table().close();
-              deleteOwn(f.number(), false);
+              deleteOwn(f.number(), false, now);
             }
             for (Long n : deadVlogs) {
               ValueLogReader reader = vlogReaders.remove(n);
               if (reader != null) {
                 reader.close();
               }
-              deleteOwn(n, true);
+              deleteOwn(n, true, now);
             }
+            deleteFiles(now);
           });
     } catch (RejectedExecutionException e) {
       // Closing: the files are swept as orphans on the next open.
@@ -417,8 +419,11 @@ public final class VersionSet {
     }
   }
 
-  /** Deletes a dead own file now, or when the previous manifest no longer references it. */
-  private void deleteOwn(long number, boolean vlog) {
+  /**
+   * Adds a dead own file to {@code now} (to delete at once), or defers it until the previous
+   * manifest no longer references it.
+   */
+  private void deleteOwn(long number, boolean vlog, Map<Long, Boolean> now) {
     if (external.containsKey(number)) {
       return;
     }
@@ -428,19 +433,23 @@ public final class VersionSet {
         return;
       }
     }
-    deleteFile(number, vlog);
+    now.put(number, vlog);
   }
 
-  private void deleteFile(long number, boolean vlog) {
+  /** Deletes own files (number to whether it is a value log), locally or on the remote primary. */
+  private void deleteFiles(Map<Long, Boolean> files) {
+    if (files.isEmpty()) {
+      return;
+    }
     if (remote == null) {
-      deleteQuietly(vlog ? vlogPath(number) : tablePath(number));
+      files.forEach((n, vlog) -> deleteQuietly(vlog ? vlogPath(n) : tablePath(n)));
       return;
     }
     try {
-      remote.delete(number, vlog);
+      remote.delete(files);
     } catch (IOException | RuntimeException e) {
       // Not deleted (volume unreachable, or this writer was fenced off): the open of the Db's
-      // next writer sweeps it as an orphan.
+      // next writer sweeps them as orphans.
     }
   }
 
