@@ -203,7 +203,7 @@ class RemotePrimaryTest {
     Config config = base().build();
     Db db = Db.open(primary, tmp.resolve("machine1"), config);
     try {
-      for (int op = 0; op < 3000; op++) {
+      for (int op = 0; op < 2000; op++) {
         int k = random.nextInt(600);
         int dice = random.nextInt(1000);
         if (dice < 700) {

@@ -9,6 +9,7 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -57,7 +58,7 @@ public final class CachedStorage implements Storage {
   public StorageInput open(String path, long length) throws IOException {
     if (length < 0) {
       Path whole = cache.wholeFile(path);
-      length = whole != null ? java.nio.file.Files.size(whole) : remote.length(path);
+      length = whole != null ? Files.size(whole) : remote.length(path);
     }
     return new CachedInput(path, length);
   }

@@ -12,7 +12,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -75,7 +77,7 @@ public final class DiskCache {
         recorded = MetadataFile.decode(Files.readAllBytes(originFile));
       }
       byte[] wanted = origin.getBytes(StandardCharsets.UTF_8);
-      if (recorded.isEmpty() || !java.util.Arrays.equals(recorded.get(), wanted)) {
+      if (recorded.isEmpty() || !Arrays.equals(recorded.get(), wanted)) {
         deleteTree(cache.files);
         deleteTree(cache.chunks);
         Files.write(originFile, MetadataFile.encode(wanted));
@@ -248,7 +250,7 @@ public final class DiskCache {
    * files of one volume, so a file that is no longer live may come back later with other bytes.
    */
   public void retainOnly(Set<String> paths) {
-    Set<String> keep = new java.util.HashSet<>();
+    Set<String> keep = new HashSet<>();
     for (String p : paths) {
       keep.add(encode(p));
     }

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -220,7 +221,7 @@ public final class RemotePrimary {
       long writerEpoch = r.readVarLong();
       Manifest m = Manifest.decode(where, r.readLengthPrefixed());
       int n = r.readVarInt();
-      Map<Long, Long> fileEpochs = new java.util.HashMap<>();
+      Map<Long, Long> fileEpochs = new HashMap<>();
       for (int i = 0; i < n; i++) {
         fileEpochs.put(r.readVarLong(), r.readVarLong());
       }
