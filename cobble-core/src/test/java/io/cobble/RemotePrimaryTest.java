@@ -455,6 +455,34 @@ class RemotePrimaryTest {
   }
 
   @Test
+  void aDamagedRemoteObjectIsACorruptionNotData() throws Exception {
+    Config config = base().set("block-cache.size", 0).build();
+    String table;
+    try (Db db = Db.open(primary, tmp.resolve("machine1"), config)) {
+      write(db, 0, 3000, 1);
+      db.compactAll();
+      table = currentObjects(db).stream().filter(p -> p.endsWith(".sst")).findFirst().orElseThrow();
+    }
+    try (RandomAccessFile f = new RandomAccessFile(blob(table).toFile(), "rw")) {
+      f.seek(20);
+      int b = f.read();
+      f.seek(20);
+      f.write(b ^ 0x5A);
+    }
+    try (Db db = Db.open(primary, tmp.resolve("machine2"), config)) {
+      CorruptionException e =
+          assertThrows(
+              CorruptionException.class,
+              () -> {
+                for (int i = 0; i < 3000; i++) {
+                  db.get(i % BUCKETS, "default", key(i));
+                }
+              });
+      assertEquals("s3://vol/db/" + table, e.file());
+    }
+  }
+
+  @Test
   void cacheStaysWithinItsBudget() throws Exception {
     Config config = base().set("block-cache.size", 0).set("remote-cache.size", "64kb").build();
     try (Db db = Db.open(primary, tmp.resolve("machine1"), config)) {
