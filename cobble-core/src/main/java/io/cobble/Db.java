@@ -846,7 +846,8 @@ public final class Db implements AutoCloseable {
         checkOpen();
         Throwable bg = backgroundError;
         if (bg != null) {
-          throw new CobbleException("background work failed; writes are disabled", bg);
+          throw new CobbleException(
+              "background work failed; writes are disabled: " + bg.getMessage(), bg);
         }
         Version v = versions.current();
         boolean stall = v.immutables().size() + v.maxL0Files() > config.writeStallLimit();
@@ -1192,7 +1193,8 @@ public final class Db implements AutoCloseable {
     try {
       while (true) {
         if (backgroundError != null) {
-          throw new CobbleException("background work failed", backgroundError);
+          throw new CobbleException(
+              "background work failed: " + backgroundError.getMessage(), backgroundError);
         }
         maybeScheduleCompactions();
         if (runningCompactions == 0) {
@@ -1244,7 +1246,8 @@ public final class Db implements AutoCloseable {
 
   private void checkBackground() {
     if (backgroundError != null) {
-      throw new CobbleException("background work failed", backgroundError);
+      throw new CobbleException(
+          "background work failed: " + backgroundError.getMessage(), backgroundError);
     }
   }
 
