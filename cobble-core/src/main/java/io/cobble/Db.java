@@ -39,6 +39,7 @@ import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
 import io.cobble.version.VersionSet;
+import io.cobble.version.WriterFencedException;
 import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -132,6 +133,11 @@ public final class Db implements AutoCloseable {
   private volatile int[] ownedRanges;
   private volatile boolean closed;
   private volatile Throwable backgroundError;
+  // The last failure of a flush to a remote primary. Such a failure leaves the memtable in place
+  // for the next flush to retry instead of disabling the Db; a successful flush clears it. Under
+  // the mutex.
+  private Throwable flushFailure;
+  private long flushFailures;
   private boolean flushScheduled;
   // Snapshots waiting for a sealed memtable's flush, completed with the version that installed it.
   // Under the mutex.
@@ -860,6 +866,18 @@ public final class Db implements AutoCloseable {
             return;
           }
         }
+        if (flushFailure != null && !flushScheduled && !v.immutables().isEmpty()) {
+          // The memtables are full because their flush failed: retry it, and fail this write
+          // rather than wait for a volume that may stay away.
+          scheduleFlush();
+          throw new CobbleException(
+              "cannot write: memtables are full and their flush to "
+                  + remote.storage().uri()
+                  + " failed ("
+                  + flushFailure.getMessage()
+                  + "); a retry is running",
+              flushFailure);
+        }
         if (stallStart == 0) {
           stallStart = System.nanoTime();
           stallWaits.incrementAndGet();
@@ -925,7 +943,12 @@ public final class Db implements AutoCloseable {
       } catch (Throwable t) {
         mutex.lock();
         try {
-          backgroundError = t;
+          if (retryable(t)) {
+            flushFailure = t;
+            flushFailures++;
+          } else {
+            backgroundError = t;
+          }
           flushScheduled = false;
           failSealWaiters(t);
           changed.signalAll();
@@ -934,6 +957,35 @@ public final class Db implements AutoCloseable {
         }
         return;
       }
+    }
+  }
+
+  /**
+   * Whether a failed flush may be retried: one to a remote primary whose volume failed (nothing was
+   * installed, the memtable is still there), but not one of a writer another writer fenced off.
+   */
+  private boolean retryable(Throwable t) {
+    if (remote == null || !(t instanceof RuntimeException)) {
+      return false;
+    }
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof WriterFencedException) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Throws the flush failure recorded after {@code seen} failures. Under the mutex. */
+  private void checkFlushFailure(long seen) {
+    if (flushFailures != seen) {
+      throw new CobbleException(
+          "flush to "
+              + remote.storage().uri()
+              + " failed: "
+              + flushFailure.getMessage()
+              + "; the data stays in memory and the next flush retries it",
+          flushFailure);
     }
   }
 
@@ -1017,6 +1069,7 @@ public final class Db implements AutoCloseable {
         imms.remove(imm);
         edit.memtables(null, imms);
         versions.apply(edit);
+        flushFailure = null;
         completeSealWaiters(imm);
         flushes.incrementAndGet();
         flushBytes.addAndGet(bytes);
@@ -1029,9 +1082,20 @@ public final class Db implements AutoCloseable {
       for (OutputWriter w : writers) {
         w.close();
       }
+      Map<Long, Boolean> discarded = new java.util.HashMap<>();
       for (FileMeta f : outputs) {
         f.table().close();
         deleteQuietly(versions.tablePath(f.number()));
+        discarded.put(f.number(), false);
+      }
+      for (OutputWriter w : writers) {
+        for (ValueLogFile f : w.vlogs()) {
+          deleteQuietly(versions.vlogPath(f.number()));
+          discarded.put(f.number(), true);
+        }
+      }
+      if (remote != null) {
+        remote.discard(discarded);
       }
       throw e;
     }
@@ -1226,9 +1290,11 @@ public final class Db implements AutoCloseable {
   private void flushInternal() {
     mutex.lock();
     try {
+      long failures = flushFailures;
       if (versions.current().active().entryCount() > 0) {
         while (versions.current().immutables().size() >= config.memtableBufferCount() - 1) {
           checkBackground();
+          checkFlushFailure(failures);
           scheduleFlush();
           awaitChange();
         }
@@ -1236,6 +1302,7 @@ public final class Db implements AutoCloseable {
       }
       while (!versions.current().immutables().isEmpty()) {
         checkBackground();
+        checkFlushFailure(failures);
         scheduleFlush();
         awaitChange();
       }

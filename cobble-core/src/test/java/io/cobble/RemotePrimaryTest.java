@@ -298,7 +298,12 @@ class RemotePrimaryTest {
         chain.append(t).append('\n');
       }
       assertTrue(chain.toString().contains("127.0.0.1"), "names the endpoint: " + chain);
-      assertThrows(CobbleException.class, () -> db.put(0, "default", key(1), 0, value(1, 3)));
+      assertTrue(e.getMessage().contains("the next flush retries"), e.getMessage());
+      // Nothing was lost: the data is still readable, from memory.
+      check(db, 0, 1000, 2);
+      check(db, 2000, 2500, 2);
+      // The final flush of close retries, and fails as well.
+      assertThrows(CobbleException.class, db::close);
     } finally {
       db.close();
       stopping.close();
@@ -320,6 +325,38 @@ class RemotePrimaryTest {
         reopened.flush();
         check(reopened, 3000, 3100, 4);
       }
+    }
+  }
+
+  @Test
+  void aFailedFlushIsRetriedOnceTheVolumeIsBack() throws Exception {
+    int port = server.endpoint().getPort();
+    StopServerStorage stopping = new StopServerStorage(open(server), this::stopServer);
+    try (Db db =
+        Db.open(
+            stopping, tmp.resolve("machine1"), base().set("memtable.capacity", "4mb").build())) {
+      write(db, 0, 2000, 1);
+      db.flush();
+      write(db, 0, 1000, 2);
+      stopping.arm("data/.*");
+      assertThrows(CobbleException.class, db::flush);
+      write(db, 2000, 2100, 2);
+      // The server comes back where it was; the client reconnects.
+      server = S3ProxyServer.start(blobs, port);
+      db.flush();
+      write(db, 2100, 2200, 3);
+    } finally {
+      stopping.close();
+    }
+    try (Db db = Db.open(primary, tmp.resolve("machine2"), base().build())) {
+      check(db, 0, 1000, 2);
+      check(db, 1000, 2000, 1);
+      check(db, 2000, 2100, 2);
+      check(db, 2100, 2200, 3);
+      db.waitForCompactions();
+      Set<String> stray = new HashSet<>(primary.list("data/"));
+      stray.removeAll(liveObjects(db));
+      assertEquals(Set.of(), stray, "the failed attempt's uploads are swept");
     }
   }
 

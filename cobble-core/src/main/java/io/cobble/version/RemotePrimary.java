@@ -315,6 +315,19 @@ public final class RemotePrimary {
   }
 
   /**
+   * Forgets uploads a failed flush or compaction will never install: their cached copies go now,
+   * the remote objects at the next writer's open (the volume may be what failed).
+   */
+  public void discard(Map<Long, Boolean> files) {
+    for (Map.Entry<Long, Boolean> f : files.entrySet()) {
+      Long epoch = epochs.remove(f.getKey());
+      if (epoch != null) {
+        storage.cache().dropAll(path(f.getKey(), epoch, f.getValue()));
+      }
+    }
+  }
+
+  /**
    * Deletes files (number to whether it is a value log) no kept manifest names any more, if this
    * writer still holds the lease: one lease check and batched deletes per call.
    */

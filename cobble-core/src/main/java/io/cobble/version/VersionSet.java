@@ -308,6 +308,9 @@ public final class VersionSet {
             totalBuckets, nextFileNumber.get(), s, files, new ArrayList<>(v.vlogFiles().values()));
     long seq = manifestSeq + 1;
     if (remote != null) {
+      // Counted before the attempt: a publication that failed ambiguously (the pointer may have
+      // been written) is retried under a new name, never by rewriting an object readers may see.
+      manifestSeq = seq;
       remote.publish(m, seq);
     } else {
       Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode(), sync);

@@ -1,6 +1,5 @@
 package io.cobble.version;
 
-import io.cobble.CobbleException;
 import io.cobble.storage.MetadataFile;
 import io.cobble.storage.Storage;
 import io.cobble.util.ByteReader;
@@ -53,14 +52,15 @@ public final class WriterLease {
   /**
    * Fails unless this writer still holds the lease.
    *
-   * @throws CobbleException naming the volume and the newer holder when another writer took over
+   * @throws WriterFencedException naming the volume and the newer holder when another writer took
+   *     over
    */
   public void check() throws IOException {
     Optional<Holder> holder = read(storage);
     if (holder.isPresent() && holder.get().epoch == epoch && holder.get().owner.equals(owner)) {
       return;
     }
-    throw new CobbleException(
+    throw new WriterFencedException(
         "another writer opened "
             + storage.uri()
             + " after this one"
