@@ -235,9 +235,9 @@ public final class RemotePrimary {
   }
 
   /**
-   * Publishes manifest {@code seq}: checks the lease, writes the manifest under a new name, checks
-   * the lease again and points {@code CURRENT} at it (the previous newest stays as the fallback);
-   * the manifest before that is deleted.
+   * Publishes manifest {@code seq}: writes the manifest under a new name, checks the lease and
+   * points {@code CURRENT} at it (the previous newest stays as the fallback); the manifest before
+   * that is deleted.
    */
   public synchronized void publish(Manifest m, long seq) {
     String name = String.format("%s%06d-e%d", MANIFEST_PREFIX, seq, lease.epoch());
@@ -254,7 +254,9 @@ public final class RemotePrimary {
     pointer.writeString(name);
     pointer.writeString(currentManifest == null ? "" : currentManifest);
     try {
-      lease.check();
+      // Only the pointer needs the lease checked right before it: a fenced writer's manifest
+      // object is named by no pointer, and recovery without a pointer prefers the higher epoch of
+      // the writer that fenced it (which publishes as it opens).
       storage.publishAtomically(name, MetadataFile.encode(w.toByteArray()));
       lease.check();
       storage.publishAtomically(CURRENT, MetadataFile.encode(pointer.toByteArray()));
