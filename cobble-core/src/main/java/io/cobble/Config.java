@@ -70,6 +70,11 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   <li>{@code direct-io.pool-max-size} (64): aligned buffers kept for reuse.
  *   <li>{@code snapshot.retention} (0): published shard snapshots kept (newest first, pinned ones
  *       extra); 0 keeps all.
+ *   <li>{@code remote-cache.size} (4gb): bytes of remote data files a Db whose primary volume is
+ *       object storage keeps on its local CACHE volume (files it wrote itself, and chunks of other
+ *       files it read); least recently used data goes first.
+ *   <li>{@code remote-cache.chunk-size} (64kb): remote reads that miss that cache fetch and keep
+ *       whole aligned chunks of this size.
  * </ul>
  *
  * <p>The clock and custom merge operators are set on the builder only (they are code, not text).
@@ -110,6 +115,8 @@ public final class Config {
     DEFAULTS.put("direct-io.buffer-size", "2kb");
     DEFAULTS.put("direct-io.pool-max-size", "64");
     DEFAULTS.put("snapshot.retention", "0");
+    DEFAULTS.put("remote-cache.size", "4gb");
+    DEFAULTS.put("remote-cache.chunk-size", "64kb");
   }
 
   private final Map<String, String> values;
@@ -148,6 +155,8 @@ public final class Config {
   private final boolean fsyncEnabled;
   private final int directIoBufferSize;
   private final int directIoPoolMaxSize;
+  private final long remoteCacheSize;
+  private final int remoteCacheChunkSize;
 
   private Config(Map<String, String> values, Clock clock, MergeOperatorResolver resolver) {
     this.values = Collections.unmodifiableMap(values);
@@ -192,6 +201,8 @@ public final class Config {
     fsyncEnabled = bool("fsync.enabled");
     directIoBufferSize = (int) sizeIn("direct-io.buffer-size", 512, 64L << 20);
     directIoPoolMaxSize = intIn("direct-io.pool-max-size", 0, 100_000);
+    remoteCacheSize = sizeIn("remote-cache.size", 0, 1L << 50);
+    remoteCacheChunkSize = (int) sizeIn("remote-cache.chunk-size", 4096, 64L << 20);
   }
 
   public static Config defaults() {
@@ -497,6 +508,14 @@ public final class Config {
 
   public long blockCacheSize() {
     return blockCacheSize;
+  }
+
+  public long remoteCacheSize() {
+    return remoteCacheSize;
+  }
+
+  public int remoteCacheChunkSize() {
+    return remoteCacheChunkSize;
   }
 
   public long defaultTtlMillis() {

@@ -1,6 +1,8 @@
 package io.cobble;
 
 import io.cobble.cache.BlockCache;
+import io.cobble.cache.CachedStorage;
+import io.cobble.cache.DiskCache;
 import io.cobble.compaction.Compaction;
 import io.cobble.compaction.CompactionJob;
 import io.cobble.compaction.CompactionPicker;
@@ -32,10 +34,12 @@ import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Manifest;
 import io.cobble.version.OwnedRanges;
+import io.cobble.version.RemotePrimary;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
 import io.cobble.version.VersionSet;
+import io.cobble.version.WriterFencedException;
 import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -90,6 +94,9 @@ import java.util.function.LongUnaryOperator;
 public final class Db implements AutoCloseable {
   private static final String LOCK_FILE = "LOCK";
 
+  /** Subdirectory of a remote primary's local directory that caches remote data files. */
+  public static final String REMOTE_CACHE_DIR = "remote-cache";
+
   /**
    * Present while a restore replaces the directory's state; a Db never opens half-restored state
    * (which could look like an empty Db).
@@ -110,6 +117,8 @@ public final class Db implements AutoCloseable {
   private final LongUnaryOperator cacheIds;
   private final DirectIo directIo;
   private final VersionSet versions;
+  // The remote primary volume the working files live on; null when they live in dir.
+  private final RemotePrimary remote;
   private final CompactionPicker picker;
   private final ReentrantLock mutex = new ReentrantLock();
   private final Condition changed = mutex.newCondition();
@@ -124,6 +133,11 @@ public final class Db implements AutoCloseable {
   private volatile int[] ownedRanges;
   private volatile boolean closed;
   private volatile Throwable backgroundError;
+  // The last failure of a flush to a remote primary. Such a failure leaves the memtable in place
+  // for the next flush to retry instead of disabling the Db; a successful flush clears it. Under
+  // the mutex.
+  private Throwable flushFailure;
+  private long flushFailures;
   private boolean flushScheduled;
   // Snapshots waiting for a sealed memtable's flush, completed with the version that installed it.
   // Under the mutex.
@@ -165,11 +179,25 @@ public final class Db implements AutoCloseable {
   }
 
   private Db(Path dir, Config config, Storage sharedVolume) {
-    this(dir, config, new BlockCache(config.blockCacheSize()), n -> n, sharedVolume);
+    this(dir, config, new BlockCache(config.blockCacheSize()), n -> n, sharedVolume, null);
   }
 
   private Db(
       Path dir, Config config, BlockCache cache, LongUnaryOperator cacheIds, Storage sharedVolume) {
+    this(dir, config, cache, cacheIds, sharedVolume, null);
+  }
+
+  /**
+   * With {@code remotePrimary} set, the working files and manifests live there and {@code dir} is
+   * the local directory that stages new files and caches remote ones.
+   */
+  private Db(
+      Path dir,
+      Config config,
+      BlockCache cache,
+      LongUnaryOperator cacheIds,
+      Storage sharedVolume,
+      Storage remotePrimary) {
     this.cacheIds = cacheIds;
     this.dir = dir;
     this.config = config;
@@ -207,7 +235,15 @@ public final class Db implements AutoCloseable {
                 + RESTORE_MARKER
                 + " marker); run the restore again or delete the directory");
       }
-      Manifest.Recovered recovered = Manifest.recover(dir);
+      if (remotePrimary == null && Files.isDirectory(dir.resolve(REMOTE_CACHE_DIR))) {
+        throw new IllegalArgumentException(
+            "Db directory "
+                + dir
+                + " is the local cache of a Db whose primary volume is remote; open it with"
+                + " Db.open(VolumeSet, Config) or Db.open(Storage, Path, Config) and that volume");
+      }
+      remote = remotePrimary == null ? null : openRemote(remotePrimary);
+      Manifest.Recovered recovered = remote != null ? remote.recover() : Manifest.recover(dir);
       Manifest m = recovered.manifest;
       Schema schema = m == null ? Schema.initial() : m.schema;
       if (m != null && m.totalBuckets != config.totalBuckets()) {
@@ -229,9 +265,12 @@ public final class Db implements AutoCloseable {
               m == null ? 1 : m.nextFileNumber,
               recovered.seq,
               schema,
-              config.fsyncEnabled());
+              config.fsyncEnabled(),
+              remote);
       loader = versions::loadValue;
-      ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.locate(sharedVolume, dir)));
+      if (remote == null) {
+        ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.locate(sharedVolume, dir)));
+      }
       ownedRanges = OwnedRanges.read(dir).orElse(config.bucketRanges());
       List<Tree> trees = recoverTrees(m, schema);
       versions.initialize(
@@ -239,7 +278,9 @@ public final class Db implements AutoCloseable {
           trees,
           m == null ? Collections.emptyList() : m.vlogs,
           recovered.previousFiles);
-      if (m == null) {
+      // A new writer of a remote primary publishes at once: from then on the writer it replaced
+      // can publish nothing, and the orphan sweep below cannot race its uploads into a manifest.
+      if (m == null || remote != null) {
         mutex.lock();
         try {
           versions.apply(new VersionEdit().schema(schema));
@@ -261,6 +302,16 @@ public final class Db implements AutoCloseable {
     } finally {
       mutex.unlock();
     }
+  }
+
+  private RemotePrimary openRemote(Storage primary) {
+    DiskCache disk =
+        DiskCache.open(
+            dir.resolve(REMOTE_CACHE_DIR),
+            primary.uri().toString(),
+            config.remoteCacheSize(),
+            config.remoteCacheChunkSize());
+    return RemotePrimary.open(new CachedStorage(primary, disk));
   }
 
   /** Opens (creating if needed) the Db stored in {@code dir}. */
@@ -300,8 +351,24 @@ public final class Db implements AutoCloseable {
   }
 
   /**
-   * Opens the Db whose working files live on the volume set's first primary volume, which must be a
-   * local directory ({@code file:} URI); snapshot volumes are used through {@link
+   * Opens (creating if needed) the Db whose working files and manifests live on {@code primary}
+   * (object storage or any other storage), with {@code localDir} staging new files and caching
+   * remote ones (see {@code remote-cache.*}). Only one writer works on a primary at a time: opening
+   * one fences off the previous writer, whose next publication fails. The caller keeps {@code
+   * primary} open until the Db is closed and then closes it.
+   */
+  public static Db open(Storage primary, Path localDir, Config config) {
+    if (primary == null || localDir == null || config == null) {
+      throw new IllegalArgumentException("primary, localDir and config must not be null");
+    }
+    return new Db(localDir, config, new BlockCache(config.blockCacheSize()), n -> n, null, primary);
+  }
+
+  /**
+   * Opens the Db whose working files live on the volume set's first primary volume. A local
+   * directory ({@code file:} URI) holds them directly. On any other storage the Db keeps them and
+   * its manifests there, and uses the set's CACHE volume to stage and cache them (see {@link
+   * #open(Storage, Path, Config)}). Snapshot volumes are used through {@link
    * io.cobble.snapshot.SnapshotManager}. When a restore left the Db reading files in place on one
    * of the set's volumes, the Db opens that volume's storage (with its options) and closes it on
    * close.
@@ -312,11 +379,22 @@ public final class Db implements AutoCloseable {
     }
     Volume primary = volumes.primaries().get(0);
     if (!"file".equals(primary.uri().getScheme())) {
-      throw new IllegalArgumentException(
-          "primary volume "
-              + primary.uri()
-              + " is not a local directory: working files need a file: volume; put object storage"
-              + " on the snapshot volume instead");
+      // VolumeSet guarantees a local CACHE volume next to a remote primary.
+      Path local = Paths.get(volumes.cache().orElseThrow().uri());
+      Storage storage;
+      try {
+        storage = primary.open();
+      } catch (IOException e) {
+        throw new CobbleException("cannot open primary volume " + primary.uri(), e);
+      }
+      try {
+        Db db = open(storage, local, config);
+        db.ownedVolume = storage;
+        return db;
+      } catch (RuntimeException e) {
+        closeQuietly(storage);
+        throw e;
+      }
     }
     Path dir = Paths.get(primary.uri());
     Optional<Volume> inPlace = ExternalFiles.read(dir).flatMap(x -> x.remoteVolumeIn(volumes));
@@ -423,19 +501,33 @@ public final class Db implements AutoCloseable {
    * interrupted flushes and compactions, or of a corrupt newest manifest the Db did not open from.
    */
   private void deleteOrphans() {
-    Set<String> live = new HashSet<>();
-    for (long n : versions.previousManifestFiles()) {
-      live.add(versions.tablePath(n).getFileName().toString());
-      live.add(versions.vlogPath(n).getFileName().toString());
-    }
-    Version v = versions.current();
-    for (Tree t : v.trees()) {
-      for (FileMeta f : t.allFiles()) {
-        live.add(versions.tablePath(f.number()).getFileName().toString());
+    if (remote != null) {
+      Set<Long> numbers = new HashSet<>(versions.previousManifestFiles());
+      Version v = versions.current();
+      for (Tree t : v.trees()) {
+        for (FileMeta f : t.allFiles()) {
+          numbers.add(f.number());
+        }
       }
+      numbers.addAll(v.vlogs());
+      remote.sweep(numbers);
     }
-    for (Long n : v.vlogs()) {
-      live.add(versions.vlogPath(n).getFileName().toString());
+    Set<String> live = new HashSet<>();
+    // With a remote primary nothing in dir is live: each file moves into the cache once uploaded.
+    if (remote == null) {
+      for (long n : versions.previousManifestFiles()) {
+        live.add(versions.tablePath(n).getFileName().toString());
+        live.add(versions.vlogPath(n).getFileName().toString());
+      }
+      Version v = versions.current();
+      for (Tree t : v.trees()) {
+        for (FileMeta f : t.allFiles()) {
+          live.add(versions.tablePath(f.number()).getFileName().toString());
+        }
+      }
+      for (Long n : v.vlogs()) {
+        live.add(versions.vlogPath(n).getFileName().toString());
+      }
     }
     try (java.util.stream.Stream<Path> s = Files.list(dir)) {
       for (Path p : (Iterable<Path>) s::iterator) {
@@ -527,6 +619,12 @@ public final class Db implements AutoCloseable {
    */
   public void shrinkBuckets(int[] pairs) {
     checkOpen();
+    if (remote != null) {
+      throw new UnsupportedOperationException(
+          "shrinkBuckets is not supported yet for a Db whose primary volume is remote ("
+              + remote.storage().uri()
+              + "); shrink a local Db or one restored from a snapshot");
+    }
     if (pairs.length == 0 || pairs.length % 2 != 0) {
       throw new IllegalArgumentException(
           "shrinkBuckets needs a non-empty list of [lo, hi] pairs, got " + pairs.length + " ints");
@@ -754,7 +852,8 @@ public final class Db implements AutoCloseable {
         checkOpen();
         Throwable bg = backgroundError;
         if (bg != null) {
-          throw new CobbleException("background work failed; writes are disabled", bg);
+          throw new CobbleException(
+              "background work failed; writes are disabled: " + bg.getMessage(), bg);
         }
         Version v = versions.current();
         boolean stall = v.immutables().size() + v.maxL0Files() > config.writeStallLimit();
@@ -766,6 +865,18 @@ public final class Db implements AutoCloseable {
             rotateMemTable();
             return;
           }
+        }
+        if (flushFailure != null && !flushScheduled && !v.immutables().isEmpty()) {
+          // The memtables are full because their flush failed: retry it, and fail this write
+          // rather than wait for a volume that may stay away.
+          scheduleFlush();
+          throw new CobbleException(
+              "cannot write: memtables are full and their flush to "
+                  + remote.storage().uri()
+                  + " failed ("
+                  + flushFailure.getMessage()
+                  + "); a retry is running",
+              flushFailure);
         }
         if (stallStart == 0) {
           stallStart = System.nanoTime();
@@ -832,7 +943,12 @@ public final class Db implements AutoCloseable {
       } catch (Throwable t) {
         mutex.lock();
         try {
-          backgroundError = t;
+          if (retryable(t)) {
+            flushFailure = t;
+            flushFailures++;
+          } else {
+            backgroundError = t;
+          }
           flushScheduled = false;
           failSealWaiters(t);
           changed.signalAll();
@@ -841,6 +957,35 @@ public final class Db implements AutoCloseable {
         }
         return;
       }
+    }
+  }
+
+  /**
+   * Whether a failed flush may be retried: one to a remote primary whose volume failed (nothing was
+   * installed, the memtable is still there), but not one of a writer another writer fenced off.
+   */
+  private boolean retryable(Throwable t) {
+    if (remote == null || !(t instanceof RuntimeException)) {
+      return false;
+    }
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof WriterFencedException) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Throws the flush failure recorded after {@code seen} failures. Under the mutex. */
+  private void checkFlushFailure(long seen) {
+    if (flushFailures != seen) {
+      throw new CobbleException(
+          "flush to "
+              + remote.storage().uri()
+              + " failed: "
+              + flushFailure.getMessage()
+              + "; the data stays in memory and the next flush retries it",
+          flushFailure);
     }
   }
 
@@ -863,7 +1008,20 @@ public final class Db implements AutoCloseable {
         tableOptions(level),
         targetSize,
         config.valueSeparationThreshold(),
-        n -> openTable(n, level, -1));
+        n -> {
+          upload(n, false);
+          return openTable(n, level, -1);
+        });
+  }
+
+  /**
+   * With a remote primary, uploads a finished output before any version edit names it; a failure
+   * fails the flush or compaction, which then installs nothing.
+   */
+  private void upload(long number, boolean vlog) {
+    if (remote != null) {
+      remote.upload(number, vlog, vlog ? versions.vlogPath(number) : versions.tablePath(number));
+    }
   }
 
   /** Writes one L0 table per family present in the memtable, then installs them. */
@@ -900,6 +1058,7 @@ public final class Db implements AutoCloseable {
           edit.add(0, f);
         }
         for (ValueLogFile f : w.vlogs()) {
+          upload(f.number(), true);
           edit.addVlog(f);
         }
         bytes += w.bytesWritten();
@@ -910,6 +1069,7 @@ public final class Db implements AutoCloseable {
         imms.remove(imm);
         edit.memtables(null, imms);
         versions.apply(edit);
+        flushFailure = null;
         completeSealWaiters(imm);
         flushes.incrementAndGet();
         flushBytes.addAndGet(bytes);
@@ -922,9 +1082,20 @@ public final class Db implements AutoCloseable {
       for (OutputWriter w : writers) {
         w.close();
       }
+      Map<Long, Boolean> discarded = new java.util.HashMap<>();
       for (FileMeta f : outputs) {
         f.table().close();
         deleteQuietly(versions.tablePath(f.number()));
+        discarded.put(f.number(), false);
+      }
+      for (OutputWriter w : writers) {
+        for (ValueLogFile f : w.vlogs()) {
+          deleteQuietly(versions.vlogPath(f.number()));
+          discarded.put(f.number(), true);
+        }
+      }
+      if (remote != null) {
+        remote.discard(discarded);
       }
       throw e;
     }
@@ -1009,6 +1180,7 @@ public final class Db implements AutoCloseable {
           edit.add(c.outputLevel(), f);
         }
         for (ValueLogFile f : w.vlogs()) {
+          upload(f.number(), true);
           edit.addVlog(f);
         }
         out = w.bytesWritten();
@@ -1085,7 +1257,8 @@ public final class Db implements AutoCloseable {
     try {
       while (true) {
         if (backgroundError != null) {
-          throw new CobbleException("background work failed", backgroundError);
+          throw new CobbleException(
+              "background work failed: " + backgroundError.getMessage(), backgroundError);
         }
         maybeScheduleCompactions();
         if (runningCompactions == 0) {
@@ -1117,9 +1290,11 @@ public final class Db implements AutoCloseable {
   private void flushInternal() {
     mutex.lock();
     try {
+      long failures = flushFailures;
       if (versions.current().active().entryCount() > 0) {
         while (versions.current().immutables().size() >= config.memtableBufferCount() - 1) {
           checkBackground();
+          checkFlushFailure(failures);
           scheduleFlush();
           awaitChange();
         }
@@ -1127,6 +1302,7 @@ public final class Db implements AutoCloseable {
       }
       while (!versions.current().immutables().isEmpty()) {
         checkBackground();
+        checkFlushFailure(failures);
         scheduleFlush();
         awaitChange();
       }
@@ -1137,7 +1313,8 @@ public final class Db implements AutoCloseable {
 
   private void checkBackground() {
     if (backgroundError != null) {
-      throw new CobbleException("background work failed", backgroundError);
+      throw new CobbleException(
+          "background work failed: " + backgroundError.getMessage(), backgroundError);
     }
   }
 
@@ -1437,6 +1614,11 @@ public final class Db implements AutoCloseable {
 
   public Path directory() {
     return dir;
+  }
+
+  /** The local cache of a remote primary's files; null when the working files are local. */
+  public DiskCache remoteCache() {
+    return remote == null ? null : remote.storage().cache();
   }
 
   public Config config() {

@@ -2,7 +2,9 @@ package io.cobble.snapshot;
 
 import io.cobble.CobbleException;
 import io.cobble.Db;
+import io.cobble.storage.DataFile;
 import io.cobble.storage.Storage;
+import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
@@ -15,7 +17,6 @@ import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -311,19 +312,37 @@ public final class SnapshotManager implements AutoCloseable {
     if (known != null) {
       return known;
     }
-    Path local = name.endsWith(".sst") ? vs.tablePath(number) : vs.vlogPath(number);
+    DataFile source = name.endsWith(".sst") ? vs.tableFile(number) : vs.vlogFile(number);
     String target = SnapshotStore.newDataPath(shardId, name);
-    try (InputStream in = Files.newInputStream(local);
-        StorageOutput out = store.storage().create(target)) {
-      long n = in.transferTo(out);
+    try (StorageOutput out = store.storage().create(target)) {
+      long n = copy(source, size, out);
       bytesUploaded.addAndGet(n);
       filesUploaded.incrementAndGet();
     } catch (IOException e) {
       throw new CobbleException(
-          "cannot upload " + local + " to " + target + " in " + store.storage().uri(), e);
+          "cannot upload " + source + " to " + target + " in " + store.storage().uri(), e);
     }
     uploaded.put(key, target);
     return target;
+  }
+
+  /** Copies a data file (local, or on a remote primary volume) of {@code size} bytes. */
+  private static long copy(DataFile source, long size, StorageOutput out) throws IOException {
+    if (source.isLocal()) {
+      try (InputStream in = Files.newInputStream(source.localPath())) {
+        return in.transferTo(out);
+      }
+    }
+    byte[] buf = new byte[(int) Math.min(size, 1 << 20)];
+    try (StorageInput in = source.openRemote(size)) {
+      for (long at = 0; at < size; ) {
+        int n = (int) Math.min(buf.length, size - at);
+        in.readFully(at, buf, 0, n);
+        out.write(buf, 0, n);
+        at += n;
+      }
+    }
+    return size;
   }
 
   private static String identity(String name, long size, long entries) {

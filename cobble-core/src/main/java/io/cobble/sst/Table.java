@@ -394,12 +394,35 @@ public final class Table implements AutoCloseable {
     } else {
       byte[] framed = scratch(len);
       readFully(framed, len, offset);
-      raw = unframe(framed, 0, size, kind, offset);
+      raw =
+          remote != null
+              ? unframeRemote(framed, len, size, kind, offset)
+              : unframe(framed, 0, size, kind, offset);
     }
     if (useCache && cache != null) {
       cache.put(key, raw);
     }
     return raw;
+  }
+
+  /**
+   * Unframes a block read from remote storage. One that fails its checksum may be a damaged local
+   * copy in a cache between: that copy is dropped and the block read once more; only a second
+   * failure is corruption.
+   */
+  private byte[] unframeRemote(byte[] framed, int len, int size, String kind, long offset) {
+    try {
+      return BlockCodec.unframe(framed, 0, size);
+    } catch (RuntimeException e) {
+      if (!remote.dropCached(offset, len)) {
+        throw new CorruptionException(
+            name, kind + " block at offset " + offset + ": " + e.getMessage(), e);
+      }
+    }
+    // The tail fetched at open may hold the damaged bytes as well.
+    openTail = null;
+    readFully(framed, len, offset);
+    return unframe(framed, 0, size, kind, offset);
   }
 
   byte[] unframe(byte[] buf, int off, int size, String kind, long fileOffset) {

@@ -78,7 +78,17 @@ final class TableIterator implements KvIterator {
       raStart = h.offset();
       raLen = len;
     }
-    return table.unframe(raBuf, (int) (h.offset() - raStart), h.size(), "data", h.offset());
+    try {
+      return table.unframe(raBuf, (int) (h.offset() - raStart), h.size(), "data", h.offset());
+    } catch (CorruptionException e) {
+      if (table.localPath() != null) {
+        throw e;
+      }
+      // A remote block may be damaged only in a local cache: the single-block read drops that
+      // copy and reads the block again.
+      raStart = -1;
+      return table.readBlock(h, "data", false);
+    }
   }
 
   /** Moves forward until positioned on an entry or exhausted. */

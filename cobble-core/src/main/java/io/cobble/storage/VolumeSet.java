@@ -45,7 +45,23 @@ public final class VolumeSet {
     atMostOne(volumes, VolumeKind.META);
     atMostOne(volumes, VolumeKind.SNAPSHOT);
     atMostOne(volumes, VolumeKind.CACHE);
-    return new VolumeSet(volumes);
+    VolumeSet set = new VolumeSet(volumes);
+    set.checkRemotePrimary();
+    return set;
+  }
+
+  /** A remote first primary needs a local directory to stage new files and cache remote ones. */
+  private void checkRemotePrimary() {
+    Volume primary = primaries().get(0);
+    if (!"file".equals(primary.uri().getScheme()) && cache().isEmpty()) {
+      throw new IllegalArgumentException(
+          "Primary volume "
+              + primary.uri()
+              + " is not a local directory, and no CACHE volume is configured: a Db working on"
+              + " remote storage stages new files and caches remote blocks on a local CACHE"
+              + " volume. Add one, for example Volume.of(\"/local/disk/cobble-cache\","
+              + " VolumeKind.CACHE).");
+    }
   }
 
   public List<Volume> volumes() {

@@ -105,6 +105,11 @@ public final class Manifest {
   }
 
   public static Manifest decode(Path file, byte[] b) {
+    return decode(file.toString(), b);
+  }
+
+  /** Decodes a manifest read from {@code file} (a path or URI, for messages). */
+  public static Manifest decode(String file, byte[] b) {
     if (b.length < 20 || Bytes.getLong(b, 0) != MAGIC) {
       throw new CorruptionException(file, "not a Cobble manifest (bad magic or too short)");
     }

@@ -64,7 +64,10 @@ public final class VersionSet {
   private final Object fallbackLock = new Object();
   private Set<Long> previousManifestFiles = new HashSet<>();
   private Set<Long> newestManifestFiles = new HashSet<>();
-  private final Map<Long, Path> deferred = new HashMap<>();
+  // Dead file number to whether it is a value log.
+  private final Map<Long, Boolean> deferred = new HashMap<>();
+  // Working files on a remote primary volume; null when they live in dir.
+  private final RemotePrimary remote;
 
   public VersionSet(
       Path dir,
@@ -74,6 +77,23 @@ public final class VersionSet {
       long manifestSeq,
       Schema schema,
       boolean sync) {
+    this(dir, totalBuckets, maxLevels, nextFileNumber, manifestSeq, schema, sync, null);
+  }
+
+  /**
+   * A version set whose files and manifests live on {@code remote} (null: in {@code dir}); {@code
+   * dir} then only stages new files until they are uploaded.
+   */
+  public VersionSet(
+      Path dir,
+      int totalBuckets,
+      int maxLevels,
+      long nextFileNumber,
+      long manifestSeq,
+      Schema schema,
+      boolean sync,
+      RemotePrimary remote) {
+    this.remote = remote;
     this.dir = dir;
     this.totalBuckets = totalBuckets;
     this.maxLevels = maxLevels;
@@ -164,16 +184,29 @@ public final class VersionSet {
     return dir.resolve(String.format("%06d.vlog", number));
   }
 
-  /** Where a table lies: used in place outside the directory, or in it. */
+  /** Where a table lies: used in place outside the directory, on the remote primary, or in it. */
   public DataFile tableFile(long number) {
     DataFile f = external.get(number);
-    return f != null ? f : DataFile.local(tablePath(number));
+    if (f != null) {
+      return f;
+    }
+    return remote != null ? remote.dataFile(number, false) : DataFile.local(tablePath(number));
   }
 
-  /** Where a value log lies: used in place outside the directory, or in it. */
+  /**
+   * Where a value log lies: used in place outside the directory, on the remote primary, or in it.
+   */
   public DataFile vlogFile(long number) {
     DataFile f = external.get(number);
-    return f != null ? f : DataFile.local(vlogPath(number));
+    if (f != null) {
+      return f;
+    }
+    return remote != null ? remote.dataFile(number, true) : DataFile.local(vlogPath(number));
+  }
+
+  /** The remote primary the working files live on; null when they live in {@link #dir()}. */
+  public RemotePrimary remote() {
+    return remote;
   }
 
   /** Declares files that live outside the Db directory; call before any version refers to them. */
@@ -274,18 +307,25 @@ public final class VersionSet {
         new Manifest(
             totalBuckets, nextFileNumber.get(), s, files, new ArrayList<>(v.vlogFiles().values()));
     long seq = manifestSeq + 1;
-    Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode(), sync);
-    // The manifest just replaced becomes the fallback; the one before it goes, and with it the
-    // claim it had on files that died since.
-    try {
-      if (manifestSeq > 1) {
-        Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq - 1)));
+    if (remote != null) {
+      // Counted before the attempt: a publication that failed ambiguously (the pointer may have
+      // been written) is retried under a new name, never by rewriting an object readers may see.
+      manifestSeq = seq;
+      remote.publish(m, seq);
+    } else {
+      Manifest.writeAtomically(dir.resolve(Manifest.fileName(seq)), m.encode(), sync);
+      // The manifest just replaced becomes the fallback; the one before it goes, and with it the
+      // claim it had on files that died since.
+      try {
+        if (manifestSeq > 1) {
+          Files.deleteIfExists(dir.resolve(Manifest.fileName(manifestSeq - 1)));
+        }
+      } catch (IOException e) {
+        throw new CobbleException("cannot delete old manifest in " + dir, e);
       }
-    } catch (IOException e) {
-      throw new CobbleException("cannot delete old manifest in " + dir, e);
     }
     manifestSeq = seq;
-    List<Path> release = new ArrayList<>();
+    Map<Long, Boolean> release = new HashMap<>();
     synchronized (fallbackLock) {
       previousManifestFiles = newestManifestFiles;
       newestManifestFiles = fileNumbers(v);
@@ -296,13 +336,13 @@ public final class VersionSet {
                 if (previousManifestFiles.contains(e.getKey())) {
                   return false;
                 }
-                release.add(e.getValue());
+                release.put(e.getKey(), e.getValue());
                 return true;
               });
     }
     if (!release.isEmpty()) {
       try {
-        deleter.execute(() -> release.forEach(VersionSet::deleteQuietly));
+        deleter.execute(() -> deleteFiles(release));
       } catch (RejectedExecutionException e) {
         // Closing: the files are swept as orphans on the next open.
       }
@@ -350,17 +390,19 @@ public final class VersionSet {
     try {
       deleter.execute(
           () -> {
+            Map<Long, Boolean> now = new HashMap<>();
             for (FileMeta f : deadTables) {
               f.table().close();
-              deleteOwn(f.number(), tablePath(f.number()));
+              deleteOwn(f.number(), false, now);
             }
             for (Long n : deadVlogs) {
               ValueLogReader reader = vlogReaders.remove(n);
               if (reader != null) {
                 reader.close();
               }
-              deleteOwn(n, vlogPath(n));
+              deleteOwn(n, true, now);
             }
+            deleteFiles(now);
           });
     } catch (RejectedExecutionException e) {
       // Closing: the files are swept as orphans on the next open.
@@ -380,18 +422,38 @@ public final class VersionSet {
     }
   }
 
-  /** Deletes a dead local file now, or when the previous manifest no longer references it. */
-  private void deleteOwn(long number, Path p) {
+  /**
+   * Adds a dead own file to {@code now} (to delete at once), or defers it until the previous
+   * manifest no longer references it.
+   */
+  private void deleteOwn(long number, boolean vlog, Map<Long, Boolean> now) {
     if (external.containsKey(number)) {
       return;
     }
     synchronized (fallbackLock) {
       if (previousManifestFiles.contains(number)) {
-        deferred.put(number, p);
+        deferred.put(number, vlog);
         return;
       }
     }
-    deleteQuietly(p);
+    now.put(number, vlog);
+  }
+
+  /** Deletes own files (number to whether it is a value log), locally or on the remote primary. */
+  private void deleteFiles(Map<Long, Boolean> files) {
+    if (files.isEmpty()) {
+      return;
+    }
+    if (remote == null) {
+      files.forEach((n, vlog) -> deleteQuietly(vlog ? vlogPath(n) : tablePath(n)));
+      return;
+    }
+    try {
+      remote.delete(files);
+    } catch (IOException | RuntimeException e) {
+      // Not deleted (volume unreachable, or this writer was fenced off): the open of the Db's
+      // next writer sweeps them as orphans.
+    }
   }
 
   private static void deleteQuietly(Path p) {

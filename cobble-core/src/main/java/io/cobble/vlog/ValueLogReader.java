@@ -88,6 +88,10 @@ public final class ValueLogReader implements AutoCloseable {
     }
     byte[] rec = new byte[len + 8];
     read(rec, offset);
+    // A remote record that fails its checks may be a damaged cached copy: drop it, read again.
+    if (remote != null && !intact(rec, len) && remote.dropCached(offset, rec.length)) {
+      read(rec, offset);
+    }
     if (Bytes.getInt(rec, 0) != len) {
       throw new CorruptionException(
           name,
@@ -102,6 +106,10 @@ public final class ValueLogReader implements AutoCloseable {
       throw new CorruptionException(name, "value record checksum mismatch at offset " + offset);
     }
     return java.util.Arrays.copyOfRange(rec, 4, 4 + len);
+  }
+
+  private static boolean intact(byte[] rec, int len) {
+    return Bytes.getInt(rec, 0) == len && Crc.crc32c(rec, 4, len) == Bytes.getInt(rec, 4 + len);
   }
 
   @Override

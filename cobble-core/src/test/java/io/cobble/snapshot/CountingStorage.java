@@ -6,12 +6,16 @@ import io.cobble.storage.StorageOutput;
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Delegates to a real storage and counts the bytes read and written through it. */
-final class CountingStorage extends ForwardingStorage {
-  final AtomicLong bytesRead = new AtomicLong();
-  final AtomicLong bytesWritten = new AtomicLong();
+/**
+ * Delegates to a real storage and counts the bytes read and written through it, and the read
+ * requests (ranged reads and whole-file reads).
+ */
+public final class CountingStorage extends ForwardingStorage {
+  public final AtomicLong bytesRead = new AtomicLong();
+  public final AtomicLong bytesWritten = new AtomicLong();
+  public final AtomicLong reads = new AtomicLong();
 
-  CountingStorage(Storage delegate) {
+  public CountingStorage(Storage delegate) {
     super(delegate);
   }
 
@@ -70,6 +74,7 @@ final class CountingStorage extends ForwardingStorage {
           throws IOException {
         in.readFully(position, buffer, offset, length);
         bytesRead.addAndGet(length);
+        reads.incrementAndGet();
       }
 
       @Override
@@ -83,6 +88,7 @@ final class CountingStorage extends ForwardingStorage {
   public byte[] readAll(String path) throws IOException {
     byte[] b = delegate.readAll(path);
     bytesRead.addAndGet(b.length);
+    reads.incrementAndGet();
     return b;
   }
 

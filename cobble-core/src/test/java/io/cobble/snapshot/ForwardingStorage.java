@@ -8,10 +8,10 @@ import java.net.URI;
 import java.util.List;
 
 /** Forwards every call to a real storage; test wrappers override the calls they observe. */
-abstract class ForwardingStorage implements Storage {
+public abstract class ForwardingStorage implements Storage {
   protected final Storage delegate;
 
-  ForwardingStorage(Storage delegate) {
+  protected ForwardingStorage(Storage delegate) {
     this.delegate = delegate;
   }
 

@@ -10,17 +10,17 @@ import java.util.regex.Pattern;
  * it) just before the first file creation or publication whose path matches, then lets that call go
  * on against the stopped server.
  */
-final class StopServerStorage extends ForwardingStorage {
+public final class StopServerStorage extends ForwardingStorage {
   private final Runnable stop;
   private volatile Pattern trigger;
 
-  StopServerStorage(Storage delegate, Runnable stop) {
+  public StopServerStorage(Storage delegate, Runnable stop) {
     super(delegate);
     this.stop = stop;
   }
 
   /** Stops the server before the next write to a path matching {@code regex}. */
-  void arm(String regex) {
+  public void arm(String regex) {
     trigger = Pattern.compile(regex);
   }
 

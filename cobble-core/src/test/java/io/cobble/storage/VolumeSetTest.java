@@ -45,6 +45,21 @@ class VolumeSetTest {
   }
 
   @Test
+  void aRemotePrimaryNeedsALocalCacheVolume() {
+    Volume remote = Volume.of("s3://bucket/db", PRIMARY_HIGH, META);
+    String message = rejected(List.of(remote));
+    assertTrue(message.contains("s3://bucket/db"), message);
+    assertTrue(message.contains("CACHE volume"), message);
+    assertTrue(message.contains("VolumeKind.CACHE"), "names the fix: " + message);
+    VolumeSet set = VolumeSet.of(List.of(remote, Volume.of("/local/cache", CACHE)));
+    assertEquals(List.of(remote), set.primaries());
+    assertEquals("file", set.cache().orElseThrow().uri().getScheme());
+    // A local first primary needs no cache, whatever the other primaries are.
+    VolumeSet.of(
+        List.of(Volume.of("/data/fast", PRIMARY_HIGH), Volume.of("s3://b/p", PRIMARY_LOW)));
+  }
+
+  @Test
   void tieredSetupResolvesEachRole() {
     Volume fast = Volume.of("/data/fast", PRIMARY_HIGH);
     Volume slow = Volume.of("/data/slow", PRIMARY_LOW);

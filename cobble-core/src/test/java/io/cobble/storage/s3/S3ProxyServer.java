@@ -29,6 +29,11 @@ public final class S3ProxyServer implements AutoCloseable {
   }
 
   public static S3ProxyServer start(Path directory, String... buckets) throws Exception {
+    return start(directory, 0, buckets);
+  }
+
+  /** Starts on {@code port} (0: a free one), for example to come back where a stopped one was. */
+  public static S3ProxyServer start(Path directory, int port, String... buckets) throws Exception {
     Files.createDirectories(directory);
     BlobStore blobStore = new FilesystemNio2BlobStore(directory.toString());
     for (String bucket : buckets) {
@@ -37,7 +42,7 @@ public final class S3ProxyServer implements AutoCloseable {
     S3Proxy proxy =
         S3Proxy.builder()
             .blobStore(blobStore)
-            .endpoint(URI.create("http://127.0.0.1:0"))
+            .endpoint(URI.create("http://127.0.0.1:" + port))
             .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
             .build();
     proxy.start();
