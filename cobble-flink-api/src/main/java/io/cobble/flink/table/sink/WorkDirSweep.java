@@ -94,10 +94,10 @@ final class WorkDirSweep {
             removed.bytes += bytes;
             LOG.info(
                 "Removed stale Cobble sink working directory {} ({} bytes freed): no process holds"
-                    + " its lock and it was unchanged for at least {}",
+                    + " its lock and it was unchanged for at least {} ms",
                 candidate,
                 bytes,
-                minAge);
+                minAge.toMillis());
           }
         } catch (NoSuchFileException e) {
           LOG.debug("{} was removed by another sweep", candidate);
