@@ -264,7 +264,7 @@ class CobbleOnObjectStorageIT {
     try {
       waitForFirstCommit(table);
       TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
-      batch.getConfig().getConfiguration().setString("parallelism.default", "2");
+      batch.getConfig().getConfiguration().setString("parallelism.default", "1");
       batch.executeSql(sourceDdl("versions", table, ", 'scan.mode' = 'batch'"));
       TreeSet<String> seen = new TreeSet<>();
       String last = "v" + (batches - 1);
