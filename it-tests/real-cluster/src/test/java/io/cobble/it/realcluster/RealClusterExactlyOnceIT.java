@@ -60,6 +60,8 @@ class RealClusterExactlyOnceIT {
   @MethodSource("io.cobble.it.realcluster.RealClusterIT#minors")
   void killedTaskManagerLosesAndDuplicatesNothing(String version) throws Exception {
     Path table = RealClusterIT.workDir("exactly-once-data-" + version).toAbsolutePath();
+    // A table of an earlier run would satisfy the wait for commits before this job wrote any.
+    RealClusterIT.deleteTree(table);
     try (FlinkCluster cluster =
         FlinkCluster.builder(
                 RealClusterIT.distribution(version),
