@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -46,7 +47,7 @@ public final class LockHolder implements AutoCloseable {
 
   /** Whether another process than this one holds the lock on {@code file}. */
   static boolean heldByAnotherProcess(Path file) throws Exception {
-    List<String> line = new java.util.ArrayList<>();
+    List<String> line = new ArrayList<>();
     try (LockHolder probe = start("probe", file, line)) {
       if (!"held".equals(line.get(0)) && !"free".equals(line.get(0))) {
         throw new AssertionError("probe said " + line.get(0));
