@@ -243,11 +243,16 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
     }
   }
 
-  /** A fresh directory for the shard under one of Flink's temporary directories. */
+  /**
+   * A fresh directory for the shard under one of Flink's temporary directories, after removing
+   * those that writers of dead TaskManagers left there.
+   */
   private Path localDirectory(int index) throws IOException {
     String[] tmp =
         getContainingTask().getEnvironment().getIOManager().getSpillingDirectoriesPaths();
-    Path dir = Paths.get(tmp[index % tmp.length]).resolve("cobble-sink-" + UUID.randomUUID());
+    WorkDirSweep.of(getContainingTask().getEnvironment().getTaskManagerInfo().getConfiguration())
+        .sweep(tmp);
+    Path dir = Paths.get(tmp[index % tmp.length]).resolve(WorkDirSweep.PREFIX + UUID.randomUUID());
     Files.createDirectories(dir);
     return dir;
   }

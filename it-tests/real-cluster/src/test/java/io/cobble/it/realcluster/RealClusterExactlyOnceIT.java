@@ -20,10 +20,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -57,6 +60,8 @@ class RealClusterExactlyOnceIT {
   @MethodSource("io.cobble.it.realcluster.RealClusterIT#minors")
   void killedTaskManagerLosesAndDuplicatesNothing(String version) throws Exception {
     Path table = RealClusterIT.workDir("exactly-once-data-" + version).toAbsolutePath();
+    // A table of an earlier run would satisfy the wait for commits before this job wrote any.
+    RealClusterIT.deleteTree(table);
     try (FlinkCluster cluster =
         FlinkCluster.builder(
                 RealClusterIT.distribution(version),
@@ -65,6 +70,8 @@ class RealClusterExactlyOnceIT {
             .config("taskmanager.numberOfTaskSlots", "4")
             .config("heartbeat.interval", "1000")
             .config("heartbeat.timeout", "5000")
+            // The restarted writers remove the killed TaskManager's working directories at once.
+            .config("cobble.sink.stale-dir-min-age", "1 s")
             .build()) {
       cluster.start();
       RealClusterIT.withLogsOnFailure(
@@ -110,9 +117,37 @@ class RealClusterExactlyOnceIT {
                       > 0,
                   "the job never saw the TaskManager loss");
               assertEquals(expected(), read(table));
+              assertNoWriterDirectoryLeft(cluster);
             }
           });
     }
+  }
+
+  /**
+   * The killed TaskManager's sink writers left their working directories in {@code io.tmp.dirs};
+   * the restarted writers removed them (and said so in the log), and the finished job's writers
+   * removed their own.
+   */
+  private static void assertNoWriterDirectoryLeft(FlinkCluster cluster) throws Exception {
+    List<Path> left = new ArrayList<>();
+    try (Stream<Path> io = Files.list(cluster.home().resolve("tmp"))) {
+      for (Path dir : (Iterable<Path>) io.filter(Files::isDirectory)::iterator) {
+        try (Stream<Path> writers = Files.list(dir)) {
+          writers
+              .filter(p -> p.getFileName().toString().startsWith("cobble-sink-"))
+              .forEach(left::add);
+        }
+      }
+    }
+    assertEquals(List.of(), left, "Cobble sink working directories left behind");
+    boolean logged = false;
+    try (Stream<Path> logs = Files.list(cluster.logDir())) {
+      for (Path log : (Iterable<Path>) logs.filter(Files::isRegularFile)::iterator) {
+        String text = new String(Files.readAllBytes(log), StandardCharsets.UTF_8);
+        logged |= text.contains("Removed stale Cobble sink working directory");
+      }
+    }
+    assertTrue(logged, "no writer reported removing the killed TaskManager's working directory");
   }
 
   /** Waits until the sink has published global snapshot {@code id} (or a later one). */
