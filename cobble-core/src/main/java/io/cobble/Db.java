@@ -2,6 +2,7 @@ package io.cobble;
 
 import io.cobble.cache.BlockCache;
 import io.cobble.compaction.Compaction;
+import io.cobble.compaction.CompactionAbandoned;
 import io.cobble.compaction.CompactionJob;
 import io.cobble.compaction.CompactionPicker;
 import io.cobble.compaction.OutputWriter;
@@ -1064,6 +1065,8 @@ public final class Db implements AutoCloseable {
   private void runBackgroundCompaction(Compaction c) {
     try {
       runCompaction(c);
+    } catch (CompactionAbandoned abandoned) {
+      // The Db is closing; the tree stays as it was and the next open compacts it again.
     } catch (Throwable t) {
       mutex.lock();
       try {
@@ -1098,14 +1101,23 @@ public final class Db implements AutoCloseable {
       int readAhead = config.readAheadEnabled() ? config.readAheadSize() : 1;
       try (OutputWriter w = outputWriter(c.family(), c.outputLevel(), config.targetFileSize())) {
         Version v = versions.current();
-        new CompactionJob(
-                c,
-                layout,
-                loader,
-                readAhead,
-                n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
-                this::ownsBucket)
-            .run(w);
+        try {
+          new CompactionJob(
+                  c,
+                  layout,
+                  loader,
+                  readAhead,
+                  n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
+                  this::ownsBucket)
+              .abandonWhen(() -> closed)
+              .run(w);
+        } catch (CompactionAbandoned e) {
+          for (FileMeta f : w.abandon()) {
+            f.table().close();
+            deleteQuietly(versions.tablePath(f.number()));
+          }
+          throw e;
+        }
         for (FileMeta f : w.finish()) {
           edit.add(c.outputLevel(), f);
         }

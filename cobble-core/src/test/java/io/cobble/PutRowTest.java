@@ -127,4 +127,46 @@ class PutRowTest {
       assertNull(db.get(0, "t", b("k")));
     }
   }
+
+  /**
+   * Closing while compactions run abandons them instead of waiting: whatever was running, a
+   * reopened Db has every row and compacts again.
+   */
+  @Test
+  void closingAbandonsRunningCompactionsWithoutLosingRows() {
+    Config config =
+        Config.builder()
+            .set("memtable.type", "vec")
+            .set("memtable.capacity", "64kb")
+            .set("sst.target-file-size", "32kb")
+            .build();
+    byte[] key = new byte[8];
+    byte[] values = new byte[300];
+    int[] ends = {100, 108, 300};
+    for (int round = 0; round < 3; round++) {
+      try (Db db = Db.open(dir, config)) {
+        if (round == 0) {
+          db.createFamily(
+              "t",
+              Arrays.asList(
+                  ColumnSpec.of("a"), ColumnSpec.merging("n", "u64_add"), ColumnSpec.of("c")));
+        }
+        for (int i = 0; i < 20_000; i++) {
+          ByteBuffer.wrap(key).putLong(i % 5_000);
+          ByteBuffer.wrap(values).putLong(0, round * 100_000L + i);
+          db.putRow(0, "t", key, 8, values, ends);
+        }
+      }
+    }
+    try (Db db = Db.open(dir, config)) {
+      for (int k = 0; k < 5_000; k++) {
+        byte[][] row = db.get(0, "t", ByteBuffer.allocate(8).putLong(k).array());
+        assertEquals(200_000L + 15_000 + k, ByteBuffer.wrap(row[0]).getLong(), "key " + k);
+      }
+      db.compactAll();
+      assertEquals(
+          200_000L + 15_000 + 42,
+          ByteBuffer.wrap(db.get(0, "t", ByteBuffer.allocate(8).putLong(42).array())[0]).getLong());
+    }
+  }
 }
