@@ -4,6 +4,7 @@ import io.cobble.cache.BlockCache;
 import io.cobble.cache.CachedStorage;
 import io.cobble.cache.DiskCache;
 import io.cobble.compaction.Compaction;
+import io.cobble.compaction.CompactionAbandoned;
 import io.cobble.compaction.CompactionJob;
 import io.cobble.compaction.CompactionPicker;
 import io.cobble.compaction.OutputWriter;
@@ -11,6 +12,7 @@ import io.cobble.iterator.KvIterator;
 import io.cobble.memtable.AdaptiveMemTable;
 import io.cobble.memtable.HashMemTable;
 import io.cobble.memtable.MemTable;
+import io.cobble.memtable.RowCombiner;
 import io.cobble.memtable.SkipListMemTable;
 import io.cobble.memtable.VecMemTable;
 import io.cobble.merge.MergeOperator;
@@ -128,6 +130,7 @@ public final class Db implements AutoCloseable {
   private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
   private final ThreadLocal<RowState[]> combineScratch =
       ThreadLocal.withInitial(() -> new RowState[] {new RowState(), new RowState()});
+  private final RowCombiner memTableFold = new MemTableFold();
   private final ValueLoader loader;
   private volatile Layouts layouts;
   private volatile int[] ownedRanges;
@@ -168,12 +171,16 @@ public final class Db implements AutoCloseable {
 
     /** Encodes the internal key (family id, bucket, user key) into {@link #key}. */
     ByteWriter key(ColumnLayout layout, int bucket, byte[] userKey) {
+      return key(layout, bucket, userKey, userKey.length);
+    }
+
+    ByteWriter key(ColumnLayout layout, int bucket, byte[] userKey, int userKeyLen) {
       key.reset();
       key.writeByte(layout.familyId() >>> 8);
       key.writeByte(layout.familyId());
       key.writeByte(bucket >>> 8);
       key.writeByte(bucket);
-      key.writeBytes(userKey);
+      key.writeBytes(userKey, 0, userKeyLen);
       return key;
     }
   }
@@ -548,28 +555,42 @@ public final class Db implements AutoCloseable {
     long id = ++memtableIds;
     switch (config.memtableType()) {
       case SKIPLIST:
-        return new SkipListMemTable(id, this::combine);
+        return new SkipListMemTable(id, memTableFold);
       case HASH:
-        return new HashMemTable(id, this::combine);
+        return new HashMemTable(id, memTableFold);
       case VEC:
-        return new VecMemTable(id, this::combine);
+        return new VecMemTable(id, memTableFold);
       default:
-        return new AdaptiveMemTable(id, this::combine, nextAdaptiveType);
+        return new AdaptiveMemTable(id, memTableFold, nextAdaptiveType);
     }
   }
 
   /** Memtable row fold; memtable rows never hold value-log pointers. */
   private byte[] combine(byte[] key, byte[] older, byte[] newer) {
     ColumnLayout layout = layouts.byId(Bytes.getShort(key, 0));
-    RowState[] s = combineScratch.get();
-    s[0].decode(layout, newer);
-    if (s[0].isFinal(null)) {
+    if (RowState.replacesOlder(layout, newer, 0, newer.length)) {
       // The delta sets every column: nothing of the older row survives.
       return newer;
     }
+    RowState[] s = combineScratch.get();
+    s[0].decode(layout, newer);
     s[1].decode(layout, older);
     s[0].mergeOlder(s[1], loader);
     return s[0].encode();
+  }
+
+  /** The memtables' fold: {@link #combine}, and whole-row deltas found without decoding. */
+  private final class MemTableFold implements RowCombiner {
+    @Override
+    public byte[] combine(byte[] key, byte[] older, byte[] newer) {
+      return Db.this.combine(key, older, newer);
+    }
+
+    @Override
+    public boolean replacesOlder(byte[] key, int keyOff, byte[] row, int rowOff, int rowLen) {
+      ColumnLayout layout = layouts.byId(Bytes.getShort(key, keyOff));
+      return layout != null && RowState.replacesOlder(layout, row, rowOff, rowLen);
+    }
   }
 
   // ---------------------------------------------------------------- validation
@@ -725,6 +746,87 @@ public final class Db implements AutoCloseable {
       }
     } finally {
       mutex.unlock();
+    }
+  }
+
+  /**
+   * Puts every column of one row as a single delta, with the default TTL: column {@code i}'s value
+   * is {@code values[columnEnds[i - 1]..columnEnds[i])} (column 0 starts at 0) and the key is
+   * {@code key[0..keyLen)}, so a caller can encode its rows into reused buffers. It reads like a
+   * {@link WriteBatch} of one put per column, but stores one whole-row delta that needs no folding
+   * and replaces the key's older rows outright.
+   */
+  public void putRow(
+      int bucket, String family, byte[] key, int keyLen, byte[] values, int[] columnEnds) {
+    checkOpen();
+    checkBucket(bucket);
+    checkKey(key);
+    ColumnLayout layout = layouts.require(family);
+    checkRowShape(layout, family, key, keyLen, values, columnEnds);
+    mutex.lock();
+    try {
+      makeRoomForWrite();
+      Scratch s = scratch.get();
+      s.key(layout, bucket, key, keyLen);
+      ByteWriter w = s.row;
+      w.reset();
+      w.writeVarInt(layout.size());
+      long expiry =
+          config.defaultTtlMillis() == 0 ? 0 : clock.nowMillis() + config.defaultTtlMillis();
+      int start = 0;
+      for (int i = 0; i < layout.size(); i++) {
+        int end = columnEnds[i];
+        w.writeVarInt(layout.id(i));
+        w.writeByte(RowState.PUT);
+        MergeOperator op = layout.operator(i);
+        if (op != null && op.elementTtl()) {
+          w.writeVarLong(0);
+          w.writeLengthPrefixed(op.toStored(Arrays.copyOfRange(values, start, end), expiry));
+        } else {
+          w.writeVarLong(expiry);
+          w.writeVarInt(end - start);
+          w.writeBytes(values, start, end - start);
+        }
+        start = end;
+      }
+      versions.current().active().put(s.key.array(), s.key.size(), w.array(), w.size(), true);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  private static void checkRowShape(
+      ColumnLayout layout, String family, byte[] key, int keyLen, byte[] values, int[] columnEnds) {
+    if (keyLen < 0 || keyLen > key.length) {
+      throw new IllegalArgumentException(
+          "key length " + keyLen + " outside the key array of " + key.length + " bytes");
+    }
+    if (values == null || columnEnds == null || columnEnds.length != layout.size()) {
+      throw new IllegalArgumentException(
+          "putRow needs one column end per column of '"
+              + family
+              + "' ("
+              + layout.size()
+              + "), got "
+              + (columnEnds == null ? "none" : String.valueOf(columnEnds.length)));
+    }
+    int start = 0;
+    for (int i = 0; i < columnEnds.length; i++) {
+      if (columnEnds[i] < start || columnEnds[i] > values.length) {
+        throw new IllegalArgumentException(
+            "column "
+                + i
+                + " of '"
+                + family
+                + "' ends at "
+                + columnEnds[i]
+                + ", outside "
+                + start
+                + ".."
+                + values.length
+                + " of the values array");
+      }
+      start = columnEnds[i];
     }
   }
 
@@ -1134,6 +1236,8 @@ public final class Db implements AutoCloseable {
   private void runBackgroundCompaction(Compaction c) {
     try {
       runCompaction(c);
+    } catch (CompactionAbandoned abandoned) {
+      // The Db is closing; the tree stays as it was and the next open compacts it again.
     } catch (Throwable t) {
       mutex.lock();
       try {
@@ -1168,14 +1272,23 @@ public final class Db implements AutoCloseable {
       int readAhead = config.readAheadEnabled() ? config.readAheadSize() : 1;
       try (OutputWriter w = outputWriter(c.family(), c.outputLevel(), config.targetFileSize())) {
         Version v = versions.current();
-        new CompactionJob(
-                c,
-                layout,
-                loader,
-                readAhead,
-                n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
-                this::ownsBucket)
-            .run(w);
+        try {
+          new CompactionJob(
+                  c,
+                  layout,
+                  loader,
+                  readAhead,
+                  n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
+                  this::ownsBucket)
+              .abandonWhen(() -> closed)
+              .run(w);
+        } catch (CompactionAbandoned e) {
+          for (FileMeta f : w.abandon()) {
+            f.table().close();
+            deleteQuietly(versions.tablePath(f.number()));
+          }
+          throw e;
+        }
         for (FileMeta f : w.finish()) {
           edit.add(c.outputLevel(), f);
         }

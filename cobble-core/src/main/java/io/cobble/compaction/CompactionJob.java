@@ -11,6 +11,7 @@ import io.cobble.version.FileMeta;
 import io.cobble.vlog.ValuePointer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntPredicate;
 import java.util.function.LongPredicate;
 
@@ -27,6 +28,11 @@ public final class CompactionJob {
   private final int readAhead;
   private final LongPredicate rewriteVlog;
   private final IntPredicate keepBucket;
+
+  /** Rows merged between two looks at {@link #abandoned}. */
+  private static final int ABANDON_CHECK_ROWS = 1024;
+
+  private BooleanSupplier abandoned = () -> false;
 
   /**
    * {@code rewriteVlog} selects value-log files whose values are copied out (and re-separated into
@@ -60,6 +66,16 @@ public final class CompactionJob {
     this.rewriteVlog = rewriteVlog;
   }
 
+  /**
+   * Makes {@link #run} stop with {@link CompactionAbandoned} once {@code condition} holds (checked
+   * every {@value #ABANDON_CHECK_ROWS} rows), so that closing a database need not wait for a merge
+   * whose result it would not keep.
+   */
+  public CompactionJob abandonWhen(BooleanSupplier condition) {
+    this.abandoned = condition;
+    return this;
+  }
+
   /** Runs the merge into {@code out}; the caller finishes or abandons the writer. */
   public void run(OutputWriter out) {
     List<KvIterator> sources = new ArrayList<>();
@@ -80,7 +96,11 @@ public final class CompactionJob {
     boolean bottom = compaction.bottommost();
     long dropBefore = compaction.dropExpiredBefore();
     try (RowMergingIterator it = new RowMergingIterator(sources, names, layout, loader)) {
+      int rows = 0;
       for (it.seekToFirst(); it.valid(); it.next()) {
+        if (++rows % ABANDON_CHECK_ROWS == 0 && abandoned.getAsBoolean()) {
+          throw new CompactionAbandoned();
+        }
         if (!keepBucket.test(Bytes.getShort(it.key(), 0))) {
           continue;
         }

@@ -136,6 +136,17 @@ public final class OutputWriter implements AutoCloseable {
     return bytesWritten;
   }
 
+  /**
+   * Gives up on the outputs: deletes the table being built (as {@link #close} does) and returns the
+   * tables already completed, which the caller closes and deletes since none was installed.
+   */
+  public List<FileMeta> abandon() {
+    close();
+    builder = null;
+    vlog = null;
+    return outputs;
+  }
+
   /** Deletes anything written when the job fails before its outputs are installed. */
   @Override
   public void close() {

@@ -103,9 +103,9 @@ public final class AdaptiveMemTable extends MemTable {
   }
 
   @Override
-  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
+  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
     writes.increment();
-    delegate.doPut(key, keyLen, row, rowLen);
+    delegate.doPut(key, keyLen, row, rowLen, replacesOlder);
   }
 
   @Override

@@ -21,6 +21,12 @@ final class Arena {
   static final int MAX_PAGE_SIZE = 1 << 20;
   private static final int FIRST_PAGE_SIZE = 16 << 10;
 
+  /**
+   * A flag an index may set in a record's address (bit 31 of the offset, which a page offset never
+   * uses); the arena ignores it when it reads the record.
+   */
+  static final long REPLACES_OLDER = 1L << 31;
+
   /** Key bytes held in a normalized key; the sixteenth byte holds the clipped key length. */
   static final int NORMALIZED_BYTES = 15;
 
@@ -60,6 +66,10 @@ final class Arena {
     return ((long) (pageCount - 1) << 32) | off;
   }
 
+  private static int offset(long addr) {
+    return (int) (addr & ~REPLACES_OLDER);
+  }
+
   private void newPage(int size) {
     byte[][] p = pages;
     if (pageCount == p.length) {
@@ -77,15 +87,15 @@ final class Arena {
 
   int compareKey(long addr, byte[] key, int keyLen) {
     byte[] page = pages[(int) (addr >>> 32)];
-    int off = (int) addr;
+    int off = offset(addr);
     return Bytes.compare(page, off + 8, Bytes.getInt(page, off), key, 0, keyLen);
   }
 
   int compareKeys(long a, long b) {
     byte[] pa = pages[(int) (a >>> 32)];
-    int oa = (int) a;
+    int oa = offset(a);
     byte[] pb = pages[(int) (b >>> 32)];
-    int ob = (int) b;
+    int ob = offset(b);
     return Bytes.compare(pa, oa + 8, Bytes.getInt(pa, oa), pb, ob + 8, Bytes.getInt(pb, ob));
   }
 
@@ -98,7 +108,7 @@ final class Arena {
    */
   void normalizedKey(long addr, long[] dst, int at) {
     byte[] page = pages[(int) (addr >>> 32)];
-    int off = (int) addr;
+    int off = offset(addr);
     int len = Bytes.getInt(page, off);
     int start = off + 8;
     if (len >= NORMALIZED_BYTES && start + 16 <= page.length) {
@@ -123,14 +133,14 @@ final class Arena {
 
   byte[] key(long addr) {
     byte[] page = pages[(int) (addr >>> 32)];
-    int off = (int) addr;
+    int off = offset(addr);
     int len = Bytes.getInt(page, off);
     return Arrays.copyOfRange(page, off + 8, off + 8 + len);
   }
 
   byte[] value(long addr) {
     byte[] page = pages[(int) (addr >>> 32)];
-    int off = (int) addr;
+    int off = offset(addr);
     int klen = Bytes.getInt(page, off);
     int vlen = Bytes.getInt(page, off + 4);
     int start = off + 8 + klen;

@@ -60,16 +60,25 @@ public class HashMemTable extends MemTable {
     return arena.compareKey((long) LONGS.getAcquire(records, record), key, keyLen) == 0;
   }
 
+  /** Appends the fold of a delta onto the key's older row; returns its address. */
+  private long combined(byte[] key, int keyLen, byte[] older, byte[] row, int rowLen) {
+    byte[] combined = combiner.combine(key, older, Arrays.copyOf(row, rowLen));
+    return arena.add(key, keyLen, combined, 0, combined.length);
+  }
+
   @Override
-  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
+  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
     int hash = Bytes.hash(key, 0, keyLen);
     int[] t = table;
     int s = slot(t, key, keyLen, hash);
     int n = t[s];
     long[] recs = records;
     if (n != 0) {
-      byte[] combined = combiner.combine(key, arena.value(recs[n - 1]), Arrays.copyOf(row, rowLen));
-      LONGS.setRelease(recs, n - 1, arena.add(key, keyLen, combined, 0, combined.length));
+      long addr =
+          replacesOlder
+              ? arena.add(key, keyLen, row, 0, rowLen)
+              : combined(key, keyLen, arena.value(recs[n - 1]), row, rowLen);
+      LONGS.setRelease(recs, n - 1, addr);
       WRITES.setRelease(this, writes + 1);
       return;
     }

@@ -40,9 +40,18 @@ public abstract class MemTable {
 
   /** Applies a row delta; the first {@code keyLen}/{@code rowLen} bytes are key and delta. */
   public final void put(byte[] key, int keyLen, byte[] row, int rowLen) {
+    put(key, keyLen, row, rowLen, combiner.replacesOlder(key, 0, row, 0, rowLen));
+  }
+
+  /**
+   * Applies a row delta whose caller already knows whether it replaces every older delta of its key
+   * ({@link RowCombiner#replacesOlder}), as a whole-row put does; such a delta is stored without a
+   * fold, and a fold of the key later starts from it.
+   */
+  public final void put(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
     writeLock.lock();
     try {
-      doPut(key, keyLen, row, rowLen);
+      doPut(key, keyLen, row, rowLen, replacesOlder);
     } finally {
       writeLock.unlock();
     }
@@ -83,7 +92,8 @@ public abstract class MemTable {
   }
 
   /** Called by the single writer (under {@link #writeLock}). */
-  protected abstract void doPut(byte[] key, int keyLen, byte[] row, int rowLen);
+  protected abstract void doPut(
+      byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder);
 
   /** Called by any thread, concurrently with {@link #doPut}. */
   protected abstract byte[] doGet(byte[] key, int keyLen);

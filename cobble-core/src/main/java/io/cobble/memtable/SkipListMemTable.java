@@ -83,12 +83,21 @@ public class SkipListMemTable extends MemTable {
     return -1;
   }
 
+  /** Appends the fold of a delta onto the key's older row; returns its address. */
+  private long combined(byte[] key, int keyLen, byte[] older, byte[] row, int rowLen) {
+    byte[] combined = combiner.combine(key, older, Arrays.copyOf(row, rowLen));
+    return arena.add(key, keyLen, combined, 0, combined.length);
+  }
+
   @Override
-  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
+  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
     int n = findGreaterOrEqual(key, keyLen, true);
     if (n >= 0 && arena.compareKey(records[n], key, keyLen) == 0) {
-      byte[] combined = combiner.combine(key, arena.value(records[n]), Arrays.copyOf(row, rowLen));
-      LONGS.setRelease(records, n, arena.add(key, keyLen, combined, 0, combined.length));
+      long addr =
+          replacesOlder
+              ? arena.add(key, keyLen, row, 0, rowLen)
+              : combined(key, keyLen, arena.value(records[n]), row, rowLen);
+      LONGS.setRelease(records, n, addr);
       return;
     }
     int h = randomHeight();
@@ -182,6 +191,6 @@ public class SkipListMemTable extends MemTable {
 
   /** Replays an already combined row (used when the adaptive memtable converts). */
   void load(byte[] key, byte[] row) {
-    doPut(key, key.length, row, row.length);
+    doPut(key, key.length, row, row.length, false);
   }
 }

@@ -1,5 +1,7 @@
 package io.cobble.memtable;
 
+import java.util.Arrays;
+
 /**
  * Sorts record addresses by key (stable, so insertion order survives among equal keys) and serves
  * them through a cursor. Used by the unordered memtables when something needs key order.
@@ -8,10 +10,19 @@ package io.cobble.memtable;
  * Arena#normalizedKey}) kept next to each other, so most comparisons read two adjacent longs of a
  * sequentially scanned array instead of two records scattered over the arena's pages; only keys
  * that share their first 15 bytes and are at least that long fall back to the full arena compare.
+ * When few bytes of the normalized keys vary (fixed-width keys of a narrow range, one family and a
+ * few buckets, as a sink shard writes them), a stable radix sort over just those bytes replaces the
+ * comparisons.
  */
 final class SortedRecords {
   /** Longs per packed record: two normalized key words and the address. */
   static final int STRIDE = 3;
+
+  /**
+   * Radix sorting reads every record once per varying normalized-key byte; with more varying bytes
+   * than this the merge sort, whose comparisons mostly stop at the first word, is cheaper.
+   */
+  static final int MAX_RADIX_PASSES = 8;
 
   /** Runs of this many records are insertion-sorted before merging. */
   private static final int RUN = 16;
@@ -33,6 +44,14 @@ final class SortedRecords {
    * {@code i * STRIDE}, its address at {@code i * STRIDE + 2}.
    */
   static long[] sortPacked(Arena arena, long[] addrs, int count) {
+    return sortPacked(arena, addrs, count, MAX_RADIX_PASSES);
+  }
+
+  /**
+   * As {@link #sortPacked(Arena, long[], int)}, radix-sorting when at most {@code maxRadixPasses}
+   * bytes of the normalized keys vary.
+   */
+  static long[] sortPacked(Arena arena, long[] addrs, int count, int maxRadixPasses) {
     int len = Math.multiplyExact(count, STRIDE);
     long[] src = new long[len];
     for (int i = 0; i < count; i++) {
@@ -40,13 +59,24 @@ final class SortedRecords {
       arena.normalizedKey(addrs[i], src, at);
       src[at + 2] = addrs[i];
     }
+    if (count > RUN) {
+      int[] varying = varyingBytes(src, count);
+      if (varying.length <= maxRadixPasses) {
+        return radixSort(arena, src, count, varying);
+      }
+    }
+    return mergeSort(arena, src, count);
+  }
+
+  /** Stable bottom-up merge sort of packed records; returns the array holding the result. */
+  private static long[] mergeSort(Arena arena, long[] src, int count) {
     for (int lo = 0; lo < count; lo += RUN) {
       insertionSort(arena, src, lo, Math.min(lo + RUN, count));
     }
     if (count <= RUN) {
       return src;
     }
-    long[] dst = new long[len];
+    long[] dst = new long[count * STRIDE];
     for (int width = RUN; width < count; width *= 2) {
       for (int lo = 0; lo < count; lo += 2 * width) {
         int mid = Math.min(lo + width, count);
@@ -57,6 +87,87 @@ final class SortedRecords {
       dst = t;
     }
     return src;
+  }
+
+  /**
+   * The positions (0-15, most significant first) of the normalized-key bytes that differ between
+   * some records; sorting by the others changes nothing.
+   */
+  private static int[] varyingBytes(long[] packed, int count) {
+    long and0 = -1;
+    long or0 = 0;
+    long and1 = -1;
+    long or1 = 0;
+    for (int i = 0; i < count; i++) {
+      int at = i * STRIDE;
+      and0 &= packed[at];
+      or0 |= packed[at];
+      and1 &= packed[at + 1];
+      or1 |= packed[at + 1];
+    }
+    long diff0 = and0 ^ or0;
+    long diff1 = and1 ^ or1;
+    int[] bytes = new int[16];
+    int n = 0;
+    for (int b = 0; b < 16; b++) {
+      long diff = b < 8 ? diff0 : diff1;
+      if ((diff >>> (56 - 8 * (b & 7)) & 0xFF) != 0) {
+        bytes[n++] = b;
+      }
+    }
+    return Arrays.copyOf(bytes, n);
+  }
+
+  /**
+   * Stable LSD radix sort on the varying normalized-key bytes, one counting pass per byte; records
+   * whose normalized keys tie without settling the order (both keys at least 15 bytes long) are
+   * then ordered by their full keys.
+   */
+  private static long[] radixSort(Arena arena, long[] src, int count, int[] varying) {
+    long[] dst = new long[src.length];
+    int[] starts = new int[257];
+    for (int p = varying.length - 1; p >= 0; p--) {
+      int word = varying[p] >>> 3;
+      int shift = 56 - 8 * (varying[p] & 7);
+      Arrays.fill(starts, 0);
+      for (int i = 0; i < count; i++) {
+        starts[(int) (src[i * STRIDE + word] >>> shift & 0xFF) + 1]++;
+      }
+      for (int d = 0; d < 256; d++) {
+        starts[d + 1] += starts[d];
+      }
+      for (int i = 0; i < count; i++) {
+        int at = i * STRIDE;
+        int to = starts[(int) (src[at + word] >>> shift & 0xFF)]++ * STRIDE;
+        dst[to] = src[at];
+        dst[to + 1] = src[at + 1];
+        dst[to + 2] = src[at + 2];
+      }
+      long[] t = src;
+      src = dst;
+      dst = t;
+    }
+    sortTies(arena, src, count);
+    return src;
+  }
+
+  /** Orders runs of equal normalized keys that stand for keys of 15 bytes or more. */
+  private static void sortTies(Arena arena, long[] a, int count) {
+    int i = 0;
+    while (i < count) {
+      int at = i * STRIDE;
+      int end = i + 1;
+      if ((a[at + 1] & 0xFF) >= Arena.NORMALIZED_BYTES) {
+        while (end < count && a[end * STRIDE] == a[at] && a[end * STRIDE + 1] == a[at + 1]) {
+          end++;
+        }
+      }
+      if (end - i > 1) {
+        long[] run = Arrays.copyOfRange(a, at, end * STRIDE);
+        System.arraycopy(mergeSort(arena, run, end - i), 0, a, at, run.length);
+      }
+      i = end;
+    }
   }
 
   /**

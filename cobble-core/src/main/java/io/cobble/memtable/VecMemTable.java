@@ -33,14 +33,15 @@ public class VecMemTable extends MemTable {
   }
 
   @Override
-  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen) {
+  protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
     long[] recs = records;
     int c = count;
     if (c == recs.length) {
       recs = Arrays.copyOf(recs, c * 2);
       records = recs;
     }
-    recs[c] = arena.add(key, keyLen, row, 0, rowLen);
+    long addr = arena.add(key, keyLen, row, 0, rowLen);
+    recs[c] = replacesOlder ? addr | Arena.REPLACES_OLDER : addr;
     COUNT.setRelease(this, c + 1);
   }
 
@@ -64,8 +65,9 @@ public class VecMemTable extends MemTable {
 
   /**
    * Sorts and folds the first {@code count} appended records (all published: see COUNT). A key
-   * written once keeps no value copy: its row is read from the arena when asked for. Only keys
-   * written more than once get their combined row stored.
+   * written once, or whose newest row replaces its older ones, keeps no value copy: its row is read
+   * from the arena when asked for. Only other keys written more than once get their combined row
+   * stored.
    */
   private Snapshot build(int count) {
     long[] sorted = SortedRecords.sortPacked(arena, records, count);
@@ -80,18 +82,32 @@ public class VecMemTable extends MemTable {
           && SortedRecords.compare(arena, sorted, first, sorted, end * SortedRecords.STRIDE) == 0) {
         end++;
       }
-      long addr = sorted[first + 2];
-      keys[unique] = addr;
-      if (end - i > 1) {
+      int from = newestReplacing(sorted, i, end);
+      keys[unique] = sorted[from * SortedRecords.STRIDE + 2];
+      if (end - from > 1) {
         if (values == null) {
           values = new byte[count][];
         }
-        values[unique] = fold(sorted, i, end);
+        values[unique] = fold(sorted, from, end);
       }
       unique++;
       i = end;
     }
     return new Snapshot(count, keys, values, unique);
+  }
+
+  /**
+   * The newest of sorted records [from, to) (one key, oldest first) whose row replaces all older
+   * ones, or {@code from}: the fold starts there, and a key whose newest row replaces the rest
+   * keeps no folded copy at all.
+   */
+  private int newestReplacing(long[] sorted, int from, int to) {
+    for (int i = to - 1; i > from; i--) {
+      if ((sorted[i * SortedRecords.STRIDE + 2] & Arena.REPLACES_OLDER) != 0) {
+        return i;
+      }
+    }
+    return from;
   }
 
   /** Combines the rows of sorted records [from, to), which share one key, oldest first. */
@@ -143,7 +159,7 @@ public class VecMemTable extends MemTable {
     for (int i = 0; i < count; i++) {
       byte[] k = arena.key(records[i]);
       byte[] v = arena.value(records[i]);
-      target.doPut(k, k.length, v, v.length);
+      target.doPut(k, k.length, v, v.length, (records[i] & Arena.REPLACES_OLDER) != 0);
     }
   }
 

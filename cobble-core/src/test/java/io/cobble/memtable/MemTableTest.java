@@ -137,4 +137,54 @@ class MemTableTest {
     }
     assertEquals(MemTableType.HASH, m.nextType());
   }
+
+  /**
+   * A delta put as replacing its older ones is stored as is and starts the fold of its key: every
+   * type shows the newest replacing delta and what was put after it, never what came before.
+   */
+  @ParameterizedTest
+  @EnumSource(MemTableType.class)
+  void replacingDeltaStartsTheFold(MemTableType type) {
+    MemTable m = create(type);
+    byte[] k = {7};
+    m.put(k, 1, new byte[] {1}, 1, false);
+    m.put(k, 1, new byte[] {2}, 1, false);
+    m.put(k, 1, new byte[] {3}, 1, true);
+    m.put(k, 1, new byte[] {4}, 1, false);
+    byte[] other = {9};
+    m.put(other, 1, new byte[] {5}, 1, false);
+    m.put(other, 1, new byte[] {6}, 1, true);
+    assertArrayEquals(new byte[] {3, 4}, m.get(k, 1));
+    assertArrayEquals(new byte[] {6}, m.get(other, 1));
+    KvIterator it = m.iterator();
+    it.seekToFirst();
+    assertArrayEquals(new byte[] {3, 4}, it.value());
+    it.next();
+    assertArrayEquals(new byte[] {6}, it.value());
+    it.next();
+    assertFalse(it.valid());
+  }
+
+  /** The plain put asks the combiner, so a combiner that says "replaces" skips the fold. */
+  @Test
+  void plainPutAsksTheCombinerWhetherADeltaReplaces() {
+    RowCombiner replacingOnZero =
+        new RowCombiner() {
+          @Override
+          public byte[] combine(byte[] key, byte[] older, byte[] newer) {
+            return CONCAT.combine(key, older, newer);
+          }
+
+          @Override
+          public boolean replacesOlder(byte[] key, int keyOff, byte[] row, int rowOff, int rowLen) {
+            return row[rowOff] == 0;
+          }
+        };
+    MemTable m = new VecMemTable(1, replacingOnZero);
+    byte[] k = {1};
+    put(m, k, 1, new byte[] {5});
+    put(m, k, 1, new byte[] {0});
+    put(m, k, 1, new byte[] {6});
+    assertArrayEquals(new byte[] {0, 6}, m.get(k, 1));
+  }
 }

@@ -23,10 +23,32 @@ class SortedRecordsTest {
 
   @Test
   void ordersLikeStableBytesCompare() {
+    ordersLikeStableBytesCompare(SortedRecords.MAX_RADIX_PASSES, false);
+  }
+
+  /**
+   * The radix sort (forced on for every input) gives the same order, ties of long keys included.
+   */
+  @Test
+  void radixSortOrdersLikeStableBytesCompare() {
+    ordersLikeStableBytesCompare(16, false);
+  }
+
+  /**
+   * Keys like a sink shard's (family, bucket, fixed-width id) vary in few bytes, so the default
+   * picks the radix sort; long keys sharing 15-byte prefixes make it settle ties by full keys.
+   */
+  @Test
+  void narrowKeysOrderLikeStableBytesCompare() {
+    ordersLikeStableBytesCompare(SortedRecords.MAX_RADIX_PASSES, true);
+  }
+
+  private static void ordersLikeStableBytesCompare(int maxRadixPasses, boolean narrow) {
     Random r = new Random(20261130);
     for (int round = 0; round < 300; round++) {
       int count = 1 + r.nextInt(round < 100 ? 40 : 3000);
-      byte[][] pool = keyPool(r, 1 + r.nextInt(count));
+      byte[][] pool =
+          narrow ? narrowKeyPool(r, 1 + r.nextInt(count)) : keyPool(r, 1 + r.nextInt(count));
       Arena arena = new Arena();
       long[] addrs = new long[count + r.nextInt(5)];
       byte[][] keys = new byte[count][];
@@ -41,7 +63,11 @@ class SortedRecordsTest {
       // Arrays.sort on objects is stable: equal keys keep insertion order.
       Arrays.sort(expected, Comparator.comparing((Integer i) -> keys[i], Bytes::compare));
 
-      long[] sorted = SortedRecords.sort(arena, addrs, count);
+      long[] packed = SortedRecords.sortPacked(arena, addrs, count, maxRadixPasses);
+      long[] sorted = new long[count];
+      for (int i = 0; i < count; i++) {
+        sorted[i] = packed[i * SortedRecords.STRIDE + 2];
+      }
 
       assertEquals(count, sorted.length);
       for (int i = 0; i < count; i++) {
@@ -127,6 +153,27 @@ class SortedRecordsTest {
       it.next();
     }
     assertFalse(it.valid());
+  }
+
+  /**
+   * Keys of a shard: a fixed family, one of two buckets and a big-endian id below 4096, either as 8
+   * bytes (12-byte keys, whole in the normalized form) or followed by a 20-byte suffix of few
+   * values (32-byte keys that tie on their normalized form).
+   */
+  private static byte[][] narrowKeyPool(Random r, int size) {
+    boolean longKeys = r.nextBoolean();
+    byte[][] pool = new byte[size][];
+    for (int i = 0; i < size; i++) {
+      byte[] k = new byte[longKeys ? 32 : 12];
+      k[1] = 3;
+      k[3] = (byte) r.nextInt(2);
+      Bytes.putInt(k, 8, r.nextInt(4096));
+      if (longKeys) {
+        k[12 + r.nextInt(20)] = ALPHABET[r.nextInt(ALPHABET.length)];
+      }
+      pool[i] = k;
+    }
+    return pool;
   }
 
   /**

@@ -7,6 +7,9 @@ import java.util.Map;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.memory.ManagedMemoryUseCase;
+import org.apache.flink.streaming.api.graph.StreamConfig;
 
 /**
  * The line shim of this module's tests, which run on the Flink it compiles against (1.17): lets the
@@ -58,6 +61,16 @@ public final class TestLineShim implements FlinkLineShim {
   @Override
   public <T> Sink<T> discardingSink() {
     return context -> new DiscardingWriter<>();
+  }
+
+  @Override
+  public double operatorManagedMemoryFraction(
+      StreamConfig operatorConfig,
+      Configuration jobConfig,
+      Configuration taskManagerConfig,
+      ClassLoader userCodeClassLoader) {
+    return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
+        ManagedMemoryUseCase.OPERATOR, taskManagerConfig, userCodeClassLoader);
   }
 
   private static final class DiscardingWriter<T> implements SinkWriter<T> {

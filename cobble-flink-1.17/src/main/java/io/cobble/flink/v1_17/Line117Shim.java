@@ -7,8 +7,11 @@ import java.util.Map;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
+import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
+import org.apache.flink.streaming.api.graph.StreamConfig;
 
 /** Flink 1.17 and 1.18: {@code flink-conf.yaml}, {@code RestoreMode}. */
 public final class Line117Shim implements FlinkLineShim {
@@ -47,5 +50,15 @@ public final class Line117Shim implements FlinkLineShim {
   @Override
   public <T> Sink<T> discardingSink() {
     return new DiscardingSink117<>();
+  }
+
+  @Override
+  public double operatorManagedMemoryFraction(
+      StreamConfig operatorConfig,
+      Configuration jobConfig,
+      Configuration taskManagerConfig,
+      ClassLoader userCodeClassLoader) {
+    return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
+        ManagedMemoryUseCase.OPERATOR, taskManagerConfig, userCodeClassLoader);
   }
 }

@@ -7,9 +7,12 @@ import java.util.Map;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
+import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.streaming.api.graph.StreamConfig;
 
 /**
  * Flink 1.19 and 1.20: {@code config.yaml}. 1.20 renamed the checkpoint-directory and claim-mode
@@ -64,5 +67,15 @@ public final class Line119Shim implements FlinkLineShim {
   @Override
   public <T> Sink<T> discardingSink() {
     return new DiscardingSink<>();
+  }
+
+  @Override
+  public double operatorManagedMemoryFraction(
+      StreamConfig operatorConfig,
+      Configuration jobConfig,
+      Configuration taskManagerConfig,
+      ClassLoader userCodeClassLoader) {
+    return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
+        ManagedMemoryUseCase.OPERATOR, jobConfig, taskManagerConfig, userCodeClassLoader);
   }
 }

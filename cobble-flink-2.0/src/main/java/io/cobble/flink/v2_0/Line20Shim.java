@@ -7,9 +7,12 @@ import java.util.Map;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.streaming.api.graph.StreamConfig;
 
 /** Flink 2.0 and later: {@code config.yaml} only, {@code RecoveryClaimMode}. */
 public final class Line20Shim implements FlinkLineShim {
@@ -52,5 +55,15 @@ public final class Line20Shim implements FlinkLineShim {
   @Override
   public <T> Sink<T> discardingSink() {
     return new DiscardingSink<>();
+  }
+
+  @Override
+  public double operatorManagedMemoryFraction(
+      StreamConfig operatorConfig,
+      Configuration jobConfig,
+      Configuration taskManagerConfig,
+      ClassLoader userCodeClassLoader) {
+    return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
+        ManagedMemoryUseCase.OPERATOR, jobConfig, taskManagerConfig, userCodeClassLoader);
   }
 }

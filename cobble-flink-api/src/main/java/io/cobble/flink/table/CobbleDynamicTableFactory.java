@@ -104,6 +104,7 @@ public final class CobbleDynamicTableFactory
         declared,
         (RowType) schema.toPhysicalRowDataType().getLogicalType(),
         buffer.getBytes(),
+        options.get(CobbleSinkOptions.SINK_USE_MANAGED_MEMORY_ALLOCATOR),
         retention);
   }
 

@@ -24,10 +24,12 @@ public final class CobbleSinkOptions {
           .booleanType()
           .defaultValue(false)
           .withDescription(
-              "Whether each writer declares its buffer as Flink managed memory. Accepted but not"
-                  + " honoured yet: the engine keeps its write buffer on the JVM heap, so claiming"
-                  + " Flink's off-heap managed memory for it would count the buffer twice; the"
-                  + " buffer is sized by 'sink.writer-buffer-memory'.");
+              "Whether each writer declares managed memory usage: the writer then declares an"
+                  + " operator-scope managed memory use case weighted by"
+                  + " 'sink.writer-buffer-memory' (in MiB), sizes its write buffer to the share of"
+                  + " the slot's managed memory Flink gives it, and reserves that share until it"
+                  + " closes. The buffer itself stays on the JVM heap. False: the buffer is"
+                  + " 'sink.writer-buffer-memory'.");
 
   public static final ConfigOption<MemorySize> SINK_WRITER_BUFFER_MEMORY =
       ConfigOptions.key("sink.writer-buffer-memory")

@@ -3,6 +3,8 @@ package io.cobble.flink.shim;
 import java.util.Map;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.graph.StreamConfig;
 
 /**
  * What differs between Flink lines for the version-neutral Cobble code. Each line module implements
@@ -41,6 +43,17 @@ public interface FlinkLineShim {
    * {@code Sink} interface differs between lines and Flink ships such a sink only from 1.18.
    */
   <T> Sink<T> discardingSink();
+
+  /**
+   * The operator's share of its slot's managed memory for the {@code OPERATOR} use case: {@code
+   * StreamConfig#getManagedMemoryFractionOperatorUseCaseOfSlot}, which takes the job configuration
+   * as well from 1.19 on (the 1.17/1.18 signature is gone there).
+   */
+  double operatorManagedMemoryFraction(
+      StreamConfig operatorConfig,
+      Configuration jobConfig,
+      Configuration taskManagerConfig,
+      ClassLoader userCodeClassLoader);
 
   /**
    * Reads the claim mode from the first key present, in the order given (new key before its

@@ -4,10 +4,13 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.utils.LogicalTypeChecks;
 
 /**
  * The binary form of one non-null field, by logical type, on Flink's internal data objects
@@ -31,7 +34,12 @@ abstract class FieldCodec {
   /** The byte length of every value, or -1 for variable-length types. */
   abstract int fixedLength();
 
-  abstract byte[] encode(Object value);
+  /**
+   * Appends the non-null field at {@code pos} of {@code row}, read with the row's typed accessor,
+   * so that neither a boxed value nor a byte array is made for a fixed-width field or a binary
+   * string.
+   */
+  abstract void write(RowData row, int pos, EncodeBuffer out);
 
   /** Reads a value of {@code length} bytes at the buffer's position and advances past it. */
   abstract Object decode(ByteBuffer in, int length);
@@ -40,58 +48,69 @@ abstract class FieldCodec {
   static Optional<FieldCodec> forType(LogicalType type) {
     switch (type.getTypeRoot()) {
       case BOOLEAN:
-        return fixed(1, v -> new byte[] {(byte) ((Boolean) v ? 1 : 0)}, b -> b.get() != 0);
+        return fixed(1, (r, p, o) -> o.putByte(r.getBoolean(p) ? 1 : 0), b -> b.get() != 0);
       case TINYINT:
-        return fixed(1, v -> new byte[] {(Byte) v}, ByteBuffer::get);
+        return fixed(1, (r, p, o) -> o.putByte(r.getByte(p)), ByteBuffer::get);
       case SMALLINT:
-        return fixed(
-            2, v -> ByteBuffer.allocate(2).putShort((Short) v).array(), ByteBuffer::getShort);
+        return fixed(2, (r, p, o) -> o.putShort(r.getShort(p)), ByteBuffer::getShort);
       case INTEGER:
       case DATE:
       case TIME_WITHOUT_TIME_ZONE:
-        return fixed(
-            4, v -> ByteBuffer.allocate(4).putInt((Integer) v).array(), ByteBuffer::getInt);
+        return fixed(4, (r, p, o) -> o.putInt(r.getInt(p)), ByteBuffer::getInt);
       case BIGINT:
-        return fixed(8, v -> ByteBuffer.allocate(8).putLong((Long) v).array(), ByteBuffer::getLong);
+        return fixed(8, (r, p, o) -> o.putLong(r.getLong(p)), ByteBuffer::getLong);
       case FLOAT:
         return fixed(
-            4, v -> ByteBuffer.allocate(4).putFloat((Float) v).array(), ByteBuffer::getFloat);
+            4, (r, p, o) -> o.putInt(Float.floatToRawIntBits(r.getFloat(p))), ByteBuffer::getFloat);
       case DOUBLE:
         return fixed(
-            8, v -> ByteBuffer.allocate(8).putDouble((Double) v).array(), ByteBuffer::getDouble);
+            8,
+            (r, p, o) -> o.putLong(Double.doubleToRawLongBits(r.getDouble(p))),
+            ByteBuffer::getDouble);
       case TIMESTAMP_WITHOUT_TIME_ZONE:
       case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+        int precision = LogicalTypeChecks.getPrecision(type);
         return fixed(
             12,
-            v -> {
-              TimestampData t = (TimestampData) v;
-              return ByteBuffer.allocate(12)
-                  .putLong(t.getMillisecond())
-                  .putInt(t.getNanoOfMillisecond())
-                  .array();
+            (r, p, o) -> {
+              TimestampData t = r.getTimestamp(p, precision);
+              o.putLong(t.getMillisecond());
+              o.putInt(t.getNanoOfMillisecond());
             },
             b -> TimestampData.fromEpochMillis(b.getLong(), b.getInt()));
       case CHAR:
       case VARCHAR:
         return variable(
-            v -> ((StringData) v).toBytes(),
+            (r, p, o) -> writeString(r.getString(p), o),
             bytes -> StringData.fromString(new String(bytes, StandardCharsets.UTF_8)));
       case BINARY:
       case VARBINARY:
-        return variable(v -> (byte[]) v, bytes -> bytes);
+        return variable((r, p, o) -> o.putBytes(r.getBinary(p)), bytes -> bytes);
       case DECIMAL:
         DecimalType decimal = (DecimalType) type;
+        int decimalPrecision = decimal.getPrecision();
+        int scale = decimal.getScale();
         return variable(
-            v -> ((DecimalData) v).toUnscaledBytes(),
-            bytes ->
-                DecimalData.fromUnscaledBytes(bytes, decimal.getPrecision(), decimal.getScale()));
+            (r, p, o) -> o.putBytes(r.getDecimal(p, decimalPrecision, scale).toUnscaledBytes()),
+            bytes -> DecimalData.fromUnscaledBytes(bytes, decimalPrecision, scale));
       default:
         return Optional.empty();
     }
   }
 
-  private interface Encoder {
-    byte[] encode(Object value);
+  /** UTF-8 bytes of a string, copied straight from a binary string's memory segments. */
+  private static void writeString(StringData value, EncodeBuffer out) {
+    if (value instanceof BinaryStringData) {
+      BinaryStringData binary = (BinaryStringData) value;
+      binary.ensureMaterialized();
+      out.putSegments(binary.getSegments(), binary.getOffset(), binary.getSizeInBytes());
+    } else {
+      out.putBytes(value.toBytes());
+    }
+  }
+
+  private interface Writer {
+    void write(RowData row, int pos, EncodeBuffer out);
   }
 
   private interface Decoder {
@@ -102,7 +121,7 @@ abstract class FieldCodec {
     Object decode(byte[] bytes);
   }
 
-  private static Optional<FieldCodec> fixed(int length, Encoder encoder, Decoder decoder) {
+  private static Optional<FieldCodec> fixed(int length, Writer writer, Decoder decoder) {
     return Optional.of(
         new FieldCodec() {
           @Override
@@ -111,8 +130,8 @@ abstract class FieldCodec {
           }
 
           @Override
-          byte[] encode(Object value) {
-            return encoder.encode(value);
+          void write(RowData row, int pos, EncodeBuffer out) {
+            writer.write(row, pos, out);
           }
 
           @Override
@@ -122,7 +141,7 @@ abstract class FieldCodec {
         });
   }
 
-  private static Optional<FieldCodec> variable(Encoder encoder, BytesDecoder decoder) {
+  private static Optional<FieldCodec> variable(Writer writer, BytesDecoder decoder) {
     return Optional.of(
         new FieldCodec() {
           @Override
@@ -131,8 +150,8 @@ abstract class FieldCodec {
           }
 
           @Override
-          byte[] encode(Object value) {
-            return encoder.encode(value);
+          void write(RowData row, int pos, EncodeBuffer out) {
+            writer.write(row, pos, out);
           }
 
           @Override

@@ -1,6 +1,5 @@
 package io.cobble.flink.table.codec;
 
-import java.io.ByteArrayOutputStream;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -21,7 +20,6 @@ public final class KeyEncoder implements Serializable {
   private final LogicalType[] types;
   private final int[] positions;
   private transient FieldCodec[] codecs;
-  private transient RowData.FieldGetter[] getters;
 
   /**
    * @param types the key fields' types in primary-key order
@@ -38,30 +36,33 @@ public final class KeyEncoder implements Serializable {
 
   private void init() {
     codecs = new FieldCodec[types.length];
-    getters = new RowData.FieldGetter[types.length];
     for (int i = 0; i < types.length; i++) {
       codecs[i] = RowCodec.codecOf(types[i]);
-      getters[i] = RowData.createFieldGetter(types[i], positions[i]);
     }
   }
 
   public byte[] encode(RowData row) {
+    EncodeBuffer out = new EncodeBuffer(32);
+    encodeInto(row, out);
+    return out.toByteArray();
+  }
+
+  /** Replaces the buffer's content with the row's key, as {@link #encode} returns it. */
+  public void encodeInto(RowData row, EncodeBuffer out) {
     if (codecs == null) {
       init();
     }
-    ByteArrayOutputStream out = new ByteArrayOutputStream(32);
+    out.clear();
     for (int i = 0; i < codecs.length; i++) {
-      Object value = getters[i].getFieldOrNull(row);
-      if (value == null) {
+      if (row.isNullAt(positions[i])) {
         throw new IllegalArgumentException("primary-key field " + i + " is null");
       }
-      byte[] bytes = codecs[i].encode(value);
+      int start = out.size();
+      codecs[i].write(row, positions[i], out);
       if (codecs[i].fixedLength() < 0) {
-        writeVarint(out, bytes.length);
+        out.prefixLength(start);
       }
-      out.write(bytes, 0, bytes.length);
     }
-    return out.toByteArray();
   }
 
   /** The key fields of an encoded key, in primary-key order, as Flink internal objects. */
@@ -79,14 +80,6 @@ public final class KeyEncoder implements Serializable {
       throw new IllegalArgumentException(in.remaining() + " bytes left after the key fields");
     }
     return values;
-  }
-
-  private static void writeVarint(ByteArrayOutputStream out, int value) {
-    while ((value & ~0x7f) != 0) {
-      out.write((value & 0x7f) | 0x80);
-      value >>>= 7;
-    }
-    out.write(value);
   }
 
   private static int readVarint(ByteBuffer in) {

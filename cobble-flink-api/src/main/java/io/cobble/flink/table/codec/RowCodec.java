@@ -3,6 +3,7 @@ package io.cobble.flink.table.codec;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
@@ -27,7 +28,6 @@ public final class RowCodec implements Serializable {
   private final int[] valuePositions;
   private final KeyEncoder keys;
   private transient FieldCodec[] valueCodecs;
-  private transient RowData.FieldGetter[] valueGetters;
 
   /**
    * @param keyPositions the primary-key columns' positions in {@code rowType}, in key order
@@ -62,11 +62,8 @@ public final class RowCodec implements Serializable {
 
   private void init() {
     valueCodecs = new FieldCodec[valuePositions.length];
-    valueGetters = new RowData.FieldGetter[valuePositions.length];
     for (int i = 0; i < valuePositions.length; i++) {
-      LogicalType type = rowType.getTypeAt(valuePositions[i]);
-      valueCodecs[i] = codecOf(type);
-      valueGetters[i] = RowData.createFieldGetter(type, valuePositions[i]);
+      valueCodecs[i] = codecOf(rowType.getTypeAt(valuePositions[i]));
     }
   }
 
@@ -79,25 +76,44 @@ public final class RowCodec implements Serializable {
     return keys.encode(row);
   }
 
+  /** Replaces the buffer's content with the row's key, as {@link #key} returns it. */
+  public void keyInto(RowData row, EncodeBuffer out) {
+    keys.encodeInto(row, out);
+  }
+
   /** The row's Cobble column values, in table order of the non-key columns. */
   public byte[][] values(RowData row) {
+    EncodeBuffer out = new EncodeBuffer(64);
+    int[] ends = new int[valuePositions.length];
+    valuesInto(row, out, ends);
+    byte[][] columns = new byte[ends.length][];
+    int start = 0;
+    for (int i = 0; i < ends.length; i++) {
+      columns[i] = Arrays.copyOfRange(out.array(), start, ends[i]);
+      start = ends[i];
+    }
+    return columns;
+  }
+
+  /**
+   * Replaces the buffer's content with the row's column values (as {@link #values} returns them)
+   * one after the other; {@code columnEnds[i]} receives where column {@code i} ends.
+   */
+  public void valuesInto(RowData row, EncodeBuffer out, int[] columnEnds) {
     if (valueCodecs == null) {
       init();
     }
-    byte[][] columns = new byte[valuePositions.length][];
-    for (int i = 0; i < columns.length; i++) {
-      Object value = valueGetters[i].getFieldOrNull(row);
-      if (value == null) {
-        columns[i] = new byte[] {NULL};
+    out.clear();
+    for (int i = 0; i < valuePositions.length; i++) {
+      int position = valuePositions[i];
+      if (row.isNullAt(position)) {
+        out.putByte(NULL);
       } else {
-        byte[] field = valueCodecs[i].encode(value);
-        byte[] column = new byte[field.length + 1];
-        column[0] = PRESENT;
-        System.arraycopy(field, 0, column, 1, field.length);
-        columns[i] = column;
+        out.putByte(PRESENT);
+        valueCodecs[i].write(row, position, out);
       }
+      columnEnds[i] = out.size();
     }
-    return columns;
   }
 
   /** The table row of a Cobble key and its column values (as {@link #values} wrote them). */

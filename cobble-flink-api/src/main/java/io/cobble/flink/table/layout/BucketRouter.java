@@ -16,13 +16,22 @@ public final class BucketRouter {
 
   /** The bucket in {@code [0, bucketCount)} of an encoded key. */
   public static int bucketOf(byte[] encodedKey, int bucketCount) {
-    return (int) (Integer.toUnsignedLong(murmur3(encodedKey)) % bucketCount);
+    return bucketOf(encodedKey, encodedKey.length, bucketCount);
+  }
+
+  /** The bucket of the encoded key in {@code encodedKey[0..length)}. */
+  public static int bucketOf(byte[] encodedKey, int length, int bucketCount) {
+    return (int) (Integer.toUnsignedLong(murmur3(encodedKey, length)) % bucketCount);
   }
 
   /** MurmurHash3 x86_32 with seed 0. */
   static int murmur3(byte[] data) {
+    return murmur3(data, data.length);
+  }
+
+  private static int murmur3(byte[] data, int length) {
     int h = 0;
-    int blocks = data.length / 4;
+    int blocks = length / 4;
     for (int i = 0; i < blocks; i++) {
       int at = i * 4;
       int k =
@@ -35,7 +44,7 @@ public final class BucketRouter {
     }
     int tail = blocks * 4;
     int k = 0;
-    switch (data.length & 3) {
+    switch (length & 3) {
       case 3:
         k ^= (data[tail + 2] & 0xff) << 16;
         // fall through
@@ -49,7 +58,7 @@ public final class BucketRouter {
       default:
         break;
     }
-    h ^= data.length;
+    h ^= length;
     h ^= h >>> 16;
     h *= 0x85ebca6b;
     h ^= h >>> 13;

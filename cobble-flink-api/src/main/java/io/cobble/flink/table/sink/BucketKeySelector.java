@@ -1,5 +1,6 @@
 package io.cobble.flink.table.sink;
 
+import io.cobble.flink.table.codec.EncodeBuffer;
 import io.cobble.flink.table.codec.KeyEncoder;
 import io.cobble.flink.table.layout.BucketRouter;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -13,6 +14,9 @@ final class BucketKeySelector implements KeySelector<RowData, Integer> {
   private final KeyEncoder keys;
   private final int bucketCount;
 
+  /** The partitioner's own key buffer: one selector serves one task thread. */
+  private transient EncodeBuffer key;
+
   BucketKeySelector(KeyEncoder keys, int bucketCount) {
     this.keys = keys;
     this.bucketCount = bucketCount;
@@ -20,6 +24,10 @@ final class BucketKeySelector implements KeySelector<RowData, Integer> {
 
   @Override
   public Integer getKey(RowData row) {
-    return BucketRouter.bucketOf(keys.encode(row), bucketCount);
+    if (key == null) {
+      key = new EncodeBuffer(64);
+    }
+    keys.encodeInto(row, key);
+    return BucketRouter.bucketOf(key.array(), key.size(), bucketCount);
   }
 }

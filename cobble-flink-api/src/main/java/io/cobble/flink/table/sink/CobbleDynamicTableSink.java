@@ -22,6 +22,7 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
   private final TableSchemaFile schema;
   private final RowType rowType;
   private final long writerBufferBytes;
+  private final boolean managedMemory;
   private final int retention;
 
   public CobbleDynamicTableSink(
@@ -29,11 +30,13 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
       TableSchemaFile schema,
       RowType rowType,
       long writerBufferBytes,
+      boolean managedMemory,
       int retention) {
     this.table = table;
     this.schema = schema;
     this.rowType = rowType;
     this.writerBufferBytes = writerBufferBytes;
+    this.managedMemory = managedMemory;
     this.retention = retention;
   }
 
@@ -62,13 +65,14 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
         schema,
         new RowCodec(rowType, keyPositions),
         new KeyEncoder(keyTypes, keyPositions),
-        writerBufferBytes,
+        new WriterMemory(writerBufferBytes, managedMemory),
         retention);
   }
 
   @Override
   public DynamicTableSink copy() {
-    return new CobbleDynamicTableSink(table, schema, rowType, writerBufferBytes, retention);
+    return new CobbleDynamicTableSink(
+        table, schema, rowType, writerBufferBytes, managedMemory, retention);
   }
 
   @Override

@@ -28,7 +28,7 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
   private final TableSchemaFile schema;
   private final RowCodec codec;
   private final KeyEncoder keys;
-  private final long writerBufferBytes;
+  private final WriterMemory memory;
   private final int retention;
 
   CobbleSinkProvider(
@@ -36,13 +36,13 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
       TableSchemaFile schema,
       RowCodec codec,
       KeyEncoder keys,
-      long writerBufferBytes,
+      WriterMemory memory,
       int retention) {
     this.table = table;
     this.schema = schema;
     this.codec = codec;
     this.keys = keys;
-    this.writerBufferBytes = writerBufferBytes;
+    this.memory = memory;
     this.retention = retention;
   }
 
@@ -58,8 +58,9 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
             .transform(
                 name + " (writer)",
                 TypeInformation.of(ShardCommit.class),
-                new CobbleSinkWriterOperator(table, schema, codec, writerBufferBytes))
+                new CobbleSinkWriterOperator(table, schema, codec, memory))
             .setParallelism(layout.shardCount());
+    memory.declareOn(written.getTransformation());
     context.generateUid("cobble-sink-writer").ifPresent(written::uid);
     SingleOutputStreamOperator<Void> committed =
         written

@@ -30,6 +30,7 @@ import java.util.stream.Stream;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -55,7 +56,7 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
   private final TableStorage table;
   private final TableSchemaFile schema;
   private final RowCodec codec;
-  private final long writerBufferBytes;
+  private final WriterMemory memory;
 
   private transient ListState<String> shardState;
   private transient Storage storage;
@@ -67,13 +68,14 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
   private transient TreeSet<Long> pinned;
   private transient long lastSnapshot;
   private transient boolean ended;
+  private transient long writerBufferBytes;
 
   CobbleSinkWriterOperator(
-      TableStorage table, TableSchemaFile schema, RowCodec codec, long writerBufferBytes) {
+      TableStorage table, TableSchemaFile schema, RowCodec codec, WriterMemory memory) {
     this.table = table;
     this.schema = schema;
     this.codec = codec;
-    this.writerBufferBytes = writerBufferBytes;
+    this.memory = memory;
   }
 
   @Override
@@ -94,6 +96,10 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
     storage = table.open();
     publishOrCheckSchema(index);
     localDir = localDirectory(index);
+    writerBufferBytes =
+        memory.acquire(getOperatorConfig(), getContainingTask().getEnvironment(), this);
+    long budget = writerBufferBytes;
+    getMetricGroup().addGroup("cobble").gauge("writerBufferBytes", (Gauge<Long>) () -> budget);
     Config config = ShardConfig.of(layout, index, writerBufferBytes);
     ShardStart start =
         ShardStart.open(
@@ -112,11 +118,13 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
     }
     writer = new ShardWriter(db, index, layout, codec, getMetricGroup());
     LOG.info(
-        "Cobble sink writer {} writes shard {} of {} in {}{}",
+        "Cobble sink writer {} writes shard {} of {} in {} with a {}-byte write buffer ({}){}",
         index,
         shardId,
         table.root(),
         localDir,
+        writerBufferBytes,
+        memory.managed() ? "its reserved managed memory share" : "sink.writer-buffer-memory",
         resumed.map(id -> ", resumed from snapshot " + id).orElse(""));
   }
 
@@ -265,6 +273,8 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
       if (writer != null) {
         writer.detach();
       }
+      memory.release(getContainingTask().getEnvironment(), this, writerBufferBytes);
+      writerBufferBytes = 0;
       if (snapshots != null) {
         unpinCommitted();
       }

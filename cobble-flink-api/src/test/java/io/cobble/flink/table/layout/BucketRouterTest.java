@@ -35,4 +35,15 @@ class BucketRouterTest {
     byte[] key = "hello".getBytes(StandardCharsets.UTF_8);
     assertEquals((int) (0x248bfa47L % 16), BucketRouter.bucketOf(key, 16));
   }
+
+  /** A key in the front of a longer buffer hashes like the key alone, at every tail length. */
+  @Test
+  void bucketOfABufferPrefixIgnoresTheRest() {
+    byte[] buffer = "hello world, and more".getBytes(StandardCharsets.UTF_8);
+    for (int length = 0; length <= 8; length++) {
+      byte[] key = java.util.Arrays.copyOf(buffer, length);
+      assertEquals(BucketRouter.bucketOf(key, 1021), BucketRouter.bucketOf(buffer, length, 1021));
+    }
+    assertEquals((int) (0x248bfa47L % 16), BucketRouter.bucketOf(buffer, 5, 16));
+  }
 }

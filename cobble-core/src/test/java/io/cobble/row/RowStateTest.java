@@ -1,0 +1,75 @@
+package io.cobble.row;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.schema.Column;
+import io.cobble.schema.ColumnSpec;
+import io.cobble.schema.FamilySchema;
+import io.cobble.util.ByteReader;
+import io.cobble.util.ByteWriter;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class RowStateTest {
+
+  private static final ColumnLayout LAYOUT =
+      new ColumnLayout(
+          new FamilySchema(
+              1,
+              "f",
+              Arrays.asList(
+                  new Column(0, ColumnSpec.of("a")),
+                  new Column(1, ColumnSpec.of("b")),
+                  new Column(2, ColumnSpec.of("c"))),
+              3),
+          name -> null);
+
+  /** The scan without decoding answers exactly what decode + isFinal answers. */
+  @Test
+  void replacesOlderAgreesWithDecodedIsFinal() {
+    Random random = new Random(7);
+    RowState state = new RowState();
+    RowState decoded = new RowState();
+    ByteReader reader = new ByteReader();
+    int replacing = 0;
+    for (int i = 0; i < 5_000; i++) {
+      state.reset(LAYOUT);
+      for (int c = 0; c < LAYOUT.size(); c++) {
+        int kind = random.nextInt(8);
+        if (kind < 4) {
+          byte[] value = new byte[random.nextInt(300)];
+          random.nextBytes(value);
+          state.set(c, RowState.PUT, value, false, random.nextInt(3) * 1_000_000_007L, 0);
+        } else if (kind < 6) {
+          state.set(c, RowState.DELETE, null, false, 0, 0);
+        } else if (kind == 6) {
+          state.set(c, RowState.MERGE, new byte[] {1}, false, 0, 12345);
+        }
+      }
+      ByteWriter w = new ByteWriter(16);
+      w.writeByte(0x55);
+      state.encode(w);
+      byte[] row = Arrays.copyOf(w.array(), w.size() + 3);
+      boolean expected = decoded.decode(LAYOUT, row, 1, w.size() - 1, reader).isFinal(null);
+      assertEquals(expected, RowState.replacesOlder(LAYOUT, row, 1, w.size() - 1), "row " + i);
+      replacing += expected ? 1 : 0;
+    }
+    assertTrue(replacing > 100 && replacing < 4_900, "both answers are exercised: " + replacing);
+  }
+
+  @Test
+  void aCutOffDeltaDoesNotReplace() {
+    RowState state = new RowState().reset(LAYOUT);
+    for (int c = 0; c < LAYOUT.size(); c++) {
+      state.set(c, RowState.PUT, new byte[200], false, 0, 0);
+    }
+    byte[] row = state.encode();
+    assertTrue(RowState.replacesOlder(LAYOUT, row, 0, row.length));
+    for (int cut = 0; cut < row.length; cut += 7) {
+      assertFalse(RowState.replacesOlder(LAYOUT, row, 0, cut), "cut at " + cut);
+    }
+  }
+}
