@@ -34,11 +34,16 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.file.FileStorage;
 import io.cobble.storage.s3.S3ProxyServer;
 import io.cobble.version.ExternalFiles;
+import io.cobble.version.OwnedRanges;
+import io.cobble.version.PendingExpansion;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -308,6 +313,100 @@ class ExpandLiveShardTest {
       }
       mb.close();
       b.close();
+    }
+  }
+
+  /**
+   * The three metadata files an expansion changes (EXTERNAL, the manifest, RANGES), left as a crash
+   * between them leaves them: the Db reopens with all of the expansion or none of it.
+   */
+  @Test
+  void aCrashDuringExpansionReopensWithAllOrNothing() throws Exception {
+    // A shard opened from a snapshot owns the ranges its config names until it changes them.
+    Config half = Config.builder().setAll(config(0).values()).set("bucket-ranges", "0-3").build();
+    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true)) {
+      Db src = Db.open(tmp.resolve("src"), config(0));
+      write(src, 1);
+      src.flush();
+      long s1;
+      try (SnapshotManager m = SnapshotManager.open(src, volume, "src")) {
+        s1 = m.snapshot().published().join().id();
+      }
+      src.close();
+      // b holds 4-7 in files of its own, which hold no rows of a's buckets.
+      long sb;
+      try (Db b =
+              Rescale.expandBuckets(
+                  tmp.resolve("b"),
+                  volume,
+                  List.of(ShardRef.of("src", s1)),
+                  ranges(4, 7),
+                  "b",
+                  config(0));
+          SnapshotManager mb = SnapshotManager.open(b, volume, "b")) {
+        b.compactAll();
+        sb = mb.snapshot().published().join().id();
+      }
+      Path dir = tmp.resolve("a");
+      Path copy = tmp.resolve("a-before");
+      Db a =
+          Rescale.expandBuckets(
+              dir, volume, List.of(ShardRef.of("src", s1)), ranges(0, 3), "a", half);
+      write(a, 2);
+      a.close();
+      copyDir(dir, copy);
+      Map<Long, String> before = ExternalFiles.read(dir).get().files();
+
+      a = Db.open(dir, half, volume);
+      try (SnapshotManager ma = SnapshotManager.open(a, volume, "a")) {
+        Rescale.expandBuckets(ma, List.of(ShardRef.of("b", sb)), ranges(4, 7));
+      }
+      a.close();
+      ExternalFiles after = ExternalFiles.read(dir).get();
+      List<Long> added = new ArrayList<>(after.files().keySet());
+      added.removeAll(before.keySet());
+      assertFalse(added.isEmpty());
+      int[] gens = {2, 2, 2, 2, 1, 1, 1, 1};
+      int[] grown = {0, 7};
+
+      // Crash after the manifest, before RANGES: rolled forward.
+      OwnedRanges.write(dir, new int[] {0, 3});
+      new PendingExpansion(grown, added, added, true).write(dir);
+      try (Db reopened = Db.open(dir, half, volume)) {
+        assertArrayEquals(grown, reopened.ownedBucketRanges());
+        checkGens(reopened, gens);
+      }
+      assertFalse(Files.exists(dir.resolve(PendingExpansion.FILE_NAME)));
+      try (Db reopened = Db.open(dir, half, volume)) {
+        assertArrayEquals(grown, reopened.ownedBucketRanges());
+      }
+
+      // Crash after EXTERNAL grew, before the manifest: rolled back, and the numbers EXTERNAL
+      // listed are free again for the Db's own files.
+      after.write(copy);
+      new PendingExpansion(grown, added, added, true).write(copy);
+      try (Db reopened = Db.open(copy, half, volume)) {
+        assertArrayEquals(new int[] {0, 3}, reopened.ownedBucketRanges());
+        assertEquals(before, ExternalFiles.read(copy).get().files());
+        checkGens(reopened, gens);
+        write(reopened, 3);
+        reopened.compactAll();
+        checkGens(reopened, new int[] {3, 3, 3, 3, 0, 0, 0, 0});
+      }
+      try (Db reopened = Db.open(copy, half, volume)) {
+        checkGens(reopened, new int[] {3, 3, 3, 3, 0, 0, 0, 0});
+      }
+    }
+  }
+
+  private static void copyDir(Path from, Path to) throws Exception {
+    Files.createDirectories(to);
+    try (Stream<Path> files = Files.list(from)) {
+      for (Path p : (Iterable<Path>) files::iterator) {
+        if (!p.getFileName().toString().equals("LOCK")) {
+          Files.copy(p, to.resolve(p.getFileName()));
+        }
+      }
     }
   }
 
