@@ -566,8 +566,10 @@ public final class Db implements AutoCloseable {
   /**
    * Takes over the buckets {@code pairs} (inclusive [lo, hi] pairs this shard does not own) with
    * {@code adopted}: tables and value logs of other shards' snapshots on {@code volume}, used where
-   * they lie (nothing is copied). Rescale's {@code expandBuckets(SnapshotManager, ...)} checks the
-   * sources and holds the export lease that keeps the files; call that rather than this.
+   * they lie; only a table that also holds rows of buckets this shard owns (given up by its source,
+   * not yet compacted away) is copied without them. Rescale's {@code expandBuckets(SnapshotManager,
+   * ...)} checks the sources and holds the export lease that keeps the files; call that rather than
+   * this.
    *
    * <p>Rows of those buckets that this shard's own files still hold from before it gave them up are
    * dropped first (each such file is rewritten where it lies), so they can never resurface under
@@ -582,7 +584,7 @@ public final class Db implements AutoCloseable {
    */
   public void expandBuckets(int[] pairs, AdoptedFiles adopted, Storage volume) {
     checkOpen();
-    int[] grown = grownRanges(pairs);
+    grownRanges(pairs);
     Optional<ExternalFiles> existing = ExternalFiles.read(dir);
     if (existing.isPresent() && !existing.get().isOn(volume)) {
       throw new IllegalArgumentException(
@@ -598,8 +600,10 @@ public final class Db implements AutoCloseable {
     flushInternal();
     Set<Integer> held = holdAllTrees();
     try {
+      // Again while holding the trees, which also keeps out a concurrent expansion.
+      int[] grown = grownRanges(pairs);
       purgeBuckets(pairs);
-      adopt(pairs, grown, adopted, volume.uri(), reader, existing);
+      adopt(pairs, grown, adopted, volume.uri(), reader, ExternalFiles.read(dir));
     } finally {
       releaseTrees(held);
     }
