@@ -93,12 +93,18 @@ public final class SnapshotManager implements AutoCloseable {
     for (long pinnedId : store.pinnedIds(shardId)) {
       lastId = Math.max(lastId, pinnedId);
     }
+    // Tables numbered at or above the Db's next number are not its files: after a restore to an
+    // older snapshot the Db numbers new tables from there again, and one of them can match an
+    // upload of the abandoned line in name, size and entries while holding other rows.
+    long next = db.versionSet().newFileNumber();
     store
         .latest(shardId)
         .ifPresent(
             s -> {
               for (SnapshotFile f : s.files()) {
-                uploaded.put(identity(f), f.volumePath());
+                if (f.isVlog() || f.number() < next) {
+                  uploaded.put(identity(f), f.volumePath());
+                }
               }
             });
     inheritedLeases = store.leasePaths(shardId);
