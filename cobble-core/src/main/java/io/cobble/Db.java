@@ -32,10 +32,12 @@ import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import io.cobble.util.DirectIo;
+import io.cobble.version.AdoptedFiles;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Manifest;
 import io.cobble.version.OwnedRanges;
+import io.cobble.version.PendingExpansion;
 import io.cobble.version.RemotePrimary;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
@@ -53,6 +55,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -67,6 +70,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntPredicate;
 import java.util.function.LongUnaryOperator;
 
 /**
@@ -252,6 +256,7 @@ public final class Db implements AutoCloseable {
       remote = remotePrimary == null ? null : openRemote(remotePrimary);
       Manifest.Recovered recovered = remote != null ? remote.recover() : Manifest.recover(dir);
       Manifest m = recovered.manifest;
+      PendingExpansion.recover(dir, m);
       Schema schema = m == null ? Schema.initial() : m.schema;
       if (m != null && m.totalBuckets != config.totalBuckets()) {
         throw new IllegalArgumentException(
@@ -673,6 +678,463 @@ public final class Db implements AutoCloseable {
     } finally {
       mutex.unlock();
     }
+  }
+
+  // ---------------------------------------------------------------- expansion
+
+  /**
+   * Takes over the buckets {@code pairs} (inclusive [lo, hi] pairs this shard does not own) with
+   * {@code adopted}: tables and value logs of other shards' snapshots on {@code volume}, used where
+   * they lie; only a table that also holds rows of buckets this shard owns (given up by its source,
+   * not yet compacted away) is copied without them. Rescale's {@code expandBuckets(SnapshotManager,
+   * ...)} checks the sources and holds the export lease that keeps the files; call that rather than
+   * this.
+   *
+   * <p>Rows of those buckets that this shard's own files still hold from before it gave them up are
+   * dropped first (each such file is rewritten where it lies), so they can never resurface under
+   * the adopted data. Adopted tables keep their order within their source: each source level goes
+   * to the shallowest free level below the previous one where it overlaps no file, or, if there is
+   * none, every table of that source goes to L0 in read order. Durable on return; a crash part way
+   * reopens with all of it or none of it ({@link PendingExpansion}). The caller keeps {@code
+   * volume} open until the Db is closed (unless the Db opened that volume itself).
+   *
+   * @throws IllegalArgumentException if a range is invalid or already owned, the Db already reads
+   *     files in place on another volume, or a value-log number names two different files
+   */
+  public void expandBuckets(int[] pairs, AdoptedFiles adopted, Storage volume) {
+    checkOpen();
+    if (remote != null) {
+      throw new UnsupportedOperationException(
+          "expandBuckets is not supported yet for a Db whose primary volume is remote ("
+              + remote.storage().uri()
+              + "); expand a local Db or one restored from a snapshot");
+    }
+    grownRanges(pairs);
+    Optional<ExternalFiles> existing = ExternalFiles.read(dir);
+    if (existing.isPresent() && !existing.get().isOn(volume)) {
+      throw new IllegalArgumentException(
+          "the Db in "
+              + dir
+              + " reads files in place on "
+              + existing.get().root()
+              + "; it can adopt files only from that volume, not from "
+              + volume.uri());
+    }
+    Storage reader =
+        ownedVolume != null && ownedVolume.uri().equals(volume.uri()) ? ownedVolume : volume;
+    flushInternal();
+    Set<Integer> held = holdAllTrees();
+    try {
+      // Again while holding the trees, which also keeps out a concurrent expansion.
+      int[] grown = grownRanges(pairs);
+      purgeBuckets(pairs);
+      adopt(pairs, grown, adopted, volume.uri(), reader, ExternalFiles.read(dir));
+    } finally {
+      releaseTrees(held);
+    }
+  }
+
+  /** The owned ranges grown by {@code pairs}, sorted and coalesced; rejects invalid ones. */
+  private int[] grownRanges(int[] pairs) {
+    if (pairs.length == 0 || pairs.length % 2 != 0) {
+      throw new IllegalArgumentException(
+          "expandBuckets needs a non-empty list of [lo, hi] pairs, got " + pairs.length + " ints");
+    }
+    int[] owned = ownedRanges;
+    List<int[]> all = new ArrayList<>();
+    for (int i = 0; i < owned.length; i += 2) {
+      all.add(new int[] {owned[i], owned[i + 1]});
+    }
+    for (int i = 0; i < pairs.length; i += 2) {
+      int lo = pairs[i];
+      int hi = pairs[i + 1];
+      if (lo < 0 || hi < lo || hi >= config.totalBuckets()) {
+        throw new IllegalArgumentException(
+            "cannot expand by buckets "
+                + lo
+                + "-"
+                + hi
+                + ": valid buckets are 0.."
+                + (config.totalBuckets() - 1));
+      }
+      for (int[] r : all) {
+        if (lo <= r[1] && hi >= r[0]) {
+          throw new IllegalArgumentException(
+              "cannot expand by buckets "
+                  + lo
+                  + "-"
+                  + hi
+                  + ": they overlap buckets "
+                  + r[0]
+                  + "-"
+                  + r[1]
+                  + " this shard already owns or takes over (owned: "
+                  + OwnedRanges.format(owned)
+                  + "); expand only by buckets it does not own");
+        }
+      }
+      all.add(new int[] {lo, hi});
+    }
+    all.sort((a, b) -> Integer.compare(a[0], b[0]));
+    List<int[]> merged = new ArrayList<>();
+    for (int[] r : all) {
+      int[] last = merged.isEmpty() ? null : merged.get(merged.size() - 1);
+      if (last != null && last[1] + 1 == r[0]) {
+        last[1] = r[1];
+      } else {
+        merged.add(r.clone());
+      }
+    }
+    int[] out = new int[merged.size() * 2];
+    for (int i = 0; i < merged.size(); i++) {
+      out[2 * i] = merged.get(i)[0];
+      out[2 * i + 1] = merged.get(i)[1];
+    }
+    return out;
+  }
+
+  /** Marks every tree as compacting, waiting for running compactions: levels stay as they are. */
+  private Set<Integer> holdAllTrees() {
+    Set<Integer> held = new HashSet<>();
+    mutex.lock();
+    try {
+      runningCompactions++;
+      for (int fam = 0; fam < layouts.familySlots(); fam++) {
+        while (compacting.contains(fam)) {
+          awaitChange();
+        }
+        compacting.add(fam);
+        held.add(fam);
+      }
+    } catch (RuntimeException e) {
+      compacting.removeAll(held);
+      runningCompactions--;
+      changed.signalAll();
+      throw e;
+    } finally {
+      mutex.unlock();
+    }
+    return held;
+  }
+
+  private void releaseTrees(Set<Integer> held) {
+    mutex.lock();
+    try {
+      compacting.removeAll(held);
+      runningCompactions--;
+      changed.signalAll();
+      maybeScheduleCompactions();
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /**
+   * Rewrites, in place, every file holding rows of the (unowned) buckets {@code pairs}, dropping
+   * all unowned rows. Memtables hold none: the caller flushed, and unowned buckets take no writes.
+   */
+  private void purgeBuckets(int[] pairs) {
+    Version v = versions.acquire();
+    try {
+      for (int fam = 0; fam < v.trees().size(); fam++) {
+        ColumnLayout layout = layouts.byId(fam);
+        if (layout == null) {
+          continue;
+        }
+        VersionEdit edit = new VersionEdit();
+        boolean changedTree = false;
+        Tree tree = v.tree(fam);
+        for (int level = 0; level < tree.levelCount(); level++) {
+          for (FileMeta f : tree.level(level)) {
+            if (holdsBuckets(f, pairs)) {
+              rewriteOwnedRows(f, level, layout, edit);
+              changedTree = true;
+            }
+          }
+        }
+        if (changedTree) {
+          mutex.lock();
+          try {
+            versions.apply(edit);
+            compactions.incrementAndGet();
+            changed.signalAll();
+          } finally {
+            mutex.unlock();
+          }
+        }
+      }
+    } finally {
+      v.unref();
+    }
+  }
+
+  private static boolean holdsBuckets(FileMeta f, int[] pairs) {
+    int first = Bytes.getShort(f.smallest(), 0);
+    int last = Bytes.getShort(f.largest(), 0);
+    for (int i = 0; i < pairs.length; i += 2) {
+      if (pairs[i] > last || pairs[i + 1] < first) {
+        continue;
+      }
+      try (KvIterator it = f.table().iterator(1)) {
+        it.seek(new byte[] {(byte) (pairs[i] >>> 8), (byte) pairs[i]});
+        if (it.valid() && Bytes.getShort(it.key(), 0) <= pairs[i + 1]) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private void rewriteOwnedRows(FileMeta f, int level, ColumnLayout layout, VersionEdit edit) {
+    edit.replace(f, rewriteKeeping(f, level, layout, this::ownsBucket, edit));
+  }
+
+  /** Rewrites {@code f} for {@code level} with only the rows of buckets {@code keep} accepts. */
+  private List<FileMeta> rewriteKeeping(
+      FileMeta f, int level, ColumnLayout layout, IntPredicate keep, VersionEdit edit) {
+    int fam = layout.familyId();
+    Compaction c =
+        new Compaction(Compaction.Kind.MERGE, fam, level, level, List.of(f), List.of(), false, 0);
+    int readAhead = config.readAheadEnabled() ? config.readAheadSize() : 1;
+    try (OutputWriter w =
+        outputWriter(fam, level, level == 0 ? Long.MAX_VALUE : config.targetFileSize())) {
+      new CompactionJob(c, layout, loader, readAhead, n -> false, keep).run(w);
+      List<FileMeta> out = w.finish();
+      for (ValueLogFile log : w.vlogs()) {
+        edit.addVlog(log);
+      }
+      compactionIn.addAndGet(f.size());
+      compactionOut.addAndGet(w.bytesWritten());
+      return out;
+    }
+  }
+
+  /** Installs the adopted files and the grown ranges; the trees are held. */
+  private void adopt(
+      int[] pairs,
+      int[] grown,
+      AdoptedFiles adopted,
+      java.net.URI root,
+      Storage reader,
+      Optional<ExternalFiles> existing) {
+    Version cur = versions.current();
+    Map<Long, String> added = new java.util.LinkedHashMap<>();
+    List<ValueLogFile> logs = new ArrayList<>();
+    for (AdoptedFiles.LogFile l : adopted.logs()) {
+      ValueLogFile have = cur.vlogFiles().get(l.file().number());
+      if (have == null) {
+        added.put(l.file().number(), l.volumePath());
+        logs.add(l.file());
+      } else if (have.size() != l.file().size()) {
+        throw new IllegalArgumentException(
+            "value-log number "
+                + l.file().number()
+                + " names different files in "
+                + dir
+                + " and in the sources ("
+                + l.volumePath()
+                + "); these shards cannot be combined");
+      }
+    }
+    List<AdoptedFiles.TableFile> tables = adopted.tables();
+    List<Integer> l0Order = new ArrayList<>();
+    int[] levels = placeAdopted(cur, tables, l0Order);
+    long[] numbers = new long[tables.size()];
+    for (int i = 0; i < tables.size(); i++) {
+      numbers[i] = versions.newFileNumber();
+      added.put(numbers[i], tables.get(i).volumePath());
+    }
+    // Registered before the tables open; on disk (EXTERNAL) only once the intent is.
+    versions.adoptExternal(new ExternalFiles(root, added).locate(reader, dir));
+    VersionEdit edit = new VersionEdit();
+    List<FileMeta> opened = new ArrayList<>();
+    List<Long> tableNumbers = new ArrayList<>();
+    List<List<FileMeta>> placed = new ArrayList<>();
+    PendingExpansion intent = null;
+    boolean applying = false;
+    try {
+      for (int i = 0; i < tables.size(); i++) {
+        AdoptedFiles.TableFile t = tables.get(i);
+        Table table = openTable(numbers[i], levels[i], t.size());
+        FileMeta meta = new FileMeta(numbers[i], t.family(), t.size(), t.properties(), table);
+        opened.add(meta);
+        if (reachesOwned(meta)) {
+          // Rows the source holds of buckets this shard owns (given up by the source, not yet
+          // compacted away) must not mix with this shard's: such a table is copied without them.
+          List<FileMeta> copy =
+              rewriteKeeping(meta, levels[i], layouts.byId(t.family()), inRanges(pairs), edit);
+          opened.remove(meta);
+          table.close();
+          opened.addAll(copy);
+          placed.add(copy);
+          added.remove(numbers[i]);
+        } else {
+          placed.add(List.of(meta));
+        }
+        placed.get(i).forEach(f -> tableNumbers.add(f.number()));
+      }
+      intent =
+          new PendingExpansion(
+              grown, tableNumbers, new ArrayList<>(added.keySet()), existing.isPresent());
+      intent.write(dir);
+      Map<Long, String> all =
+          new java.util.LinkedHashMap<>(
+              existing.map(ExternalFiles::files).orElse(Collections.emptyMap()));
+      all.putAll(added);
+      new ExternalFiles(root, all).write(dir);
+      // Each added L0 file goes in front of L0, so the oldest goes first.
+      for (int i = l0Order.size() - 1; i >= 0; i--) {
+        List<FileMeta> files = placed.get(l0Order.get(i));
+        for (int j = files.size() - 1; j >= 0; j--) {
+          edit.add(0, files.get(j));
+        }
+      }
+      for (int i = 0; i < tables.size(); i++) {
+        if (levels[i] > 0) {
+          for (FileMeta f : placed.get(i)) {
+            edit.add(levels[i], f);
+          }
+        }
+      }
+      logs.forEach(edit::addVlog);
+      mutex.lock();
+      try {
+        applying = true;
+        versions.apply(edit);
+        OwnedRanges.write(dir, grown);
+        ownedRanges = grown;
+        changed.signalAll();
+      } finally {
+        mutex.unlock();
+      }
+    } catch (RuntimeException e) {
+      if (!applying) {
+        for (FileMeta f : opened) {
+          f.table().close();
+          if (!versions.isExternal(f.number())) {
+            deleteQuietly(versions.tablePath(f.number()));
+          }
+        }
+        if (intent != null) {
+          intent.rollBack(dir);
+          PendingExpansion.finish(dir);
+        }
+      }
+      // Otherwise the manifest may or may not hold the files: the next open settles it.
+      throw e;
+    }
+    PendingExpansion.finish(dir);
+  }
+
+  private boolean reachesOwned(FileMeta f) {
+    int first = Bytes.getShort(f.smallest(), 0);
+    int last = Bytes.getShort(f.largest(), 0);
+    int[] owned = ownedRanges;
+    for (int i = 0; i < owned.length; i += 2) {
+      if (owned[i] <= last && owned[i + 1] >= first) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static IntPredicate inRanges(int[] pairs) {
+    return b -> {
+      for (int i = 0; i < pairs.length; i += 2) {
+        if (b >= pairs[i] && b <= pairs[i + 1]) {
+          return true;
+        }
+      }
+      return false;
+    };
+  }
+
+  /**
+   * The level of each adopted table. A source's L0 tables go to L0; each deeper source level, in
+   * order, to the shallowest level below the one before it where its tables overlap no file. A
+   * source that does not fit goes to L0 whole. {@code l0Order} receives the L0 ones newest first.
+   */
+  private int[] placeAdopted(
+      Version v, List<AdoptedFiles.TableFile> tables, List<Integer> l0Order) {
+    int maxLevels = config.maxLevels();
+    Map<Integer, List<List<byte[][]>>> takenByFamily = new HashMap<>();
+    Map<Long, List<Integer>> groups = new java.util.TreeMap<>();
+    for (int i = 0; i < tables.size(); i++) {
+      AdoptedFiles.TableFile t = tables.get(i);
+      groups.computeIfAbsent(((long) t.family() << 32) | t.source(), k -> new ArrayList<>()).add(i);
+    }
+    int[] out = new int[tables.size()];
+    for (List<Integer> group : groups.values()) {
+      int fam = tables.get(group.get(0)).family();
+      List<List<byte[][]>> taken =
+          takenByFamily.computeIfAbsent(fam, f -> takenSpans(v, f, maxLevels));
+      java.util.TreeMap<Integer, List<Integer>> bySourceLevel = new java.util.TreeMap<>();
+      for (int i : group) {
+        bySourceLevel.computeIfAbsent(tables.get(i).level(), k -> new ArrayList<>()).add(i);
+      }
+      Map<Integer, Integer> mapping = new HashMap<>();
+      int previous = 0;
+      boolean fits = true;
+      for (Map.Entry<Integer, List<Integer>> e : bySourceLevel.entrySet()) {
+        if (e.getKey() == 0) {
+          mapping.put(0, 0);
+          continue;
+        }
+        int level = previous + 1;
+        while (level < maxLevels && overlapsAny(taken.get(level), tables, e.getValue())) {
+          level++;
+        }
+        if (level >= maxLevels) {
+          fits = false;
+          break;
+        }
+        mapping.put(e.getKey(), level);
+        previous = level;
+      }
+      for (Map.Entry<Integer, List<Integer>> e : bySourceLevel.entrySet()) {
+        for (int i : e.getValue()) {
+          out[i] = fits ? mapping.get(e.getKey()) : 0;
+          if (out[i] == 0) {
+            l0Order.add(i);
+          } else {
+            AdoptedFiles.TableFile t = tables.get(i);
+            taken
+                .get(out[i])
+                .add(new byte[][] {t.properties().smallest(), t.properties().largest()});
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Key spans of the files of family {@code fam} per level. */
+  private static List<List<byte[][]>> takenSpans(Version v, int fam, int maxLevels) {
+    List<List<byte[][]>> out = new ArrayList<>();
+    for (int level = 0; level < maxLevels; level++) {
+      List<byte[][]> spans = new ArrayList<>();
+      if (fam < v.trees().size() && level < v.tree(fam).levelCount()) {
+        for (FileMeta f : v.tree(fam).level(level)) {
+          spans.add(new byte[][] {f.smallest(), f.largest()});
+        }
+      }
+      out.add(spans);
+    }
+    return out;
+  }
+
+  private static boolean overlapsAny(
+      List<byte[][]> taken, List<AdoptedFiles.TableFile> tables, List<Integer> group) {
+    for (int i : group) {
+      byte[] lo = tables.get(i).properties().smallest();
+      byte[] hi = tables.get(i).properties().largest();
+      for (byte[][] s : taken) {
+        if (Bytes.compare(s[1], lo) >= 0 && Bytes.compare(s[0], hi) <= 0) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static void checkKey(byte[] key) {

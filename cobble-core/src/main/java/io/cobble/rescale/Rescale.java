@@ -6,22 +6,26 @@ import io.cobble.snapshot.BucketRange;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.ShardSnapshot;
 import io.cobble.snapshot.SnapshotFile;
+import io.cobble.snapshot.SnapshotManager;
 import io.cobble.snapshot.SnapshotRestore;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.util.Bytes;
+import io.cobble.version.AdoptedFiles;
+import io.cobble.vlog.ValueLogFile;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
  * Rescale without rewriting data: {@link #shrinkBuckets} narrows an open shard (files stay, reads
- * filter, compaction drops rows of buckets given up); {@link #expandBuckets} opens a new shard from
- * the files of one or more source snapshots that cover its ranges, used in place on the snapshot
- * volume under an export lease that lasts until the new shard's first snapshot owns them.
+ * filter, compaction drops rows of buckets given up); {@link #expandBuckets(Path, Storage, List,
+ * List, String, Config)} opens a new shard from the files of one or more source snapshots that
+ * cover its ranges, and {@link #expandBuckets(SnapshotManager, List, List)} grows an open shard by
+ * such ranges. Source files are used in place on the snapshot volume under an export lease that
+ * lasts until the target's next snapshot owns them.
  */
 public final class Rescale {
   private Rescale() {}
@@ -53,107 +57,20 @@ public final class Rescale {
       List<BucketRange> ranges,
       String newShardId,
       Config config) {
-    if (sources.isEmpty() || ranges.isEmpty()) {
-      throw new IllegalArgumentException("expandBuckets needs at least one source and one range");
-    }
-    SnapshotStore store = new SnapshotStore(volume);
-    List<ShardSnapshot> snaps = new ArrayList<>();
-    for (ShardRef ref : sources) {
-      ShardSnapshot s = store.require(ref.shardId(), ref.snapshotId());
-      if (s.totalBuckets() != config.totalBuckets()) {
-        throw new IllegalArgumentException(
-            ref + " has " + s.totalBuckets() + " buckets, the config " + config.totalBuckets());
-      }
-      if (s.schemaId()
-          != snaps.stream().mapToInt(ShardSnapshot::schemaId).findFirst().orElse(s.schemaId())) {
-        throw new IllegalArgumentException(
-            "sources have different schema ids; snapshot them after the same schema change");
-      }
-      snaps.add(s);
-    }
-    // Which source serves each wanted bucket range piece.
-    List<List<BucketRange>> parts = new ArrayList<>();
-    for (ShardSnapshot s : snaps) {
-      List<BucketRange> part = new ArrayList<>();
-      for (BucketRange w : ranges) {
-        for (BucketRange r : s.ranges()) {
-          if (w.overlaps(r)) {
-            part.add(BucketRange.of(Math.max(w.lo(), r.lo()), Math.min(w.hi(), r.hi())));
-          }
-        }
-      }
-      if (part.isEmpty()) {
-        throw new IllegalArgumentException(
-            "snapshot "
-                + s.id()
-                + " of shard "
-                + s.shardId()
-                + " holds none of the buckets "
-                + BucketRange.toConfigValue(ranges));
-      }
-      parts.add(part);
-    }
-    checkCoverage(ranges, parts, sources);
+    Selection sel = Selection.of(volume, sources, ranges, config.totalBuckets());
     long next = 0;
-    for (ShardSnapshot s : snaps) {
+    for (ShardSnapshot s : sel.snaps) {
       next = Math.max(next, s.nextFileNumber());
     }
     List<SnapshotFile> files = new ArrayList<>();
-    Map<Long, String> vlogs = new TreeMap<>();
-    Map<Long, SnapshotFile> vlogFiles = new HashMap<>();
-    for (int i = 0; i < snaps.size(); i++) {
-      ShardSnapshot s = snaps.get(i);
-      for (SnapshotFile f : s.files()) {
-        if (f.isVlog()) {
-          continue;
-        }
-        BucketRange span =
-            BucketRange.of(
-                Bytes.getShort(f.properties().smallest(), 0),
-                Bytes.getShort(f.properties().largest(), 0));
-        if (!intersects(span, parts.get(i))) {
-          continue;
-        }
-        for (int j = 0; j < snaps.size(); j++) {
-          if (j != i && intersects(span, parts.get(j))) {
-            throw new IllegalArgumentException(
-                "file "
-                    + f.volumePath()
-                    + " of "
-                    + sources.get(i)
-                    + " holds buckets "
-                    + span
-                    + ", some served by "
-                    + sources.get(j)
-                    + "; compact shard "
-                    + s.shardId()
-                    + " after its shrink (compaction drops buckets it gave up) and snapshot it"
-                    + " again");
-          }
-        }
-        // Table numbers are renumbered so files of different sources cannot collide; value-log
-        // numbers are kept, since table rows point into logs by number.
-        files.add(
-            SnapshotFile.table(
-                f.family(), f.level(), next++, f.size(), f.properties(), f.volumePath()));
-        for (long log : f.properties().vlogRefs().keySet()) {
-          SnapshotFile v = find(s, log);
-          String known = vlogs.putIfAbsent(log, v.volumePath());
-          if (known != null && !known.equals(v.volumePath())) {
-            throw new IllegalArgumentException(
-                "value-log number "
-                    + log
-                    + " names different files in the sources ("
-                    + known
-                    + ", "
-                    + v.volumePath()
-                    + "); these shards cannot be combined");
-          }
-          vlogFiles.put(log, v);
-        }
-      }
+    for (SnapshotFile f : sel.tables) {
+      // Table numbers are renumbered so files of different sources cannot collide; value-log
+      // numbers are kept, since table rows point into logs by number.
+      files.add(
+          SnapshotFile.table(
+              f.family(), f.level(), next++, f.size(), f.properties(), f.volumePath()));
     }
-    files.addAll(vlogFiles.values());
+    files.addAll(sel.vlogs.values());
     checkLevels(files);
     ShardSnapshot assembled =
         new ShardSnapshot(
@@ -162,7 +79,7 @@ public final class Rescale {
             System.currentTimeMillis(),
             config.totalBuckets(),
             ranges,
-            snaps.get(0).schema(),
+            sel.snaps.get(0).schema(),
             next,
             files);
     Config owned =
@@ -173,6 +90,186 @@ public final class Rescale {
             .mergeOperatorResolver(config.mergeOperatorResolver())
             .build();
     return SnapshotRestore.openAssembled(localDir, volume, assembled, owned, newShardId, sources);
+  }
+
+  /**
+   * Grows the open shard of {@code target} by {@code ranges}, which it must not own yet, taking
+   * over the files of the source snapshots (on {@code target}'s volume) that hold them: every
+   * bucket of {@code ranges} must be owned by exactly one source. Files are used in place, as
+   * {@link #expandBuckets(Path, Storage, List, List, String, Config)} does, under an export lease
+   * of the target's shard that ends when its next snapshot is published. The shard keeps serving
+   * its own buckets; rows of the new buckets its own files still hold from before it gave them up
+   * are dropped first, and an adopted file that also holds rows of buckets the target owns is
+   * copied without them. Durable on return; after a crash the shard reopens with all or none of it.
+   * The target's Db reads the adopted files through the manager's volume storage, which stays open
+   * until the Db is closed (close the Db before the manager, or reopen the Db with the volume).
+   *
+   * <p>This is how rescale in Flink merges shards: a running shard keeps its buckets and absorbs
+   * ranges cut from the snapshots of shards that go away.
+   *
+   * @throws IllegalArgumentException if the sources do not fit: bucket counts or schema ids that
+   *     differ from the target's, buckets the target already owns, coverage, or a source file that
+   *     still holds rows of a bucket another source serves
+   */
+  public static void expandBuckets(
+      SnapshotManager target, List<ShardRef> sources, List<BucketRange> ranges) {
+    Db db = target.db();
+    List<BucketRange> owned = BucketRange.fromPairs(db.ownedBucketRanges());
+    for (BucketRange r : ranges) {
+      for (BucketRange o : owned) {
+        if (r.overlaps(o)) {
+          throw new IllegalArgumentException(
+              "cannot expand shard "
+                  + target.shardId()
+                  + " by buckets "
+                  + r
+                  + ": it already owns "
+                  + o
+                  + " (owned: "
+                  + BucketRange.toConfigValue(owned)
+                  + "); expand only by buckets it does not own");
+        }
+      }
+    }
+    Selection sel =
+        Selection.of(target.store().storage(), sources, ranges, db.config().totalBuckets());
+    for (int i = 0; i < sel.snaps.size(); i++) {
+      if (sel.snaps.get(i).schemaId() != db.schema().id()) {
+        throw new IllegalArgumentException(
+            sources.get(i)
+                + " has schema id "
+                + sel.snaps.get(i).schemaId()
+                + ", shard "
+                + target.shardId()
+                + " has "
+                + db.schema().id()
+                + "; apply the same schema changes to both and snapshot the source again");
+      }
+    }
+    List<AdoptedFiles.TableFile> tables = new ArrayList<>();
+    for (int i = 0; i < sel.tables.size(); i++) {
+      SnapshotFile f = sel.tables.get(i);
+      tables.add(
+          new AdoptedFiles.TableFile(
+              sel.tableSources.get(i),
+              f.family(),
+              f.level(),
+              f.size(),
+              f.properties(),
+              f.volumePath()));
+    }
+    List<AdoptedFiles.LogFile> logs = new ArrayList<>();
+    for (SnapshotFile f : sel.vlogs.values()) {
+      logs.add(
+          new AdoptedFiles.LogFile(
+              new ValueLogFile(f.number(), f.size(), f.vlogEntries()), f.volumePath()));
+    }
+    target.adopt(ranges, new AdoptedFiles(tables, logs), sources);
+  }
+
+  /** The source snapshots, the part of the wanted ranges each serves and the files holding it. */
+  private static final class Selection {
+    final List<ShardSnapshot> snaps = new ArrayList<>();
+    final List<SnapshotFile> tables = new ArrayList<>();
+    final List<Integer> tableSources = new ArrayList<>();
+    final Map<Long, SnapshotFile> vlogs = new TreeMap<>();
+
+    static Selection of(
+        Storage volume, List<ShardRef> sources, List<BucketRange> ranges, int totalBuckets) {
+      if (sources.isEmpty() || ranges.isEmpty()) {
+        throw new IllegalArgumentException("expandBuckets needs at least one source and one range");
+      }
+      Selection sel = new Selection();
+      SnapshotStore store = new SnapshotStore(volume);
+      List<ShardSnapshot> snaps = sel.snaps;
+      for (ShardRef ref : sources) {
+        ShardSnapshot s = store.require(ref.shardId(), ref.snapshotId());
+        if (s.totalBuckets() != totalBuckets) {
+          throw new IllegalArgumentException(
+              ref + " has " + s.totalBuckets() + " buckets, the config " + totalBuckets);
+        }
+        if (s.schemaId()
+            != snaps.stream().mapToInt(ShardSnapshot::schemaId).findFirst().orElse(s.schemaId())) {
+          throw new IllegalArgumentException(
+              "sources have different schema ids; snapshot them after the same schema change");
+        }
+        snaps.add(s);
+      }
+      // Which source serves each wanted bucket range piece.
+      List<List<BucketRange>> parts = new ArrayList<>();
+      for (ShardSnapshot s : snaps) {
+        List<BucketRange> part = new ArrayList<>();
+        for (BucketRange w : ranges) {
+          for (BucketRange r : s.ranges()) {
+            if (w.overlaps(r)) {
+              part.add(BucketRange.of(Math.max(w.lo(), r.lo()), Math.min(w.hi(), r.hi())));
+            }
+          }
+        }
+        if (part.isEmpty()) {
+          throw new IllegalArgumentException(
+              "snapshot "
+                  + s.id()
+                  + " of shard "
+                  + s.shardId()
+                  + " holds none of the buckets "
+                  + BucketRange.toConfigValue(ranges));
+        }
+        parts.add(part);
+      }
+      checkCoverage(ranges, parts, sources);
+      Map<Long, String> vlogPaths = new TreeMap<>();
+      for (int i = 0; i < snaps.size(); i++) {
+        ShardSnapshot s = snaps.get(i);
+        for (SnapshotFile f : s.files()) {
+          if (f.isVlog()) {
+            continue;
+          }
+          BucketRange span =
+              BucketRange.of(
+                  Bytes.getShort(f.properties().smallest(), 0),
+                  Bytes.getShort(f.properties().largest(), 0));
+          if (!intersects(span, parts.get(i))) {
+            continue;
+          }
+          for (int j = 0; j < snaps.size(); j++) {
+            if (j != i && intersects(span, parts.get(j))) {
+              throw new IllegalArgumentException(
+                  "file "
+                      + f.volumePath()
+                      + " of "
+                      + sources.get(i)
+                      + " holds buckets "
+                      + span
+                      + ", some served by "
+                      + sources.get(j)
+                      + "; compact shard "
+                      + s.shardId()
+                      + " after its shrink (compaction drops buckets it gave up) and snapshot it"
+                      + " again");
+            }
+          }
+          sel.tables.add(f);
+          sel.tableSources.add(i);
+          for (long log : f.properties().vlogRefs().keySet()) {
+            SnapshotFile v = find(s, log);
+            String known = vlogPaths.putIfAbsent(log, v.volumePath());
+            if (known != null && !known.equals(v.volumePath())) {
+              throw new IllegalArgumentException(
+                  "value-log number "
+                      + log
+                      + " names different files in the sources ("
+                      + known
+                      + ", "
+                      + v.volumePath()
+                      + "); these shards cannot be combined");
+            }
+            sel.vlogs.put(log, v);
+          }
+        }
+      }
+      return sel;
+    }
   }
 
   private static SnapshotFile find(ShardSnapshot s, long vlog) {

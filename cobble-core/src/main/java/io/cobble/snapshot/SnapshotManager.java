@@ -8,6 +8,7 @@ import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
+import io.cobble.version.AdoptedFiles;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
@@ -18,7 +19,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -56,11 +56,14 @@ public final class SnapshotManager implements AutoCloseable {
   private final Object lock = new Object();
   // Local file identity (name, size, entries) to its copy on the volume.
   private final Map<String, String> uploaded = new ConcurrentHashMap<>();
-  // Volume paths of files this Db uses in place, by file number.
-  private final Map<Long, String> external;
+  // Volume paths of files this Db uses in place, by file number; grows when the Db expands.
+  private final Map<Long, String> external = new ConcurrentHashMap<>();
   private final TreeMap<Long, PendingSnapshot> pending = new TreeMap<>();
   private final Map<Long, Set<String>> pendingRefs = new HashMap<>();
   private final List<String> inheritedLeases;
+  // Leases of files this manager's Db adopted by expanding; each ends with the first snapshot
+  // taken after the adoption. Under the lock.
+  private final List<String> adoptionLeases = new ArrayList<>();
   private final AtomicLong bytesUploaded = new AtomicLong();
   private final AtomicLong filesUploaded = new AtomicLong();
   private long lastId;
@@ -83,7 +86,7 @@ public final class SnapshotManager implements AutoCloseable {
               + "; take its snapshots on that volume, not on "
               + volume.uri());
     }
-    this.external = inPlace.map(ExternalFiles::files).orElse(Collections.emptyMap());
+    inPlace.ifPresent(x -> external.putAll(x.files()));
     List<Long> ids = store.snapshotIds(shardId);
     lastId = ids.isEmpty() ? 0 : ids.get(ids.size() - 1);
     // A pin left by a snapshot that failed while the volume was down names an unpublished id:
@@ -91,12 +94,18 @@ public final class SnapshotManager implements AutoCloseable {
     for (long pinnedId : store.pinnedIds(shardId)) {
       lastId = Math.max(lastId, pinnedId);
     }
+    // Tables numbered at or above the Db's next number are not its files: after a restore to an
+    // older snapshot the Db numbers new tables from there again, and one of them can match an
+    // upload of the abandoned line in name, size and entries while holding other rows.
+    long next = db.versionSet().newFileNumber();
     store
         .latest(shardId)
         .ifPresent(
             s -> {
               for (SnapshotFile f : s.files()) {
-                uploaded.put(identity(f), f.volumePath());
+                if (f.isVlog() || f.number() < next) {
+                  uploaded.put(identity(f), f.volumePath());
+                }
               }
             });
     inheritedLeases = store.leasePaths(shardId);
@@ -188,8 +197,11 @@ public final class SnapshotManager implements AutoCloseable {
     CompletableFuture<Version> sealed;
     List<BucketRange> ranges;
     io.cobble.schema.Schema schema;
+    List<String> covered;
     synchronized (lock) {
       checkOpen();
+      // Adoptions finished before this call are in the sealed version.
+      covered = new ArrayList<>(adoptionLeases);
       // Under the lock: snapshot ids follow the order in which their data was sealed.
       ranges = BucketRange.fromPairs(db.ownedBucketRanges());
       schema = db.schema();
@@ -199,7 +211,7 @@ public final class SnapshotManager implements AutoCloseable {
       pendingRefs.put(p.id(), new HashSet<>());
     }
     PendingSnapshot task = p;
-    uploader.execute(() -> upload(task, sealed, schema, ranges));
+    uploader.execute(() -> upload(task, sealed, schema, ranges, covered));
     return p;
   }
 
@@ -207,7 +219,8 @@ public final class SnapshotManager implements AutoCloseable {
       PendingSnapshot p,
       CompletableFuture<Version> sealed,
       io.cobble.schema.Schema schema,
-      List<BucketRange> ranges) {
+      List<BucketRange> ranges,
+      List<String> coveredLeases) {
     Version v = null;
     try {
       v = sealed.join();
@@ -255,6 +268,7 @@ public final class SnapshotManager implements AutoCloseable {
         pendingRefs.remove(p.id());
       }
       releaseInheritedLeases();
+      releaseAdoptionLeases(coveredLeases);
       try {
         applyRetention();
       } catch (RuntimeException e) {
@@ -300,7 +314,7 @@ public final class SnapshotManager implements AutoCloseable {
   /** The volume path of a live file: in place, already uploaded, or uploaded now. */
   private String place(long number, String name, long size, long entries, VersionSet vs) {
     if (vs.isExternal(number)) {
-      String p = external.get(number);
+      String p = externalPath(number);
       if (p == null) {
         throw new CobbleException(
             "file " + name + " of " + db.directory() + " is external but not in its EXTERNAL list");
@@ -345,6 +359,16 @@ public final class SnapshotManager implements AutoCloseable {
     return size;
   }
 
+  /** The volume path of a file used in place; rereads the list when the Db adopted files since. */
+  private String externalPath(long number) {
+    String p = external.get(number);
+    if (p == null) {
+      ExternalFiles.read(db.directory()).ifPresent(x -> external.putAll(x.files()));
+      p = external.get(number);
+    }
+    return p;
+  }
+
   private static String identity(String name, long size, long entries) {
     // A Db directory recreated from scratch reuses file numbers; size and entry count tell files
     // of two incarnations apart so an old upload is never mistaken for a new file.
@@ -361,7 +385,7 @@ public final class SnapshotManager implements AutoCloseable {
     Set<String> out = new HashSet<>();
     for (Tree t : v.trees()) {
       for (FileMeta f : t.allFiles()) {
-        String p = external.get(f.number());
+        String p = db.versionSet().isExternal(f.number()) ? externalPath(f.number()) : null;
         if (p == null) {
           p =
               uploaded.get(
@@ -374,7 +398,7 @@ public final class SnapshotManager implements AutoCloseable {
       }
     }
     for (ValueLogFile f : v.vlogFiles().values()) {
-      String p = external.get(f.number());
+      String p = db.versionSet().isExternal(f.number()) ? externalPath(f.number()) : null;
       if (p == null) {
         p = uploaded.get(identity(String.format("%06d.vlog", f.number()), f.size(), f.entries()));
       }
@@ -398,6 +422,57 @@ public final class SnapshotManager implements AutoCloseable {
     } finally {
       v.unref();
     }
+  }
+
+  private void releaseAdoptionLeases(List<String> covered) {
+    synchronized (lock) {
+      for (String lease : covered) {
+        if (adoptionLeases.remove(lease)) {
+          store.deleteMetadata(lease);
+        }
+      }
+    }
+  }
+
+  /**
+   * Expands the Db by {@code ranges} with {@code adopted}, files of the snapshots {@code sources}
+   * on this manager's volume, used in place. An export lease of this shard keeps them until the
+   * first snapshot taken after this call is published, which refers to them itself. Call {@code
+   * Rescale.expandBuckets(SnapshotManager, ...)}, which selects and checks the files.
+   *
+   * @throws CobbleException if a source snapshot was expired before the lease was in place
+   */
+  public void adopt(List<BucketRange> ranges, AdoptedFiles adopted, List<ShardRef> sources) {
+    ExportLease lease;
+    synchronized (lock) {
+      checkOpen();
+      lease = store.createLease(shardId, adopted.volumePaths());
+    }
+    for (ShardRef source : sources) {
+      if (store.read(source.shardId(), source.snapshotId()).isEmpty()) {
+        lease.release();
+        throw new CobbleException(source + " was expired while expanding shard " + shardId);
+      }
+    }
+    int[] pairs = new int[ranges.size() * 2];
+    for (int i = 0; i < ranges.size(); i++) {
+      pairs[2 * i] = ranges.get(i).lo();
+      pairs[2 * i + 1] = ranges.get(i).hi();
+    }
+    try {
+      db.expandBuckets(pairs, adopted, store.storage());
+    } finally {
+      // Even after a failure: if the Db kept the files, the next snapshot owns them; if not, the
+      // lease just ends then.
+      synchronized (lock) {
+        adoptionLeases.add(lease.path());
+      }
+    }
+  }
+
+  /** The Db whose snapshots this manager takes. */
+  public Db db() {
+    return db;
   }
 
   private void releaseInheritedLeases() {

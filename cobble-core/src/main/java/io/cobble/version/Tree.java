@@ -4,6 +4,7 @@ import io.cobble.util.Bytes;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The files of one column family by level. L0 files may overlap and are ordered newest first; files
@@ -81,12 +82,26 @@ public final class Tree {
     return out;
   }
 
-  /** Returns a copy with {@code removed} taken out and {@code added} put at their levels. */
-  Tree apply(List<FileMeta> removed, List<int[]> addedLevels, List<FileMeta> added) {
+  /**
+   * Returns a copy with {@code removed} taken out and {@code added} put at their levels; a removed
+   * file with {@code replacements} is replaced by them where it was.
+   */
+  Tree apply(
+      List<FileMeta> removed,
+      List<int[]> addedLevels,
+      List<FileMeta> added,
+      Map<FileMeta, List<FileMeta>> replacements) {
     List<List<FileMeta>> l = new ArrayList<>();
     for (List<FileMeta> files : levels) {
-      List<FileMeta> keep = new ArrayList<>(files);
-      keep.removeAll(removed);
+      List<FileMeta> keep = new ArrayList<>();
+      for (FileMeta f : files) {
+        List<FileMeta> by = replacements.get(f);
+        if (by != null) {
+          keep.addAll(by);
+        } else if (!removed.contains(f)) {
+          keep.add(f);
+        }
+      }
       l.add(keep);
     }
     for (int i = 0; i < added.size(); i++) {

@@ -4,7 +4,9 @@ import io.cobble.memtable.MemTable;
 import io.cobble.schema.Schema;
 import io.cobble.vlog.ValueLogFile;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 
 /** A change to apply to the current version: memtables, files, value logs, schema. */
 public final class VersionEdit {
@@ -14,6 +16,7 @@ public final class VersionEdit {
   final List<FileMeta> added = new ArrayList<>();
   final List<int[]> addedLevels = new ArrayList<>();
   final List<ValueLogFile> addedVlogs = new ArrayList<>();
+  final Map<FileMeta, List<FileMeta>> replaced = new IdentityHashMap<>();
   Schema schema;
 
   public VersionEdit memtables(MemTable active, List<MemTable> immutables) {
@@ -30,6 +33,16 @@ public final class VersionEdit {
   public VersionEdit add(int level, FileMeta f) {
     added.add(f);
     addedLevels.add(new int[] {level});
+    return this;
+  }
+
+  /**
+   * Replaces {@code f} by {@code outputs} (its rows rewritten, none outside its key range) at its
+   * level and, in L0, at its position, so it keeps its age relative to the other L0 files.
+   */
+  public VersionEdit replace(FileMeta f, List<FileMeta> outputs) {
+    removed.add(f);
+    replaced.put(f, new ArrayList<>(outputs));
     return this;
   }
 

@@ -255,7 +255,10 @@ public final class VersionSet {
           levels.add(edit.addedLevels.get(i));
         }
       }
-      trees.add(removed.isEmpty() && added.isEmpty() ? t : t.apply(removed, levels, added));
+      trees.add(
+          removed.isEmpty() && added.isEmpty()
+              ? t
+              : t.apply(removed, levels, added, edit.replaced));
     }
     Map<Long, Long> live = liveRefs(trees);
     Map<Long, ValueLogFile> vlogs = new TreeMap<>();

@@ -15,11 +15,17 @@ import io.cobble.rescale.Rescale;
 import io.cobble.storage.Storage;
 import io.cobble.storage.file.FileStorage;
 import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.util.Bytes;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
@@ -27,8 +33,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Random operations against a sorted-map model, including snapshot, restore (latest or older),
- * shrink, expand into a new shard and read-only opens of published snapshots; on a local snapshot
- * volume and on S3 (S3Proxy), files used in place on both.
+ * shrink, expand into a new shard, expand the live shard by buckets cut from any snapshot (its own
+ * older ones too), reopen and read-only opens of published snapshots; on a local snapshot volume
+ * and on S3 (S3Proxy), files used in place on both.
  */
 class SnapshotModelTest {
   private static final int BUCKETS = 8;
@@ -62,7 +69,15 @@ class SnapshotModelTest {
   @Test
   void localVolume() throws Exception {
     try (Storage v = FileStorage.open(tmp.resolve("volume"), true)) {
-      run(v, 1, 1500);
+      run(v, 1, 1500, false);
+    }
+  }
+
+  /** With live expansions and reopens mixed in. */
+  @Test
+  void localVolumeWithLiveExpansionAndReopen() throws Exception {
+    try (Storage v = FileStorage.open(tmp.resolve("volume"), true)) {
+      run(v, 1, 1500, true);
     }
   }
 
@@ -71,12 +86,12 @@ class SnapshotModelTest {
     try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "snapshots")) {
       try (Storage v = server.open("snapshots/model")) {
         // Fewer steps: every snapshot and restore goes over HTTP.
-        run(v, 2, 300);
+        run(v, 2, 300, true);
       }
     }
   }
 
-  private void run(Storage v, long seed, int steps) throws Exception {
+  private void run(Storage v, long seed, int steps, boolean live) throws Exception {
     random = new Random(seed);
     volume = v;
     model = new TreeMap<>();
@@ -84,6 +99,11 @@ class SnapshotModelTest {
     try {
       for (int step = 0; step < steps; step++) {
         int op = random.nextInt(100);
+        if (live) {
+          checkValueLogsListed(step);
+        } else if (op >= 95 && op < 98) {
+          op = op < 96 ? 94 : 99;
+        }
         if (op < 45) {
           put();
         } else if (op < 55) {
@@ -102,8 +122,12 @@ class SnapshotModelTest {
           restore();
         } else if (op < 94) {
           shrink();
-        } else if (op < 96) {
+        } else if (op < 95) {
           expand();
+        } else if (op < 97) {
+          expandLive();
+        } else if (op < 98) {
+          reopen();
         } else {
           readOnly();
         }
@@ -112,6 +136,24 @@ class SnapshotModelTest {
     } finally {
       snaps.close();
       db.close();
+    }
+  }
+
+  /** Every value log a table points into is in the version (so snapshots and reopen keep it). */
+  private void checkValueLogsListed(int step) {
+    Version v = db.versionSet().acquire();
+    try {
+      for (Tree t : v.trees()) {
+        for (FileMeta f : t.allFiles()) {
+          for (long n : f.properties().vlogRefs().keySet()) {
+            assertTrue(
+                v.vlogFiles().containsKey(n),
+                "step " + step + ": table " + f + " points into value log " + n + " not listed");
+          }
+        }
+      }
+    } finally {
+      v.unref();
     }
   }
 
@@ -195,11 +237,12 @@ class SnapshotModelTest {
 
   private void shrink() {
     int[] r = db.ownedBucketRanges();
-    if (r.length != 2 || r[0] == r[1]) {
+    int pair = random.nextInt(r.length / 2) * 2;
+    if (r.length == 2 && r[0] == r[1]) {
       return;
     }
-    int lo = r[0] + random.nextInt(2);
-    int hi = Math.max(lo, r[1] - random.nextInt(2));
+    int lo = r[pair] + (r[pair] < r[pair + 1] ? random.nextInt(2) : 0);
+    int hi = Math.max(lo, r[pair + 1] - random.nextInt(2));
     Rescale.shrinkBuckets(db, List.of(BucketRange.of(lo, hi)));
     model.keySet().removeIf(k -> !owns(k, lo, hi));
   }
@@ -230,6 +273,89 @@ class SnapshotModelTest {
     db.close();
     openShard(next);
     model = m;
+  }
+
+  /**
+   * Grows the live shard by buckets it does not own, cut from any intact snapshot on the volume:
+   * often one of its own from before it shrank away those buckets, whose rows its files still hold
+   * with other values (they must not show), or a sibling's.
+   */
+  private void expandLive() {
+    List<String> candidates = new ArrayList<>(new TreeMap<>(published).keySet());
+    Collections.shuffle(candidates, random);
+    for (String ref : candidates) {
+      String source = ref.substring(0, ref.lastIndexOf('/'));
+      long id = Long.parseLong(ref.substring(ref.lastIndexOf('/') + 1));
+      Optional<ShardSnapshot> s = snaps.store().read(source, id);
+      if (s.isEmpty()) {
+        continue;
+      }
+      List<Integer> free = new ArrayList<>();
+      for (BucketRange r : s.get().ranges()) {
+        for (int b = r.lo(); b <= r.hi(); b++) {
+          if (!ownsBucket(b)) {
+            free.add(b);
+          }
+        }
+      }
+      if (free.isEmpty()) {
+        continue;
+      }
+      int lo = free.get(random.nextInt(free.size()));
+      int hi = lo;
+      while (free.contains(hi + 1) && random.nextInt(3) > 0) {
+        hi++;
+      }
+      BucketRange cut = BucketRange.of(lo, hi);
+      Rescale.expandBuckets(snaps, List.of(ShardRef.of(source, id)), List.of(cut));
+      published
+          .get(ref)
+          .forEach(
+              (k, v) -> {
+                if (owns(k, cut.lo(), cut.hi())) {
+                  model.put(k, v);
+                }
+              });
+      verifyAll(db, model);
+      assertLevelsDisjoint(db);
+      return;
+    }
+  }
+
+  /** Below L0 the files of a level never overlap, whatever expansion placed there. */
+  private static void assertLevelsDisjoint(Db d) {
+    for (Tree t : d.versionSet().current().trees()) {
+      for (int level = 1; level < t.levelCount(); level++) {
+        List<FileMeta> files = t.level(level);
+        for (int i = 1; i < files.size(); i++) {
+          assertTrue(
+              Bytes.compare(files.get(i - 1).largest(), files.get(i).smallest()) < 0,
+              "level " + level + " overlaps: " + files);
+        }
+      }
+    }
+  }
+
+  private boolean ownsBucket(int b) {
+    int[] r = db.ownedBucketRanges();
+    for (int i = 0; i < r.length; i += 2) {
+      if (b >= r[i] && b <= r[i + 1]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Closes and reopens the live shard: what it adopted is durable without a snapshot. */
+  private void reopen() {
+    snaps.close();
+    Path dir = db.directory();
+    Config config = db.config();
+    db.close();
+    // The opening config: a restored shard's ranges come from it, not from a RANGES file.
+    db = Db.open(dir, config, volume);
+    snaps = SnapshotManager.open(db, volume, shard);
+    verifyAll(db, model);
   }
 
   private void readOnly() {
