@@ -1,9 +1,11 @@
 package io.cobble.storage;
 
+import io.cobble.CobbleException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.zip.CRC32C;
@@ -72,6 +74,24 @@ public final class MetadataFile {
         path, encode(KIND_POINTER, generation.getBytes(StandardCharsets.UTF_8)));
     if (previous.isPresent()) {
       storage.delete(previous.get());
+    }
+  }
+
+  /** {@link #publish} of {@code name} in the local directory {@code dir} (a Db's own files). */
+  public static void publishIn(Path dir, String name, byte[] payload) {
+    try (Storage s = StorageProviders.open(dir.toUri(), StorageOptions.empty())) {
+      publish(s, name, payload);
+    } catch (IOException e) {
+      throw new CobbleException("cannot write " + dir.resolve(name), e);
+    }
+  }
+
+  /** {@link #read} of {@code name} in the local directory {@code dir} (a Db's own files). */
+  public static Optional<byte[]> readIn(Path dir, String name) {
+    try (Storage s = StorageProviders.open(dir.toUri(), StorageOptions.empty())) {
+      return read(s, name);
+    } catch (IOException e) {
+      throw new CobbleException("cannot read " + dir.resolve(name), e);
     }
   }
 

@@ -1,16 +1,13 @@
 package io.cobble.version;
 
-import io.cobble.CobbleException;
 import io.cobble.storage.DataFile;
 import io.cobble.storage.MetadataFile;
 import io.cobble.storage.Storage;
-import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
-import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -105,21 +102,12 @@ public final class ExternalFiles {
       w.writeVarLong(e.getKey());
       w.writeString(e.getValue());
     }
-    try (Storage s = StorageProviders.open(dbDir.toUri(), StorageOptions.empty())) {
-      MetadataFile.publish(s, FILE_NAME, w.toByteArray());
-    } catch (IOException e) {
-      throw new CobbleException("cannot write " + dbDir.resolve(FILE_NAME), e);
-    }
+    MetadataFile.publishIn(dbDir, FILE_NAME, w.toByteArray());
   }
 
   /** The external files of the Db in {@code dbDir}; empty when it has none. */
   public static Optional<ExternalFiles> read(Path dbDir) {
-    Optional<byte[]> payload;
-    try (Storage s = StorageProviders.open(dbDir.toUri(), StorageOptions.empty())) {
-      payload = MetadataFile.read(s, FILE_NAME);
-    } catch (IOException e) {
-      throw new CobbleException("cannot read " + dbDir.resolve(FILE_NAME), e);
-    }
+    Optional<byte[]> payload = MetadataFile.readIn(dbDir, FILE_NAME);
     if (payload.isEmpty()) {
       return Optional.empty();
     }

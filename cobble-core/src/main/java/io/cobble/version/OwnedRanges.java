@@ -1,13 +1,8 @@
 package io.cobble.version;
 
-import io.cobble.CobbleException;
 import io.cobble.storage.MetadataFile;
-import io.cobble.storage.Storage;
-import io.cobble.storage.StorageOptions;
-import io.cobble.storage.StorageProviders;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -26,28 +21,20 @@ public final class OwnedRanges {
     for (int p : pairs) {
       w.writeVarInt(p);
     }
-    try (Storage s = StorageProviders.open(dbDir.toUri(), StorageOptions.empty())) {
-      MetadataFile.publish(s, FILE_NAME, w.toByteArray());
-    } catch (IOException e) {
-      throw new CobbleException("cannot write " + dbDir.resolve(FILE_NAME), e);
-    }
+    MetadataFile.publishIn(dbDir, FILE_NAME, w.toByteArray());
   }
 
   public static Optional<int[]> read(Path dbDir) {
-    try (Storage s = StorageProviders.open(dbDir.toUri(), StorageOptions.empty())) {
-      return MetadataFile.read(s, FILE_NAME)
-          .map(
-              b -> {
-                ByteReader r = new ByteReader(b);
-                int[] pairs = new int[r.readVarInt()];
-                for (int i = 0; i < pairs.length; i++) {
-                  pairs[i] = r.readVarInt();
-                }
-                return pairs;
-              });
-    } catch (IOException e) {
-      throw new CobbleException("cannot read " + dbDir.resolve(FILE_NAME), e);
-    }
+    return MetadataFile.readIn(dbDir, FILE_NAME)
+        .map(
+            b -> {
+              ByteReader r = new ByteReader(b);
+              int[] pairs = new int[r.readVarInt()];
+              for (int i = 0; i < pairs.length; i++) {
+                pairs[i] = r.readVarInt();
+              }
+              return pairs;
+            });
   }
 
   /** {@code 0-9,20-29} */

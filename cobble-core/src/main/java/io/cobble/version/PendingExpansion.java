@@ -2,9 +2,6 @@ package io.cobble.version;
 
 import io.cobble.CobbleException;
 import io.cobble.storage.MetadataFile;
-import io.cobble.storage.Storage;
-import io.cobble.storage.StorageOptions;
-import io.cobble.storage.StorageProviders;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import java.io.IOException;
@@ -53,20 +50,11 @@ public final class PendingExpansion {
     w.writeVarInt(addedExternal.size());
     addedExternal.forEach(w::writeVarLong);
     w.writeByte(hadExternal ? 1 : 0);
-    try (Storage s = StorageProviders.open(dbDir.toUri(), StorageOptions.empty())) {
-      MetadataFile.publish(s, FILE_NAME, w.toByteArray());
-    } catch (IOException e) {
-      throw new CobbleException("cannot write " + dbDir.resolve(FILE_NAME), e);
-    }
+    MetadataFile.publishIn(dbDir, FILE_NAME, w.toByteArray());
   }
 
   static Optional<PendingExpansion> read(Path dbDir) {
-    Optional<byte[]> payload;
-    try (Storage s = StorageProviders.open(dbDir.toUri(), StorageOptions.empty())) {
-      payload = MetadataFile.read(s, FILE_NAME);
-    } catch (IOException e) {
-      throw new CobbleException("cannot read " + dbDir.resolve(FILE_NAME), e);
-    }
+    Optional<byte[]> payload = MetadataFile.readIn(dbDir, FILE_NAME);
     if (payload.isEmpty()) {
       return Optional.empty();
     }
