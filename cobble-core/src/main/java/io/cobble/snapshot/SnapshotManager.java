@@ -48,6 +48,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * uploads run.
  */
 public final class SnapshotManager implements AutoCloseable {
+  private static final long CLOSE_TIMEOUT_MINUTES = 5;
+
   private final Db db;
   private final SnapshotStore store;
   private final String shardId;
@@ -250,6 +252,19 @@ public final class SnapshotManager implements AutoCloseable {
       synchronized (lock) {
         // Under the lock so that cancel() either wins before publication or reports failure.
         checkNotCancelled(p);
+        if (store.manifestExists(shardId, p.id())) {
+          // Two managers of one shard at once (an earlier one still publishing): never replace a
+          // published snapshot, someone may already rely on its content.
+          throw new CobbleException(
+              "snapshot "
+                  + p.id()
+                  + " of shard "
+                  + shardId
+                  + " is already on "
+                  + store.storage().uri()
+                  + ": another snapshot manager writes this shard; close it before opening a new"
+                  + " one");
+        }
         store.publish(s);
         pending.remove(p.id());
         pendingRefs.remove(p.id());
@@ -523,7 +538,13 @@ public final class SnapshotManager implements AutoCloseable {
     }
   }
 
-  /** Waits for pending snapshots to publish (or fail), then stops. */
+  /**
+   * Waits for pending snapshots to publish (or fail), then stops. The wait is not cut short by an
+   * interrupt (the interrupt status is kept): a manager whose close returned never writes to the
+   * volume again, so the next manager of the shard, which numbers its snapshots after those it
+   * finds there, cannot reuse the id of a snapshot still being published behind it. Cancel pending
+   * snapshots first to make the wait short.
+   */
   @Override
   public void close() {
     synchronized (lock) {
@@ -534,12 +555,14 @@ public final class SnapshotManager implements AutoCloseable {
     }
     uploader.shutdown();
     try {
-      if (!uploader.awaitTermination(5, TimeUnit.MINUTES)) {
-        throw new CobbleException("snapshot uploads of shard " + shardId + " did not finish");
+      if (!awaitUploads()) {
+        throw new CobbleException(
+            "snapshot uploads of shard "
+                + shardId
+                + " did not finish within "
+                + CLOSE_TIMEOUT_MINUTES
+                + " minutes");
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CobbleException("interrupted while waiting for snapshot uploads", e);
     } finally {
       if (ownedStorage != null) {
         try {
@@ -547,6 +570,24 @@ public final class SnapshotManager implements AutoCloseable {
         } catch (IOException e) {
           throw new CobbleException("cannot close snapshot volume " + ownedStorage.uri(), e);
         }
+      }
+    }
+  }
+
+  private boolean awaitUploads() {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(CLOSE_TIMEOUT_MINUTES);
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return uploader.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }

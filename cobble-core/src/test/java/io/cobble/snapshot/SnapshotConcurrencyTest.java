@@ -1,0 +1,150 @@
+package io.cobble.snapshot;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.Db;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOutput;
+import io.cobble.storage.file.FileStorage;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Snapshot managers sharing a volume with other processes: writers of other shards, a global
+ * retention pass, and an earlier manager of the same shard that is still publishing.
+ */
+class SnapshotConcurrencyTest {
+
+  @TempDir Path tmp;
+  Storage files;
+
+  @BeforeEach
+  void openVolume() throws Exception {
+    files = FileStorage.open(tmp.resolve("volume"), true);
+  }
+
+  @AfterEach
+  void closeVolume() throws Exception {
+    files.close();
+  }
+
+  /**
+   * Shard a's retention collects garbage while shard b's own retention deletes b's older manifest:
+   * the manifest is listed, then gone when read. That is not damage, and a's snapshot stays good.
+   */
+  @Test
+  void collectionToleratesManifestsOfOtherShardsDeletedWhileItReads() throws Exception {
+    String deletedManifest = SnapshotStore.manifestPath("b", 1);
+    AtomicBoolean armed = new AtomicBoolean();
+    Storage volume =
+        new ForwardingStorage(files) {
+          @Override
+          public byte[] readAll(String path) throws IOException {
+            if (path.equals(deletedManifest) && armed.compareAndSet(true, false)) {
+              // Shard b's retention, in another process, wins the race to this manifest.
+              new SnapshotStore(delegate).deleteSnapshot("b", 1);
+            }
+            return delegate.readAll(path);
+          }
+        };
+    try (Db a = Db.open(tmp.resolve("a"), SnapshotTest.config(1));
+        Db b = Db.open(tmp.resolve("b"), SnapshotTest.config(0));
+        SnapshotManager snapsA = SnapshotManager.open(a, volume, "a");
+        SnapshotManager snapsB = SnapshotManager.open(b, volume, "b")) {
+      SnapshotTest.write(b, 0, 1000, 1);
+      snapsB.snapshot().published().join();
+      SnapshotTest.write(b, 0, 1000, 2);
+      ShardSnapshot newestOfB = snapsB.snapshot().published().join();
+
+      SnapshotTest.write(a, 0, 1000, 1);
+      snapsA.snapshot().published().join();
+      SnapshotTest.write(a, 0, 1000, 2);
+      armed.set(true);
+      // Retention expires a's snapshot 1 and collects its files: marking reads b's manifests.
+      ShardSnapshot second = snapsA.snapshot().published().join();
+
+      assertTrue(!armed.get(), "b's manifest was never read during collection");
+      assertEquals(List.of(second.id()), snapsA.published());
+      assertEquals(List.of(newestOfB.id()), snapsB.published());
+      for (SnapshotFile f : newestOfB.files()) {
+        assertTrue(volume.exists(f.volumePath()), "b's live file " + f.volumePath() + " is gone");
+      }
+    }
+    try (Db restored =
+        SnapshotRestore.resume(tmp.resolve("ra"), volume, "a", SnapshotTest.config(0))) {
+      SnapshotTest.check(restored, 0, 1000, 2);
+    }
+  }
+
+  /**
+   * A cancelled Flink task closes its manager from an interrupted thread while a snapshot is still
+   * uploading. The close waits for it anyway: otherwise the next manager of the shard numbers its
+   * snapshot with the same id and two processes publish one snapshot id.
+   */
+  @Test
+  void interruptedCloseStillWaitsForThePendingSnapshot() throws Exception {
+    CountDownLatch uploading = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Storage volume =
+        new ForwardingStorage(files) {
+          @Override
+          public StorageOutput create(String path) throws IOException {
+            if (path.startsWith("data/z/")) {
+              uploading.countDown();
+              try {
+                release.await();
+              } catch (InterruptedException e) {
+                throw new UncheckedIOException(new IOException(e));
+              }
+            }
+            return delegate.create(path);
+          }
+        };
+    Thread closer = Thread.currentThread();
+    Thread releaser =
+        new Thread(
+            () -> {
+              // Lets the upload go on only once the closing thread waits for it.
+              while (closer.getState() != Thread.State.TIMED_WAITING
+                  && closer.getState() != Thread.State.WAITING) {
+                Thread.onSpinWait();
+                if (release.getCount() == 0) {
+                  return;
+                }
+              }
+              release.countDown();
+            });
+    PendingSnapshot pending;
+    try (Db db = Db.open(tmp.resolve("z"), SnapshotTest.config(0))) {
+      SnapshotManager snaps = SnapshotManager.open(db, volume, "z");
+      SnapshotTest.write(db, 0, 1000, 1);
+      pending = snaps.snapshot();
+      uploading.await();
+      releaser.start();
+      closer.interrupt();
+      try {
+        snaps.close();
+        assertTrue(Thread.interrupted(), "close kept the interrupt status");
+        assertTrue(
+            pending.published().isDone(), "close returned while the snapshot was still uploading");
+      } finally {
+        Thread.interrupted();
+        release.countDown();
+        releaser.join();
+      }
+      assertEquals(pending.id(), pending.published().join().id());
+      try (SnapshotManager next = SnapshotManager.open(db, volume, "z")) {
+        assertEquals(pending.id() + 1, next.snapshot().published().join().id());
+      }
+    }
+  }
+}
