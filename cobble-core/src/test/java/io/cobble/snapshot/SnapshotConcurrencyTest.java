@@ -1,6 +1,7 @@
 package io.cobble.snapshot;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Db;
@@ -11,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
@@ -145,6 +147,31 @@ class SnapshotConcurrencyTest {
       try (SnapshotManager next = SnapshotManager.open(db, volume, "z")) {
         assertEquals(pending.id() + 1, next.snapshot().published().join().id());
       }
+    }
+  }
+
+  /**
+   * Two managers of one shard at once, as an attempt of a job that another process still runs
+   * behind (fencing failed): the second publication of an id fails instead of replacing the
+   * snapshot someone may already have committed.
+   */
+  @Test
+  void aSnapshotIdIsNeverPublishedTwice() throws Exception {
+    try (Db first = Db.open(tmp.resolve("first"), SnapshotTest.config(0));
+        Db second = Db.open(tmp.resolve("second"), SnapshotTest.config(0));
+        SnapshotManager zombie = SnapshotManager.open(first, files, "s");
+        SnapshotManager current = SnapshotManager.open(second, files, "s")) {
+      SnapshotTest.write(first, 0, 1000, 1);
+      SnapshotTest.write(second, 0, 1000, 2);
+      ShardSnapshot published = current.snapshot().published().join();
+      PendingSnapshot late = zombie.snapshot();
+      assertEquals(published.id(), late.id());
+      CompletionException e = assertThrows(CompletionException.class, late.published()::join);
+      assertTrue(e.getCause().getMessage().contains("another snapshot manager"), e.getMessage());
+    }
+    try (Db restored =
+        SnapshotRestore.resume(tmp.resolve("restored"), files, "s", SnapshotTest.config(0))) {
+      SnapshotTest.check(restored, 0, 1000, 2);
     }
   }
 }
