@@ -506,14 +506,20 @@ public final class SnapshotManager implements AutoCloseable {
                 + shardId
                 + " and restore needs it; take a newer snapshot first");
       }
-      List<String> candidates = new ArrayList<>();
-      store
-          .read(shardId, id)
-          .ifPresent(s -> s.files().forEach(f -> candidates.add(f.volumePath())));
-      store.deleteSnapshot(shardId, id);
-      List<String> deleted = store.collect(candidates, liveVolumePaths());
-      uploaded.values().removeAll(deleted);
+      delete(id);
     }
+  }
+
+  /**
+   * Deletes snapshot {@code id} and collects its files. The global retention (another process) may
+   * have deleted it already: then nothing is left to do here, its files are collected there.
+   */
+  private void delete(long id) {
+    List<String> candidates = new ArrayList<>();
+    store.read(shardId, id).ifPresent(s -> s.files().forEach(f -> candidates.add(f.volumePath())));
+    store.deleteSnapshot(shardId, id);
+    List<String> deleted = store.collect(candidates, liveVolumePaths());
+    uploaded.values().removeAll(deleted);
   }
 
   private void applyRetention() {
@@ -524,9 +530,10 @@ public final class SnapshotManager implements AutoCloseable {
       List<Long> ids = store.snapshotIds(shardId);
       Set<Long> global = store.globallyReferenced(shardId);
       Set<Long> pinned = store.pinnedIds(shardId);
+      // Neither pending nor the newest; pins are only added under the lock: what expire() checks.
       for (int i = 0; i < ids.size() - retention; i++) {
         if (!pinned.contains(ids.get(i)) && !global.contains(ids.get(i))) {
-          expire(ids.get(i));
+          delete(ids.get(i));
         }
       }
     }

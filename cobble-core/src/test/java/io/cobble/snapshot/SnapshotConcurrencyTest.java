@@ -88,6 +88,41 @@ class SnapshotConcurrencyTest {
   }
 
   /**
+   * The global retention (the committer, another process) deletes an old snapshot of the shard
+   * after the shard's own retention listed it: the shard's retention skips it instead of failing
+   * the snapshot it just published.
+   */
+  @Test
+  void retentionSkipsASnapshotTheGlobalRetentionDeletedMeanwhile() throws Exception {
+    AtomicBoolean armed = new AtomicBoolean();
+    Storage volume =
+        new ForwardingStorage(files) {
+          @Override
+          public List<String> list(String prefix) throws IOException {
+            if (prefix.equals("pins/s/") && armed.compareAndSet(true, false)) {
+              // Retention has listed the shard's snapshots; the committer's retention wins now.
+              new SnapshotStore(delegate).deleteSnapshot("s", 1);
+            }
+            return delegate.list(prefix);
+          }
+        };
+    try (Db db = Db.open(tmp.resolve("s"), SnapshotTest.config(1));
+        SnapshotManager snaps = SnapshotManager.open(db, volume, "s")) {
+      SnapshotTest.write(db, 0, 1000, 1);
+      snaps.snapshot().published().join();
+      SnapshotTest.write(db, 0, 1000, 2);
+      armed.set(true);
+      ShardSnapshot second = snaps.snapshot().published().join();
+      assertTrue(!armed.get(), "retention never listed the pins");
+      assertEquals(List.of(second.id()), snaps.published());
+    }
+    try (Db restored =
+        SnapshotRestore.resume(tmp.resolve("r"), volume, "s", SnapshotTest.config(0))) {
+      SnapshotTest.check(restored, 0, 1000, 2);
+    }
+  }
+
+  /**
    * A cancelled Flink task closes its manager from an interrupted thread while a snapshot is still
    * uploading. The close waits for it anyway: otherwise the next manager of the shard numbers its
    * snapshot with the same id and two processes publish one snapshot id.
