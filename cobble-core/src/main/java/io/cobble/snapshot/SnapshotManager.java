@@ -211,6 +211,7 @@ public final class SnapshotManager implements AutoCloseable {
       io.cobble.schema.Schema schema,
       List<BucketRange> ranges) {
     Version v = null;
+    boolean idTaken = false;
     try {
       v = sealed.join();
       synchronized (lock) {
@@ -254,7 +255,8 @@ public final class SnapshotManager implements AutoCloseable {
         checkNotCancelled(p);
         if (store.manifestExists(shardId, p.id())) {
           // Two managers of one shard at once (an earlier one still publishing): never replace a
-          // published snapshot, someone may already rely on its content.
+          // published snapshot, someone may already rely on its content, nor drop its pin.
+          idTaken = true;
           throw new CobbleException(
               "snapshot "
                   + p.id()
@@ -284,7 +286,9 @@ public final class SnapshotManager implements AutoCloseable {
         pendingRefs.remove(p.id());
       }
       p.future().completeExceptionally(t instanceof CompletionException ? t.getCause() : t);
-      dropPinOfFailed(p.id());
+      if (!idTaken) {
+        dropPinOfFailed(p.id());
+      }
     } finally {
       if (v != null) {
         v.unref();

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -199,10 +200,12 @@ class SnapshotConcurrencyTest {
       SnapshotTest.write(first, 0, 1000, 1);
       SnapshotTest.write(second, 0, 1000, 2);
       ShardSnapshot published = current.snapshot().published().join();
+      current.pin(published.id());
       PendingSnapshot late = zombie.snapshot();
       assertEquals(published.id(), late.id());
       CompletionException e = assertThrows(CompletionException.class, late.published()::join);
       assertTrue(e.getCause().getMessage().contains("another snapshot manager"), e.getMessage());
+      assertEquals(Set.of(published.id()), current.pinned(), "the failed publication kept the pin");
     }
     try (Db restored =
         SnapshotRestore.resume(tmp.resolve("restored"), files, "s", SnapshotTest.config(0))) {
