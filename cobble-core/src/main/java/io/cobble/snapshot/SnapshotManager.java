@@ -93,12 +93,20 @@ public final class SnapshotManager implements AutoCloseable {
     for (long pinnedId : store.pinnedIds(shardId)) {
       lastId = Math.max(lastId, pinnedId);
     }
+    // Only files the Db has now are taken from the newest snapshot. That snapshot may come from a
+    // later incarnation than the one this Db resumed from (a failed attempt that went on writing):
+    // its newer files have the numbers this Db gives its next files, and rows of the same shape
+    // give
+    // them the same sizes and entry counts, so they would pass for this Db's files.
+    Set<String> present = presentIdentities();
     store
         .latest(shardId)
         .ifPresent(
             s -> {
               for (SnapshotFile f : s.files()) {
-                uploaded.put(identity(f), f.volumePath());
+                if (present.contains(identity(f))) {
+                  uploaded.put(identity(f), f.volumePath());
+                }
               }
             });
     inheritedLeases = store.leasePaths(shardId);
@@ -373,6 +381,26 @@ public final class SnapshotManager implements AutoCloseable {
   private static String identity(SnapshotFile f) {
     return identity(
         f.localName(), f.size(), f.isVlog() ? f.vlogEntries() : f.properties().entries());
+  }
+
+  /** Identities of the files of the Db's current version. */
+  private Set<String> presentIdentities() {
+    Version v = db.versionSet().acquire();
+    try {
+      Set<String> out = new HashSet<>();
+      for (Tree t : v.trees()) {
+        for (FileMeta f : t.allFiles()) {
+          out.add(
+              identity(String.format("%06d.sst", f.number()), f.size(), f.properties().entries()));
+        }
+      }
+      for (ValueLogFile f : v.vlogFiles().values()) {
+        out.add(identity(String.format("%06d.vlog", f.number()), f.size(), f.entries()));
+      }
+      return out;
+    } finally {
+      v.unref();
+    }
   }
 
   /** Volume paths the version already refers to (in place or uploaded before). */

@@ -124,6 +124,36 @@ class SnapshotConcurrencyTest {
   }
 
   /**
+   * A job attempt fails after publishing snapshot 2; the next attempt resumes from snapshot 1 and
+   * writes rows of the same shape again, so its new files get the numbers, sizes and entry counts
+   * of the failed attempt's. Its snapshots must upload them, not take the failed attempt's uploads
+   * for them (which would show the failed attempt's values to every reader).
+   */
+  @Test
+  void aResumedShardNeverReusesUploadsOfTheAttemptThatFailed() throws Exception {
+    try (Db failed = Db.open(tmp.resolve("failed"), SnapshotTest.config(0));
+        SnapshotManager snaps = SnapshotManager.open(failed, files, "s")) {
+      SnapshotTest.write(failed, 0, 1000, 1);
+      snaps.snapshot().published().join();
+      SnapshotTest.write(failed, 0, 1000, 2);
+      snaps.snapshot().published().join();
+    }
+    long resumedFrom = 1;
+    try (Db resumed =
+            SnapshotRestore.resume(
+                tmp.resolve("resumed"), files, "s", resumedFrom, SnapshotTest.config(0));
+        SnapshotManager snaps = SnapshotManager.open(resumed, files, "s")) {
+      SnapshotTest.write(resumed, 0, 1000, 3);
+      ShardSnapshot third = snaps.snapshot().published().join();
+      assertEquals(3, third.id());
+    }
+    try (Db restored =
+        SnapshotRestore.resume(tmp.resolve("restored"), files, "s", 3, SnapshotTest.config(0))) {
+      SnapshotTest.check(restored, 0, 1000, 3);
+    }
+  }
+
+  /**
    * A cancelled Flink task closes its manager from an interrupted thread while a snapshot is still
    * uploading. The close waits for it anyway: otherwise the next manager of the shard numbers its
    * snapshot with the same id and two processes publish one snapshot id.
