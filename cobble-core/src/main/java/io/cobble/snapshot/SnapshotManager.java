@@ -93,11 +93,10 @@ public final class SnapshotManager implements AutoCloseable {
     for (long pinnedId : store.pinnedIds(shardId)) {
       lastId = Math.max(lastId, pinnedId);
     }
-    // Only files the Db has now are taken from the newest snapshot. That snapshot may come from a
-    // later incarnation than the one this Db resumed from (a failed attempt that went on writing):
-    // its newer files have the numbers this Db gives its next files, and rows of the same shape
-    // give
-    // them the same sizes and entry counts, so they would pass for this Db's files.
+    // Only files the Db has now are taken from the newest snapshot, which may come from a later
+    // incarnation than the one this Db resumed from (a failed attempt that went on writing). Its
+    // newer files carry the numbers this Db gives its next files, and rows of the same shape give
+    // them the same sizes and entry counts: they would pass for this Db's own files.
     Set<String> present = presentIdentities();
     store
         .latest(shardId)
