@@ -48,6 +48,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * uploads run.
  */
 public final class SnapshotManager implements AutoCloseable {
+  private static final long CLOSE_TIMEOUT_MINUTES = 5;
+
   private final Db db;
   private final SnapshotStore store;
   private final String shardId;
@@ -94,16 +96,17 @@ public final class SnapshotManager implements AutoCloseable {
     for (long pinnedId : store.pinnedIds(shardId)) {
       lastId = Math.max(lastId, pinnedId);
     }
-    // Tables numbered at or above the Db's next number are not its files: after a restore to an
-    // older snapshot the Db numbers new tables from there again, and one of them can match an
-    // upload of the abandoned line in name, size and entries while holding other rows.
-    long next = db.versionSet().newFileNumber();
+    // Only files the Db has now are taken from the newest snapshot, which may come from a later
+    // incarnation than the one this Db resumed from (a failed attempt that went on writing). Its
+    // newer files carry the numbers this Db gives its next files, and rows of the same shape give
+    // them the same sizes and entry counts: they would pass for this Db's own files.
+    Set<String> present = presentIdentities();
     store
         .latest(shardId)
         .ifPresent(
             s -> {
               for (SnapshotFile f : s.files()) {
-                if (f.isVlog() || f.number() < next) {
+                if (present.contains(identity(f))) {
                   uploaded.put(identity(f), f.volumePath());
                 }
               }
@@ -222,6 +225,7 @@ public final class SnapshotManager implements AutoCloseable {
       List<BucketRange> ranges,
       List<String> coveredLeases) {
     Version v = null;
+    boolean idTaken = false;
     try {
       v = sealed.join();
       synchronized (lock) {
@@ -263,6 +267,20 @@ public final class SnapshotManager implements AutoCloseable {
       synchronized (lock) {
         // Under the lock so that cancel() either wins before publication or reports failure.
         checkNotCancelled(p);
+        if (store.manifestExists(shardId, p.id())) {
+          // Two managers of one shard at once (an earlier one still publishing): never replace a
+          // published snapshot, someone may already rely on its content, nor drop its pin.
+          idTaken = true;
+          throw new CobbleException(
+              "snapshot "
+                  + p.id()
+                  + " of shard "
+                  + shardId
+                  + " is already on "
+                  + store.storage().uri()
+                  + ": another snapshot manager writes this shard; close it before opening a new"
+                  + " one");
+        }
         store.publish(s);
         pending.remove(p.id());
         pendingRefs.remove(p.id());
@@ -283,7 +301,9 @@ public final class SnapshotManager implements AutoCloseable {
         pendingRefs.remove(p.id());
       }
       p.future().completeExceptionally(t instanceof CompletionException ? t.getCause() : t);
-      dropPinOfFailed(p.id());
+      if (!idTaken) {
+        dropPinOfFailed(p.id());
+      }
     } finally {
       if (v != null) {
         v.unref();
@@ -378,6 +398,26 @@ public final class SnapshotManager implements AutoCloseable {
   private static String identity(SnapshotFile f) {
     return identity(
         f.localName(), f.size(), f.isVlog() ? f.vlogEntries() : f.properties().entries());
+  }
+
+  /** Identities of the files of the Db's current version. */
+  private Set<String> presentIdentities() {
+    Version v = db.versionSet().acquire();
+    try {
+      Set<String> out = new HashSet<>();
+      for (Tree t : v.trees()) {
+        for (FileMeta f : t.allFiles()) {
+          out.add(
+              identity(String.format("%06d.sst", f.number()), f.size(), f.properties().entries()));
+        }
+      }
+      for (ValueLogFile f : v.vlogFiles().values()) {
+        out.add(identity(String.format("%06d.vlog", f.number()), f.size(), f.entries()));
+      }
+      return out;
+    } finally {
+      v.unref();
+    }
   }
 
   /** Volume paths the version already refers to (in place or uploaded before). */
@@ -566,14 +606,20 @@ public final class SnapshotManager implements AutoCloseable {
                 + shardId
                 + " and restore needs it; take a newer snapshot first");
       }
-      List<String> candidates = new ArrayList<>();
-      store
-          .read(shardId, id)
-          .ifPresent(s -> s.files().forEach(f -> candidates.add(f.volumePath())));
-      store.deleteSnapshot(shardId, id);
-      List<String> deleted = store.collect(candidates, liveVolumePaths());
-      uploaded.values().removeAll(deleted);
+      delete(id);
     }
+  }
+
+  /**
+   * Deletes snapshot {@code id} and collects its files. The global retention (another process) may
+   * have deleted it already: then nothing is left to do here, its files are collected there.
+   */
+  private void delete(long id) {
+    List<String> candidates = new ArrayList<>();
+    store.read(shardId, id).ifPresent(s -> s.files().forEach(f -> candidates.add(f.volumePath())));
+    store.deleteSnapshot(shardId, id);
+    List<String> deleted = store.collect(candidates, liveVolumePaths());
+    uploaded.values().removeAll(deleted);
   }
 
   private void applyRetention() {
@@ -584,9 +630,10 @@ public final class SnapshotManager implements AutoCloseable {
       List<Long> ids = store.snapshotIds(shardId);
       Set<Long> global = store.globallyReferenced(shardId);
       Set<Long> pinned = store.pinnedIds(shardId);
+      // Neither pending nor the newest; pins are only added under the lock: what expire() checks.
       for (int i = 0; i < ids.size() - retention; i++) {
         if (!pinned.contains(ids.get(i)) && !global.contains(ids.get(i))) {
-          expire(ids.get(i));
+          delete(ids.get(i));
         }
       }
     }
@@ -598,7 +645,13 @@ public final class SnapshotManager implements AutoCloseable {
     }
   }
 
-  /** Waits for pending snapshots to publish (or fail), then stops. */
+  /**
+   * Waits for pending snapshots to publish (or fail), then stops. The wait is not cut short by an
+   * interrupt (the interrupt status is kept): a manager whose close returned never writes to the
+   * volume again, so the next manager of the shard, which numbers its snapshots after those it
+   * finds there, cannot reuse the id of a snapshot still being published behind it. Cancel pending
+   * snapshots first to make the wait short.
+   */
   @Override
   public void close() {
     synchronized (lock) {
@@ -609,12 +662,14 @@ public final class SnapshotManager implements AutoCloseable {
     }
     uploader.shutdown();
     try {
-      if (!uploader.awaitTermination(5, TimeUnit.MINUTES)) {
-        throw new CobbleException("snapshot uploads of shard " + shardId + " did not finish");
+      if (!awaitUploads()) {
+        throw new CobbleException(
+            "snapshot uploads of shard "
+                + shardId
+                + " did not finish within "
+                + CLOSE_TIMEOUT_MINUTES
+                + " minutes");
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CobbleException("interrupted while waiting for snapshot uploads", e);
     } finally {
       if (ownedStorage != null) {
         try {
@@ -622,6 +677,24 @@ public final class SnapshotManager implements AutoCloseable {
         } catch (IOException e) {
           throw new CobbleException("cannot close snapshot volume " + ownedStorage.uri(), e);
         }
+      }
+    }
+  }
+
+  private boolean awaitUploads() {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(CLOSE_TIMEOUT_MINUTES);
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return uploader.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }

@@ -415,6 +415,9 @@ public final class SnapshotStore {
 
   // ---------------------------------------------------------------- garbage collection
 
+  /** Passes over one shard's manifests while other processes keep deleting them. */
+  private static final int MARK_ATTEMPTS = 5;
+
   /**
    * Every data file some shard manifest or lease refers to. A damaged manifest makes collection
    * fail rather than guess, since its files might still be needed.
@@ -422,28 +425,65 @@ public final class SnapshotStore {
   Set<String> referencedFiles() {
     Set<String> live = new HashSet<>();
     for (String shard : shardIds()) {
-      for (long id : snapshotIds(shard)) {
-        ShardSnapshot s =
-            read(shard, id)
-                .orElseThrow(
-                    () ->
-                        new CobbleException(
-                            "cannot collect garbage in "
-                                + storage.uri()
-                                + ": snapshot "
-                                + id
-                                + " of shard "
-                                + shard
-                                + " is damaged; delete or restore it first"));
-        for (SnapshotFile f : s.files()) {
-          live.add(f.volumePath());
-        }
-      }
+      markShard(shard, live);
     }
     for (String lease : leasePaths(null)) {
       live.addAll(leasedFiles(lease));
     }
     return live;
+  }
+
+  /**
+   * Adds the files of every manifest of {@code shard}. Other processes (the shard's writer, a
+   * global retention pass) delete manifests while this runs; one listed and then deleted before it
+   * was read is not damage. Its shard published a newer manifest before deleting it (retention only
+   * removes older snapshots), so the shard is listed again to mark that one.
+   */
+  private void markShard(String shard, Set<String> live) {
+    for (int attempt = 1; ; attempt++) {
+      boolean vanished = false;
+      for (long id : snapshotIds(shard)) {
+        Optional<ShardSnapshot> s = read(shard, id);
+        if (s.isPresent()) {
+          for (SnapshotFile f : s.get().files()) {
+            live.add(f.volumePath());
+          }
+        } else if (manifestExists(shard, id)) {
+          throw new CobbleException(
+              "cannot collect garbage in "
+                  + storage.uri()
+                  + ": snapshot "
+                  + id
+                  + " of shard "
+                  + shard
+                  + " is damaged; delete or restore it first");
+        } else {
+          vanished = true;
+        }
+      }
+      if (!vanished) {
+        return;
+      }
+      if (attempt == MARK_ATTEMPTS) {
+        throw new CobbleException(
+            "cannot collect garbage in "
+                + storage.uri()
+                + ": snapshots of shard "
+                + shard
+                + " were deleted while "
+                + MARK_ATTEMPTS
+                + " passes read them; collection is retried with the next snapshot");
+      }
+    }
+  }
+
+  boolean manifestExists(String shardId, long id) {
+    try {
+      return storage.exists(manifestPath(shardId, id));
+    } catch (IOException e) {
+      throw new CobbleException(
+          "cannot check snapshot " + id + " of shard " + shardId + " in " + storage.uri(), e);
+    }
   }
 
   /** Deletes those {@code candidates} that nothing refers to; returns the deleted paths. */

@@ -67,6 +67,8 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
   private transient ShardWriter writer;
   private transient TreeSet<Long> pinned;
   private transient long lastSnapshot;
+  // A snapshot whose publication this writer is waiting for: cancelled when the task is.
+  private transient PendingSnapshot inFlight;
   private transient boolean ended;
   private transient long writerBufferBytes;
 
@@ -166,12 +168,14 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
     }
     writer.markSnapshotted();
     PendingSnapshot pending = snapshots.snapshot();
+    inFlight = pending;
     try {
       pending.published().get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("Interrupted while publishing a snapshot of shard " + shardId, e);
     } catch (ExecutionException e) {
+      inFlight = null;
       throw new IOException(
           "Cannot publish snapshot "
               + pending.id()
@@ -181,6 +185,7 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
               + table.root(),
           e.getCause());
     }
+    inFlight = null;
     snapshots.pin(pending.id());
     pinned.add(pending.id());
     lastSnapshot = pending.id();
@@ -275,16 +280,34 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
       }
       memory.release(getContainingTask().getEnvironment(), this, writerBufferBytes);
       writerBufferBytes = 0;
-      if (snapshots != null) {
-        unpinCommitted();
-      }
       try (AutoCloseable closeStorage = storage;
           AutoCloseable closeDb = db;
-          AutoCloseable closeSnapshots = snapshots) {
+          AutoCloseable closeSnapshots = this::closeSnapshots) {
         // Closed in reverse order: snapshot uploads finish before the shard and the volume close.
       } finally {
         deleteLocalDirectory();
       }
+    }
+  }
+
+  /**
+   * Stops the shard's snapshots for good before the task ends: Flink starts the next attempt once
+   * this task is closed, and that attempt numbers its snapshots after those on the table root, so
+   * an upload still running behind it would publish a snapshot under the same id. A snapshot a
+   * cancelled checkpoint left pending is cancelled, and the close waits for the uploads even when
+   * the task thread is interrupted.
+   */
+  private void closeSnapshots() {
+    if (snapshots == null) {
+      return;
+    }
+    try {
+      if (inFlight != null) {
+        snapshots.cancel(inFlight.id());
+      }
+      snapshots.close();
+    } finally {
+      unpinCommitted();
     }
   }
 

@@ -41,6 +41,10 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
 
   private static final Logger LOG = LoggerFactory.getLogger(CobbleSplitEnumerator.class);
 
+  // Pin, then CURRENT again, until both agree; a streaming poll tries again at the next poll.
+  private static final int STREAMING_PIN_ATTEMPTS = 3;
+  private static final int BATCH_PIN_ATTEMPTS = 20;
+
   private final SplitEnumeratorContext<CobbleSourceSplit> context;
   private final SourceSettings settings;
   private final List<CobbleSourceSplit> pending;
@@ -54,6 +58,7 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
   private volatile Set<Long> pinned = Collections.emptySet();
   // A snapshot being cut by a poll, pinned until its splits are counted in `pinned`.
   private volatile long cutting;
+
   private Storage storage;
   private SnapshotLease lease;
   private boolean discovered;
@@ -145,14 +150,26 @@ final class CobbleSplitEnumerator implements SplitEnumerator<CobbleSourceSplit, 
         store.requireCurrentGlobalId();
       }
       id = current.get();
-      for (int attempt = 0; id != base.globalId; attempt++) {
+      int attempts = settings.streaming() ? STREAMING_PIN_ATTEMPTS : BATCH_PIN_ATTEMPTS;
+      for (int attempt = 1; id != base.globalId; attempt++) {
         Optional<Long> again = pinAndReread(store, id);
         if (again.isPresent() && again.get() == id) {
           break;
         }
-        if (attempt == 2 || !again.isPresent()) {
-          // Commits come faster than a pin lands: the next poll tries again.
-          return null;
+        if (attempt == attempts || !again.isPresent()) {
+          if (settings.streaming()) {
+            // Commits come faster than a pin lands: the next poll tries again.
+            return null;
+          }
+          // A batch read polls once: giving up here would read an empty table.
+          throw new IllegalStateException(
+              "Cannot pin a global snapshot of the Cobble table at "
+                  + settings.table().root()
+                  + ": global/CURRENT "
+                  + (again.isPresent()
+                      ? "moved on while each of " + attempts + " pins was written"
+                      : "became unreadable")
+                  + "; retry the read, or name a snapshot with 'scan.snapshot-id'");
         }
         id = again.get();
       }

@@ -254,13 +254,9 @@ class CobbleOnObjectStorageIT {
   void concurrentBatchReadsOnlySeeWholeGlobalSnapshots() throws Exception {
     URI table = URI.create("s3://tables/versions");
     int batches = 8;
-    // A batch read fails when the shard snapshots it planned are expired before it opens them;
-    // the retention keeps them for longer than a read takes here.
-    JobClient write =
-        startWrite(
-            table,
-            new Batches(batches, true, Integer.MAX_VALUE, 2),
-            ", 'snapshot.retention' = '100'");
+    // The default retention (1): each read pins the global snapshot it plans, which keeps its
+    // shard snapshots and files on the table root until the read is done.
+    JobClient write = startWrite(table, new Batches(batches, true, Integer.MAX_VALUE, 2), "");
     try {
       waitForFirstCommit(table);
       TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
