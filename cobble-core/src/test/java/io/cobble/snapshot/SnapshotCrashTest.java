@@ -187,31 +187,49 @@ class SnapshotCrashTest {
           store.require(SHARD, id).files().forEach(f -> referenced.add(f.volumePath()));
         }
         assertEquals(referenced, new HashSet<>(store.dataFiles(SHARD)), "uploads after " + it);
-        Set<String> live = new HashSet<>();
-        db.versionSet()
-            .current()
-            .trees()
-            .forEach(
-                t -> t.allFiles().forEach(f -> live.add(String.format("%06d.sst", f.number()))));
-        db.versionSet().current().vlogs().forEach(n -> live.add(String.format("%06d.vlog", n)));
-        try (Stream<Path> files = Files.list(work)) {
-          Set<String> onDisk =
-              files
-                  .map(p -> p.getFileName().toString())
-                  .filter(n -> n.endsWith(".sst") || n.endsWith(".vlog"))
-                  .collect(Collectors.toSet());
-          // Files the previous (fallback) manifest lists stay until a newer manifest replaces it.
-          for (long n : db.versionSet().previousManifestFiles()) {
-            String sst = String.format("%06d.sst", n);
-            String vlog = String.format("%06d.vlog", n);
-            assertTrue(
-                onDisk.contains(sst) || onDisk.contains(vlog), "fallback file " + n + " missing");
-            live.add(onDisk.contains(sst) ? sst : vlog);
+        // A finished compaction drops its last reference to its inputs just after it reports
+        // done, so their deletion may still be on its way: poll briefly before judging.
+        long cleanDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+          Set<String> live = liveFiles(db);
+          Set<String> onDisk = localDataFiles(work);
+          if (live.equals(onDisk) || System.nanoTime() > cleanDeadline) {
+            assertEquals(live, onDisk, "local files after " + it);
+            break;
           }
-          assertEquals(live, onDisk, "local files after " + it);
+          Thread.sleep(50);
+          db.versionSet().awaitDeletions();
         }
       }
     }
     return round;
+  }
+
+  /** Files of the current version plus those the fallback manifest still lists. */
+  private static Set<String> liveFiles(Db db) throws IOException {
+    Set<String> live = new HashSet<>();
+    db.versionSet()
+        .current()
+        .trees()
+        .forEach(t -> t.allFiles().forEach(f -> live.add(String.format("%06d.sst", f.number()))));
+    db.versionSet().current().vlogs().forEach(n -> live.add(String.format("%06d.vlog", n)));
+    Set<String> onDisk = localDataFiles(db.directory());
+    // Files the previous (fallback) manifest lists stay until a newer manifest replaces it.
+    for (long n : db.versionSet().previousManifestFiles()) {
+      String sst = String.format("%06d.sst", n);
+      String vlog = String.format("%06d.vlog", n);
+      assertTrue(onDisk.contains(sst) || onDisk.contains(vlog), "fallback file " + n + " missing");
+      live.add(onDisk.contains(sst) ? sst : vlog);
+    }
+    return live;
+  }
+
+  private static Set<String> localDataFiles(Path dir) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
+      return files
+          .map(p -> p.getFileName().toString())
+          .filter(n -> n.endsWith(".sst") || n.endsWith(".vlog"))
+          .collect(Collectors.toSet());
+    }
   }
 }
