@@ -12,6 +12,7 @@ import io.cobble.Db;
 import io.cobble.storage.file.FileStorage;
 import io.cobble.util.Bytes;
 import java.io.File;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
