@@ -2,12 +2,7 @@ package io.cobble.flink.table.sink;
 
 import io.cobble.flink.table.TableStorage;
 import io.cobble.storage.Storage;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
-import java.util.TreeMap;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -19,15 +14,17 @@ import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
- * The single global committer of a sink (parallelism 1). Shard snapshots arrive from the writers
- * before each checkpoint barrier; the checkpoint whose state first holds one is the checkpoint it
- * belongs to here. When Flink reports checkpoint N complete, the committer publishes one global
- * snapshot of everything that belongs to checkpoints up to N, then retention expires the oldest.
+ * The single global committer of a sink (parallelism 1). Each writer hands on its shard snapshot
+ * for checkpoint N before its barrier N. When Flink reports checkpoint N complete and every shard
+ * has reported for it, the committer publishes one global snapshot of everything up to N, then
+ * retention expires the oldest; a snapshot still in flight (unaligned checkpoints) is waited for
+ * (see {@link PendingCommits}), so a global snapshot never mixes checkpoints.
  *
- * <p>Pending shard snapshots are part of the committer's state: after a restore they all belong to
- * completed checkpoints (the restored one or earlier), so they are committed right away, and {@link
- * GlobalCommit} makes that a no-op when they were already committed before the failure. At the end
- * of bounded input everything is committed at once, which also covers jobs without checkpoints.
+ * <p>Pending shard snapshots are part of the committer's state: after a restore they belong to
+ * completed checkpoints (the restored one or earlier), so they are committed as soon as they are
+ * complete, and {@link GlobalCommit} makes that a no-op when they were already committed before the
+ * failure. At the end of bounded input everything is committed at once, which also covers jobs
+ * without checkpoints.
  *
  * <p>Each global snapshot records the Flink checkpoint id it was committed for, which {@code
  * scan.checkpoint-id} names: checkpoint N for a commit at its completion (even when nothing was
@@ -48,10 +45,11 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
   private transient Storage storage;
   private transient GlobalCommit commits;
   private transient ListState<ShardCommit> pendingState;
-  private transient List<ShardCommit> arrived;
-  private transient NavigableMap<Long, List<ShardCommit>> pending;
+  private transient PendingCommits pending;
   // The newest checkpoint id seen: restored, snapshotted or completed.
   private transient long lastCheckpointId;
+  // Commits up to the restored checkpoint may be replays: they do not republish unchanged parts.
+  private transient long restoredCheckpointId;
 
   CobbleSinkCommitter(TableStorage table, int bucketCount, int retention) {
     this.table = table;
@@ -64,72 +62,56 @@ final class CobbleSinkCommitter extends AbstractStreamOperator<Void>
     super.initializeState(context);
     storage = table.open();
     commits = new GlobalCommit(storage, bucketCount, retention);
-    arrived = new ArrayList<>();
-    pending = new TreeMap<>();
+    pending = new PendingCommits();
     pendingState =
         context
             .getOperatorStateStore()
             .getListState(
                 new ListStateDescriptor<>(
                     "cobble-sink-pending-commits", TypeInformation.of(ShardCommit.class)));
-    lastCheckpointId = context.getRestoredCheckpointId().orElse(0);
-    List<ShardCommit> restored = new ArrayList<>();
-    for (ShardCommit commit : pendingState.get()) {
-      restored.add(commit);
-    }
-    // Restored snapshots may already be committed (then nothing is published): the current global
-    // snapshot may be newer than the restored checkpoint, so it is not republished under its id.
-    commit(restored, lastCheckpointId, false);
+    restoredCheckpointId = context.getRestoredCheckpointId().orElse(0);
+    lastCheckpointId = restoredCheckpointId;
+    pending.restore(pendingState.get());
+    pending.complete(restoredCheckpointId).ifPresent(this::commit);
   }
 
   @Override
   public void processElement(StreamRecord<ShardCommit> element) {
-    arrived.add(element.getValue());
+    pending.add(element.getValue());
+    pending.due().ifPresent(this::commit);
   }
 
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
     lastCheckpointId = Math.max(lastCheckpointId, context.getCheckpointId());
-    if (!arrived.isEmpty()) {
-      pending.computeIfAbsent(context.getCheckpointId(), id -> new ArrayList<>()).addAll(arrived);
-      arrived.clear();
-    }
-    List<ShardCommit> all = new ArrayList<>();
-    pending.values().forEach(all::addAll);
-    pendingState.update(all);
+    pending.checkpointTaken(context.getCheckpointId());
+    pendingState.update(pending.state());
   }
 
   @Override
   public void notifyCheckpointComplete(long checkpointId) throws Exception {
     super.notifyCheckpointComplete(checkpointId);
     lastCheckpointId = Math.max(lastCheckpointId, checkpointId);
-    NavigableMap<Long, List<ShardCommit>> complete = pending.headMap(checkpointId, true);
-    List<ShardCommit> due = new ArrayList<>();
-    complete.values().forEach(due::addAll);
-    commit(due, checkpointId, true);
-    complete.clear();
+    pending.complete(checkpointId).ifPresent(this::commit);
   }
 
   @Override
   public void endInput() {
-    List<ShardCommit> due = new ArrayList<>();
-    pending.values().forEach(due::addAll);
-    due.addAll(arrived);
-    commit(due, lastCheckpointId + 1, true);
-    pending.clear();
-    arrived.clear();
+    commit(new PendingCommits.Due(lastCheckpointId + 1, pending.drain()), true);
+  }
+
+  private void commit(PendingCommits.Due due) {
+    commit(due, due.checkpointId > restoredCheckpointId);
   }
 
   /**
-   * One global snapshot of the newest snapshot of every shard among {@code due}, committed for
-   * checkpoint {@code checkpointId} (see {@link GlobalCommit#commit(Map, long, boolean)}).
+   * One global snapshot of {@code due}'s shards, committed for its checkpoint (see {@link
+   * GlobalCommit#commit(Map, long, boolean)}).
    */
-  private void commit(List<ShardCommit> due, long checkpointId, boolean everyCheckpoint) {
-    Map<String, Long> shards = new HashMap<>();
-    for (ShardCommit commit : due) {
-      shards.merge(commit.shardId, commit.snapshotId, Math::max);
-    }
+  private void commit(PendingCommits.Due due, boolean everyCheckpoint) {
+    Map<String, Long> shards = due.shards;
+    long checkpointId = due.checkpointId;
     commits
         .commit(shards, checkpointId, everyCheckpoint)
         .ifPresent(
