@@ -1,22 +1,28 @@
 package io.cobble.flink.table.source;
 
 import io.cobble.reader.Reader;
+import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 
 /**
  * One {@link Reader} (and so one block cache and one set of open shard snapshots) per table and
  * snapshot choice in a JVM, shared by every lookup subtask running there, so that parallel lookups
  * in a TaskManager neither copy the table nor warm separate caches. Reference-counted: the last
- * user closes it.
+ * user closes it. Each shared reader pins the global snapshot it reads (and the one before, whose
+ * shards may still serve lookups that started before a refresh) so that the writer's retention
+ * cannot delete files under it; the pin is renewed at each poll and lapses if the TaskManager dies.
  */
 final class SharedReaders {
 
   private static final Map<List<Object>, Lease> OPEN = new HashMap<>();
+  private static final int MAX_PIN_ATTEMPTS = 20;
 
   private SharedReaders() {}
 
@@ -34,6 +40,12 @@ final class SharedReaders {
           storage.close();
           throw e;
         }
+        try {
+          lease.pinCurrent();
+        } catch (RuntimeException e) {
+          lease.closeResources();
+          throw e;
+        }
         OPEN.put(key, lease);
       }
       lease.users++;
@@ -48,7 +60,11 @@ final class SharedReaders {
     private final Reader reader;
     private final boolean follows;
     private final long pollNanos;
+    private final SnapshotStore store;
+    private final SnapshotLease pin;
+    private final String root;
     private volatile long lastRefresh;
+    private long previousGlobal = -1;
     private int users;
 
     private Lease(List<Object> key, Storage storage, Reader reader, SourceSettings settings) {
@@ -58,22 +74,66 @@ final class SharedReaders {
       this.follows = settings.followsLatest();
       this.pollNanos = settings.pollIntervalMs() * 1_000_000L;
       this.lastRefresh = System.nanoTime();
+      this.store = new SnapshotStore(storage);
+      this.pin =
+          new SnapshotLease(
+              store,
+              "lookup-" + UUID.randomUUID(),
+              settings.snapshotLeaseMs(),
+              System::currentTimeMillis);
+      this.root = String.valueOf(settings.table().root());
     }
 
     Reader reader() {
       return reader;
     }
 
-    /** Picks up a newer global snapshot when following the latest and the poll interval passed. */
+    /**
+     * Once a poll interval: picks up a newer global snapshot when following the latest, and renews
+     * the pin.
+     */
     void refreshIfDue() {
-      if (!follows || System.nanoTime() - lastRefresh < pollNanos) {
+      if (System.nanoTime() - lastRefresh < pollNanos) {
         return;
       }
       synchronized (this) {
         if (System.nanoTime() - lastRefresh >= pollNanos) {
-          reader.refresh();
+          long before = reader.snapshot().id();
+          if (follows && reader.refresh()) {
+            previousGlobal = before;
+          }
+          pinCurrent();
           lastRefresh = System.nanoTime();
         }
+      }
+    }
+
+    /**
+     * Pins the reader's global snapshot, then checks it still exists: retention may have expired it
+     * between the reader reading {@code CURRENT} and the pin landing; a follower then moves on.
+     */
+    private synchronized void pinCurrent() {
+      for (int attempt = 1; ; attempt++) {
+        long id = reader.snapshot().id();
+        pin.hold(previousGlobal < 0 ? Set.of(id) : Set.of(id, previousGlobal));
+        if (store.readGlobal(id).isPresent()) {
+          return;
+        }
+        if (!follows || attempt == MAX_PIN_ATTEMPTS) {
+          throw new IllegalStateException(
+              "Global snapshot "
+                  + id
+                  + " of the Cobble table at "
+                  + root
+                  + " was expired before the lookup could pin it"
+                  + (follows
+                      ? " ("
+                          + attempt
+                          + " attempts); the writer commits faster than it can"
+                          + " be pinned: raise 'snapshot.retention' on the writer"
+                      : "; choose a retained 'scan.checkpoint-id' or 'latest'"));
+        }
+        reader.refresh();
       }
     }
 
@@ -85,10 +145,18 @@ final class SharedReaders {
         }
         OPEN.remove(key);
       }
+      closeResources();
+    }
+
+    private void closeResources() throws IOException {
       try {
-        reader.close();
+        pin.release();
       } finally {
-        storage.close();
+        try {
+          reader.close();
+        } finally {
+          storage.close();
+        }
       }
     }
   }

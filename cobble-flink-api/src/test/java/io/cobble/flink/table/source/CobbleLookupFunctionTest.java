@@ -1,6 +1,7 @@
 package io.cobble.flink.table.source;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,11 +9,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.flink.table.TestSinkTable;
+import io.cobble.snapshot.GlobalPin;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.Storage;
+import io.cobble.storage.StorageOptions;
+import io.cobble.storage.StorageProviders;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
 import org.apache.flink.table.data.GenericRowData;
@@ -128,5 +136,51 @@ class CobbleLookupFunctionTest {
     try (SharedReaders.Lease third = SharedReaders.acquire(settings(1000))) {
       assertNotSame(first.reader(), third.reader(), "the last user closed the shared reader");
     }
+  }
+
+  @Test
+  void aSharedReaderKeepsItsSnapshotsFromTheWritersRetention() throws Exception {
+    Path root = dir.resolve("table");
+    try (TestSinkTable table =
+            new TestSinkTable(root, dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 1);
+        Storage storage = StorageProviders.open(root.toUri(), StorageOptions.empty())) {
+      SnapshotStore store = new SnapshotStore(storage);
+      for (long id = 0; id < 50; id++) {
+        table.upsert(StringData.fromString("eu"), StringData.fromString("v1-" + id), id);
+      }
+      long first = table.commit();
+      SharedReaders.Lease lease = SharedReaders.acquire(settings(1));
+      try {
+        assertEquals(Set.of(first), pinned(store));
+        for (long id = 0; id < 50; id++) {
+          table.upsert(StringData.fromString("eu"), StringData.fromString("v2-" + id), id);
+        }
+        table.compactAll();
+        long second = table.commit();
+        table.commit();
+        assertTrue(store.readGlobal(first).isPresent(), "retention 1 kept the pinned snapshot");
+        Thread.sleep(5);
+        lease.refreshIfDue();
+        long third = lease.reader().snapshot().id();
+        assertTrue(third > second, "the reader followed CURRENT");
+        assertEquals(Set.of(first, third), pinned(store), "the previous snapshot stays pinned");
+        table.commit();
+        Thread.sleep(5);
+        lease.refreshIfDue();
+        table.commit();
+        assertFalse(store.readGlobal(first).isPresent(), "released snapshots expire");
+      } finally {
+        lease.close();
+      }
+      assertTrue(pinned(store).isEmpty(), "closing the last user removes the pin");
+    }
+  }
+
+  private static Set<Long> pinned(SnapshotStore store) {
+    Set<Long> ids = new TreeSet<>();
+    for (GlobalPin pin : store.globalPins()) {
+      ids.addAll(pin.globalIds());
+    }
+    return ids;
   }
 }
