@@ -32,7 +32,6 @@ import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
@@ -75,13 +74,8 @@ class RemotePrimaryTest {
 
   /** The primary volume with short timeouts, so a stopped server fails calls within seconds. */
   private static Storage open(S3ProxyServer server) throws Exception {
-    Map<String, String> options = server.clientOptions();
-    options.put("api_call_timeout", "3s");
-    options.put("api_call_attempt_timeout", "1s");
-    options.put("max_attempts", "2");
-    options.put("connect_timeout", "1s");
-    options.put("socket_timeout", "2s");
-    return StorageProviders.open(URI.create("s3://vol/db"), StorageOptions.of(options));
+    return StorageProviders.open(
+        URI.create("s3://vol/db"), StorageOptions.of(server.failFastClientOptions()));
   }
 
   private static Config.Builder base() {

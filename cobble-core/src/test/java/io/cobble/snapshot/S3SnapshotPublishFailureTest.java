@@ -15,7 +15,6 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -37,13 +36,8 @@ class S3SnapshotPublishFailureTest {
   @TempDir Path tmp;
 
   private static Storage open(S3ProxyServer server) throws Exception {
-    Map<String, String> options = server.clientOptions();
-    options.put("api_call_timeout", "3s");
-    options.put("api_call_attempt_timeout", "1s");
-    options.put("max_attempts", "2");
-    options.put("connect_timeout", "1s");
-    options.put("socket_timeout", "2s");
-    return StorageProviders.open(URI.create("s3://vol/snapshots"), StorageOptions.of(options));
+    return StorageProviders.open(
+        URI.create("s3://vol/snapshots"), StorageOptions.of(server.failFastClientOptions()));
   }
 
   /**

@@ -72,6 +72,20 @@ public final class S3ProxyServer implements AutoCloseable {
     return options;
   }
 
+  /**
+   * {@link #clientOptions()} with short timeouts and 2 attempts, so calls to a stopped server fail
+   * within seconds.
+   */
+  public Map<String, String> failFastClientOptions() {
+    Map<String, String> options = clientOptions();
+    options.put("api_call_timeout", "3s");
+    options.put("api_call_attempt_timeout", "1s");
+    options.put("max_attempts", "2");
+    options.put("connect_timeout", "1s");
+    options.put("socket_timeout", "2s");
+    return options;
+  }
+
   /** Opens {@code s3://<location>} on this server through the s3 provider. */
   public Storage open(String location) throws IOException {
     return StorageProviders.open(
