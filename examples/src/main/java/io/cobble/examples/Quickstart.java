@@ -78,7 +78,7 @@ public final class Quickstart {
         try (Stream<Path> walk = Files.walk(dir)) {
           files = walk.filter(Files::isRegularFile).count();
         }
-        System.out.printf("   %-8s %4d files  %s%n", dir.getFileName(), files, describe(dir));
+        System.out.printf("   %-11s %4d files  %s%n", dir.getFileName(), files, describe(dir));
       }
     }
   }
@@ -93,6 +93,12 @@ public final class Quickstart {
         return "one snapshot manifest per writer shard";
       case "data":
         return "SST and value-log files the snapshots reference";
+      case "pins":
+        return "shard snapshots writers still need";
+      case "global-pins":
+        return "global snapshots running readers still read (leases)";
+      case "leases":
+        return "files kept for shards that adopted them in place";
       default:
         return "";
     }
