@@ -1,11 +1,10 @@
 package io.cobble.cache;
 
+import io.cobble.storage.ForwardingStorage;
 import io.cobble.storage.ReadRange;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageInput;
-import io.cobble.storage.StorageOutput;
 import java.io.IOException;
-import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
@@ -14,7 +13,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Collection;
-import java.util.List;
 
 /**
  * A remote storage whose positional reads go through a {@link DiskCache}: a file kept whole is read
@@ -22,31 +20,20 @@ import java.util.List;
  * fetched with one ranged read and kept, so a block read twice costs one remote request. Every
  * other call goes to the remote storage unchanged (metadata is never cached here).
  */
-public final class CachedStorage implements Storage {
-  private final Storage remote;
+public final class CachedStorage extends ForwardingStorage {
   private final DiskCache cache;
 
   public CachedStorage(Storage remote, DiskCache cache) {
-    this.remote = remote;
+    super(remote);
     this.cache = cache;
   }
 
   public Storage remote() {
-    return remote;
+    return delegate;
   }
 
   public DiskCache cache() {
     return cache;
-  }
-
-  @Override
-  public URI uri() {
-    return remote.uri();
-  }
-
-  @Override
-  public StorageOutput create(String path) throws IOException {
-    return remote.create(path);
   }
 
   @Override
@@ -58,35 +45,15 @@ public final class CachedStorage implements Storage {
   public StorageInput open(String path, long length) throws IOException {
     if (length < 0) {
       Path whole = cache.wholeFile(path);
-      length = whole != null ? Files.size(whole) : remote.length(path);
+      length = whole != null ? Files.size(whole) : delegate.length(path);
     }
     return new CachedInput(path, length);
   }
 
   @Override
-  public byte[] readAll(String path) throws IOException {
-    return remote.readAll(path);
-  }
-
-  @Override
-  public long length(String path) throws IOException {
-    return remote.length(path);
-  }
-
-  @Override
-  public boolean exists(String path) throws IOException {
-    return remote.exists(path);
-  }
-
-  @Override
-  public List<String> list(String prefix) throws IOException {
-    return remote.list(prefix);
-  }
-
-  @Override
   public void delete(String path) throws IOException {
     cache.dropAll(path);
-    remote.delete(path);
+    delegate.delete(path);
   }
 
   @Override
@@ -94,27 +61,7 @@ public final class CachedStorage implements Storage {
     for (String path : paths) {
       cache.dropAll(path);
     }
-    remote.deleteAll(paths);
-  }
-
-  @Override
-  public boolean atomicRename() {
-    return remote.atomicRename();
-  }
-
-  @Override
-  public void rename(String source, String target) throws IOException {
-    remote.rename(source, target);
-  }
-
-  @Override
-  public void publishAtomically(String path, byte[] bytes) throws IOException {
-    remote.publishAtomically(path, bytes);
-  }
-
-  @Override
-  public void close() throws IOException {
-    remote.close();
+    delegate.deleteAll(paths);
   }
 
   /** Reads of one file: whole local copy, cached chunks, or ranged reads that fill the cache. */
@@ -136,7 +83,7 @@ public final class CachedStorage implements Storage {
 
     @Override
     public void readFully(long position, byte[] buffer, int offset, int len) throws IOException {
-      ReadRange.check(position, len, length, remote.uri() + "/" + path);
+      ReadRange.check(position, len, length, delegate.uri() + "/" + path);
       if (len == 0 || readLocal(position, buffer, offset, len)) {
         return;
       }
@@ -222,7 +169,7 @@ public final class CachedStorage implements Storage {
 
     private synchronized StorageInput source() throws IOException {
       if (source == null) {
-        source = remote.open(path, length);
+        source = delegate.open(path, length);
       }
       return source;
     }

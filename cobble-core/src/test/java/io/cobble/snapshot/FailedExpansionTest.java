@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.rescale.Rescale;
+import io.cobble.storage.ForwardingStorage;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageInput;
 import io.cobble.storage.s3.S3ProxyServer;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Db;
+import io.cobble.storage.ForwardingStorage;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.file.FileStorage;

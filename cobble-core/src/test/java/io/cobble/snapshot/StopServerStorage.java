@@ -1,5 +1,6 @@
 package io.cobble.snapshot;
 
+import io.cobble.storage.ForwardingStorage;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOutput;
 import java.io.IOException;

@@ -1,13 +1,10 @@
-package io.cobble.snapshot;
+package io.cobble.storage;
 
-import io.cobble.storage.Storage;
-import io.cobble.storage.StorageInput;
-import io.cobble.storage.StorageOutput;
 import java.io.IOException;
 import java.net.URI;
 import java.util.List;
 
-/** Forwards every call to a real storage; test wrappers override the calls they observe. */
+/** Forwards every call to another storage; wrappers override the calls they change or observe. */
 public abstract class ForwardingStorage implements Storage {
   protected final Storage delegate;
 
