@@ -2,6 +2,7 @@ package io.cobble.benchmarks.flinkstate;
 
 import java.io.File;
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -9,10 +10,13 @@ import java.util.Comparator;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
@@ -23,6 +27,7 @@ import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StateBackendLoader;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.state.benchmark.StateBackendBenchmarkUtils;
 
@@ -72,10 +77,37 @@ final class BenchmarkBackend implements AutoCloseable {
           e);
     }
     return new BenchmarkBackend(
-        StateBackendBenchmarkUtils.createKeyedStateBackend(flinkType, parentDir),
-        true,
-        null,
-        null);
+        StateBackendBenchmarkUtils.createKeyedStateBackend(flinkType, parentDir), true, null, null);
+  }
+
+  /**
+   * Compacts RocksDB state into one file, as upstream's list benchmark does between iterations.
+   * {@code StateBackendBenchmarkUtils.compactState} takes a {@code RocksDBKeyedStateBackend} up to
+   * 1.20 and any keyed backend from 2.0 on, and RocksDB's package moved in 2.0, hence reflection.
+   *
+   * @return whether the backend is RocksDB's and was compacted
+   */
+  static boolean compactIfRocksDb(KeyedStateBackend<Long> backend, StateDescriptor<?, ?> state)
+      throws Exception {
+    if (!backend.getClass().getSimpleName().equals("RocksDBKeyedStateBackend")) {
+      return false;
+    }
+    for (Method m : StateBackendBenchmarkUtils.class.getMethods()) {
+      if (m.getName().equals("compactState") && m.getParameterCount() == 2) {
+        m.invoke(null, backend, state);
+        return true;
+      }
+    }
+    throw new IllegalStateException("StateBackendBenchmarkUtils has no compactState");
+  }
+
+  /** RocksDB with incremental checkpoints, loaded the way a cluster configuration selects it. */
+  static StateBackend rocksDbIncremental() throws Exception {
+    Configuration config = new Configuration();
+    config.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+    config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+    return StateBackendLoader.loadStateBackendFromConfig(
+        config, BenchmarkBackend.class.getClassLoader(), null);
   }
 
   KeyedStateBackend<Long> backend() {
@@ -100,24 +132,8 @@ final class BenchmarkBackend implements AutoCloseable {
   }
 
   private static BenchmarkBackend createCobble(File parentDir) throws Exception {
-    Class<?> backendClass;
-    try {
-      backendClass = Class.forName(COBBLE_BACKEND_CLASS);
-    } catch (ClassNotFoundException e) {
-      throw new IllegalStateException(
-          "backendType COBBLE needs "
-              + COBBLE_BACKEND_CLASS
-              + ", which the Cobble runtime jar on this classpath does not contain yet (the"
-              + " state backend is not merged). Run -p backendType=HEAP,ROCKSDB until it is.",
-          e);
-    }
     Path dir = Files.createTempDirectory(parentDir.toPath(), "cobble-state-");
-    StateBackend stateBackend = (StateBackend) backendClass.getDeclaredConstructor().newInstance();
-    if (stateBackend instanceof ConfigurableStateBackend) {
-      stateBackend =
-          ((ConfigurableStateBackend) stateBackend)
-              .configure(cobbleConfig(dir), BenchmarkBackend.class.getClassLoader());
-    }
+    StateBackend stateBackend = cobbleStateBackend(dir);
     MockEnvironment environment = new MockEnvironmentBuilder().build();
     KeyedStateBackend<Long> keyed =
         stateBackend.createKeyedStateBackend(
@@ -134,6 +150,31 @@ final class BenchmarkBackend implements AutoCloseable {
                 Collections.emptyList(),
                 new CloseableRegistry()));
     return new BenchmarkBackend(keyed, false, environment, dir);
+  }
+
+  /**
+   * Cobble's {@link StateBackend}, created by reflection and configured as a cluster would: {@code
+   * localDir} as its local directory plus any {@code -Dstate.backend.cobble.*}.
+   */
+  static StateBackend cobbleStateBackend(Path localDir) throws Exception {
+    Class<?> backendClass;
+    try {
+      backendClass = Class.forName(COBBLE_BACKEND_CLASS);
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException(
+          "backendType COBBLE needs "
+              + COBBLE_BACKEND_CLASS
+              + ", which the Cobble runtime jar on this classpath does not contain yet (the"
+              + " state backend is not merged). Run -p backendType=HEAP,ROCKSDB until it is.",
+          e);
+    }
+    StateBackend stateBackend = (StateBackend) backendClass.getDeclaredConstructor().newInstance();
+    if (stateBackend instanceof ConfigurableStateBackend) {
+      stateBackend =
+          ((ConfigurableStateBackend) stateBackend)
+              .configure(cobbleConfig(localDir), BenchmarkBackend.class.getClassLoader());
+    }
+    return stateBackend;
   }
 
   /**

@@ -9,7 +9,6 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
-import org.apache.flink.contrib.streaming.state.RocksDBKeyedStateBackend;
 import org.apache.flink.state.benchmark.StateBackendBenchmarkUtils;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
@@ -46,10 +45,7 @@ public class ListStateBenchmark extends StateBenchmarkBase {
       keyedStateBackend.setCurrentKey((long) i);
       listState.add(random.nextLong());
     }
-    if (keyedStateBackend instanceof RocksDBKeyedStateBackend) {
-      StateBackendBenchmarkUtils.compactState(
-          (RocksDBKeyedStateBackend<Long>) keyedStateBackend, descriptor);
-    }
+    BenchmarkBackend.compactIfRocksDb(keyedStateBackend, descriptor);
   }
 
   @TearDown(Level.Iteration)
@@ -61,10 +57,7 @@ public class ListStateBenchmark extends StateBenchmarkBase {
           keyedStateBackend.setCurrentKey(key);
           state.clear();
         });
-    if (keyedStateBackend instanceof RocksDBKeyedStateBackend) {
-      StateBackendBenchmarkUtils.compactState(
-          (RocksDBKeyedStateBackend<Long>) keyedStateBackend, descriptor);
-    } else {
+    if (!BenchmarkBackend.compactIfRocksDb(keyedStateBackend, descriptor)) {
       System.gc();
     }
   }

@@ -54,7 +54,8 @@ public abstract class StateBenchmarkBase {
   private BenchmarkBackend backend;
 
   protected KeyedStateBackend<Long> createKeyedStateBackend() throws Exception {
-    File parent = new File(System.getProperty("bench.state.dir", System.getProperty("java.io.tmpdir")));
+    File parent =
+        new File(System.getProperty("bench.state.dir", System.getProperty("java.io.tmpdir")));
     Files.createDirectories(parent.toPath());
     backend = BenchmarkBackend.create(backendType, parent);
     return backend.backend();
