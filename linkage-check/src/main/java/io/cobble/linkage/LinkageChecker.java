@@ -6,7 +6,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -30,16 +32,18 @@ final class LinkageChecker {
   }
 
   /**
-   * @param minors the minors the module serves; the first is the one it is compiled against, where
-   *     its overrides of Flink methods are taken from
+   * Checks every class on each minor it is loaded on, as {@code scopes} declares.
+   *
+   * @param minors the minors the module serves, oldest first; a class's overrides of Flink methods
+   *     are taken from the first minor it is loaded on, the one it is compiled against
    */
-  List<LinkageReport> check(List<FlinkMinor> minors) {
-    List<String> classNames = new ArrayList<>();
-    Set<FlinkReference> references = new TreeSet<>();
+  List<LinkageReport> check(List<FlinkMinor> minors, MinorScopes scopes) {
+    Map<String, Set<FlinkReference>> referencesByClass = new TreeMap<>();
+    Map<String, List<FlinkMinor>> minorsByClass = new TreeMap<>();
     try (ClassFiles classes = ClassFiles.open(moduleLocation)) {
       for (String name : classes.names()) {
-        classNames.add(name);
-        references.addAll(ReferenceCollector.collect(classes.read(name)));
+        referencesByClass.put(name, new TreeSet<>(ReferenceCollector.collect(classes.read(name))));
+        minorsByClass.put(name, scopes.minorsOf(module, name, minors));
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -48,12 +52,22 @@ final class LinkageChecker {
     for (FlinkMinor minor : minors) {
       try (ClassPathIndex index = new ClassPathIndex(projectLocations, minor.jars())) {
         ReferenceResolver resolver = new ReferenceResolver(index);
-        if (reports.isEmpty()) {
-          classNames.forEach(name -> references.addAll(resolver.overrides(index.find(name))));
+        Set<FlinkReference> onThisMinor = new TreeSet<>();
+        int classesChecked = 0;
+        for (Map.Entry<String, List<FlinkMinor>> entry : minorsByClass.entrySet()) {
+          String name = entry.getKey();
+          if (!entry.getValue().contains(minor)) {
+            continue;
+          }
+          classesChecked++;
+          Set<FlinkReference> references = referencesByClass.get(name);
+          if (entry.getValue().get(0) == minor) {
+            references.addAll(resolver.overrides(index.find(name)));
+          }
+          onThisMinor.addAll(references);
+          onThisMinor.addAll(resolver.obligations(index.find(name)));
         }
-        Set<FlinkReference> onThisMinor = new TreeSet<>(references);
-        classNames.forEach(name -> onThisMinor.addAll(resolver.obligations(index.find(name))));
-        reports.add(check(resolver, onThisMinor, minor.version()));
+        reports.add(check(resolver, onThisMinor, minor.version(), classesChecked));
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
@@ -61,8 +75,16 @@ final class LinkageChecker {
     return reports;
   }
 
+  /** Checks every class on every minor. */
+  List<LinkageReport> check(List<FlinkMinor> minors) {
+    return check(minors, MinorScopes.none());
+  }
+
   private LinkageReport check(
-      ReferenceResolver resolver, Set<FlinkReference> references, String flinkVersion) {
+      ReferenceResolver resolver,
+      Set<FlinkReference> references,
+      String flinkVersion,
+      int classesChecked) {
     int checked = 0;
     List<LinkageProblem> problems = new ArrayList<>();
     for (FlinkReference ref : references) {
@@ -78,6 +100,6 @@ final class LinkageChecker {
       }
     }
     Collections.sort(problems);
-    return new LinkageReport(module, flinkVersion, checked, problems);
+    return new LinkageReport(module, flinkVersion, classesChecked, checked, problems);
   }
 }

@@ -7,19 +7,30 @@ import java.util.List;
 final class LinkageReport {
   private final String module;
   private final String flinkVersion;
+  private final int classesChecked;
   private final int referencesChecked;
   private final List<LinkageProblem> problems;
 
   LinkageReport(
-      String module, String flinkVersion, int referencesChecked, List<LinkageProblem> problems) {
+      String module,
+      String flinkVersion,
+      int classesChecked,
+      int referencesChecked,
+      List<LinkageProblem> problems) {
     this.module = module;
     this.flinkVersion = flinkVersion;
+    this.classesChecked = classesChecked;
     this.referencesChecked = referencesChecked;
     this.problems = Collections.unmodifiableList(problems);
   }
 
   String flinkVersion() {
     return flinkVersion;
+  }
+
+  /** Classes of the module loaded on this minor, hence checked on it. */
+  int classesChecked() {
+    return classesChecked;
   }
 
   /** Distinct references (per class of ours) that reach into Flink on this minor. */
@@ -43,6 +54,8 @@ final class LinkageReport {
             .append(" on Flink ")
             .append(flinkVersion)
             .append(": ")
+            .append(classesChecked)
+            .append(" classes, ")
             .append(referencesChecked)
             .append(" references checked, ")
             .append(problems.size())

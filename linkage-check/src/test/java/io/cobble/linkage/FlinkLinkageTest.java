@@ -18,12 +18,16 @@ import org.junit.jupiter.api.TestFactory;
  * The version-neutrality check of the build: every Flink module against every minor it serves. One
  * test per module; each prints its per-minor counts and fails listing every unresolved link. Which
  * minors a line module serves comes from {@link FlinkLine}, the same claim its dist jar makes at
- * runtime.
+ * runtime; classes the line loads on only some of them are checked there alone, as declared in
+ * {@code linkage-minor-scopes.txt}.
  */
 class FlinkLinkageTest {
   /** Every supported minor, oldest first: each module is compiled against the first it serves. */
   static final List<String> SUPPORTED =
       List.of("1.17.2", "1.18.1", "1.19.3", "1.20.3", "2.0.0", "2.1.1", "2.2.0", "2.3.0");
+
+  /** The classes a line's dist jar loads on only some of its minors. */
+  static final MinorScopes SCOPES = MinorScopes.fromResource("linkage-minor-scopes.txt");
 
   private static final List<String> LINE_MODULE_DEPENDENCIES =
       List.of("cobble-flink-api", "shims", "cobble");
@@ -71,7 +75,8 @@ class FlinkLinkageTest {
                   .check(
                       minors.stream()
                           .map(minor -> FlinkMinor.copiedInto(flinkRoot, minor))
-                          .collect(Collectors.toList()));
+                          .collect(Collectors.toList()),
+                      SCOPES);
           reports.forEach(report -> System.out.println(report.format()));
           assertTrue(
               reports.stream().allMatch(r -> r.referencesChecked() > 0),

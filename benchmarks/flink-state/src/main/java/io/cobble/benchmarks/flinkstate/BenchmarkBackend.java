@@ -1,0 +1,211 @@
+package io.cobble.benchmarks.flinkstate;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.StateDescriptor;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
+import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
+import org.apache.flink.runtime.state.ConfigurableStateBackend;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StateBackendLoader;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.apache.flink.state.benchmark.StateBackendBenchmarkUtils;
+
+/**
+ * One keyed backend under benchmark and how to dispose of it. HEAP and ROCKSDB come from Flink's
+ * {@link StateBackendBenchmarkUtils}, exactly as apache/flink-benchmarks builds them; COBBLE goes
+ * through the public {@link StateBackend} API of {@value #COBBLE_BACKEND_CLASS}, loaded by
+ * reflection so that this harness builds before that class exists. Both use key-group range (0,1)
+ * of 2 key groups and {@link LongSerializer} keys.
+ */
+final class BenchmarkBackend implements AutoCloseable {
+  static final String COBBLE_BACKEND_CLASS = "io.cobble.flink.state.CobbleStateBackend";
+
+  /** System properties with this prefix are passed to the Cobble backend, e.g. memory sizing. */
+  private static final String COBBLE_PREFIX = "state.backend.cobble.";
+
+  private final KeyedStateBackend<Long> backend;
+  private final boolean fromFlinkUtils;
+  private final MockEnvironment environment;
+  private final Path directory;
+
+  private BenchmarkBackend(
+      KeyedStateBackend<Long> backend,
+      boolean fromFlinkUtils,
+      MockEnvironment environment,
+      Path directory) {
+    this.backend = backend;
+    this.fromFlinkUtils = fromFlinkUtils;
+    this.environment = environment;
+    this.directory = directory;
+  }
+
+  /** {@code type}: HEAP, ROCKSDB (or another StateBackendBenchmarkUtils type) or COBBLE. */
+  static BenchmarkBackend create(String type, File parentDir) throws Exception {
+    if (type.equals("COBBLE")) {
+      return createCobble(parentDir);
+    }
+    StateBackendBenchmarkUtils.StateBackendType flinkType;
+    try {
+      flinkType = StateBackendBenchmarkUtils.StateBackendType.valueOf(type);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "backendType "
+              + type
+              + " is unknown: use COBBLE or one of "
+              + java.util.Arrays.toString(StateBackendBenchmarkUtils.StateBackendType.values()),
+          e);
+    }
+    return new BenchmarkBackend(
+        StateBackendBenchmarkUtils.createKeyedStateBackend(flinkType, parentDir), true, null, null);
+  }
+
+  /**
+   * Compacts RocksDB state into one file, as upstream's list benchmark does between iterations.
+   * {@code StateBackendBenchmarkUtils.compactState} takes a {@code RocksDBKeyedStateBackend} up to
+   * 1.20 and any keyed backend from 2.0 on, and RocksDB's package moved in 2.0, hence reflection.
+   *
+   * @return whether the backend is RocksDB's and was compacted
+   */
+  static boolean compactIfRocksDb(KeyedStateBackend<Long> backend, StateDescriptor<?, ?> state)
+      throws Exception {
+    if (!backend.getClass().getSimpleName().equals("RocksDBKeyedStateBackend")) {
+      return false;
+    }
+    for (Method m : StateBackendBenchmarkUtils.class.getMethods()) {
+      if (m.getName().equals("compactState") && m.getParameterCount() == 2) {
+        m.invoke(null, backend, state);
+        return true;
+      }
+    }
+    throw new IllegalStateException("StateBackendBenchmarkUtils has no compactState");
+  }
+
+  /** RocksDB with incremental checkpoints, loaded the way a cluster configuration selects it. */
+  static StateBackend rocksDbIncremental() throws Exception {
+    Configuration config = new Configuration();
+    config.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+    config.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+    return StateBackendLoader.loadStateBackendFromConfig(
+        config, BenchmarkBackend.class.getClassLoader(), null);
+  }
+
+  KeyedStateBackend<Long> backend() {
+    return backend;
+  }
+
+  @Override
+  public void close() throws Exception {
+    if (fromFlinkUtils) {
+      StateBackendBenchmarkUtils.cleanUp(backend);
+      return;
+    }
+    try {
+      if (backend instanceof CheckpointableKeyedStateBackend) {
+        ((CheckpointableKeyedStateBackend<?>) backend).close();
+      }
+      backend.dispose();
+      environment.close();
+    } finally {
+      deleteRecursively(directory);
+    }
+  }
+
+  private static BenchmarkBackend createCobble(File parentDir) throws Exception {
+    Path dir = Files.createTempDirectory(parentDir.toPath(), "cobble-state-");
+    StateBackend stateBackend = cobbleStateBackend(dir);
+    MockEnvironment environment = new MockEnvironmentBuilder().build();
+    KeyedStateBackend<Long> keyed =
+        stateBackend.createKeyedStateBackend(
+            new KeyedStateBackendParametersImpl<>(
+                environment,
+                new JobID(),
+                "cobble-state-benchmark",
+                LongSerializer.INSTANCE,
+                2,
+                new KeyGroupRange(0, 1),
+                environment.getTaskKvStateRegistry(),
+                TtlTimeProvider.DEFAULT,
+                new UnregisteredMetricsGroup(),
+                Collections.emptyList(),
+                new CloseableRegistry()));
+    return new BenchmarkBackend(keyed, false, environment, dir);
+  }
+
+  /**
+   * Cobble's {@link StateBackend}, created by reflection and configured as a cluster would: {@code
+   * localDir} as its local directory plus any {@code -Dstate.backend.cobble.*}.
+   */
+  static StateBackend cobbleStateBackend(Path localDir) throws Exception {
+    Class<?> backendClass;
+    try {
+      backendClass = Class.forName(COBBLE_BACKEND_CLASS);
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException(
+          "backendType COBBLE needs "
+              + COBBLE_BACKEND_CLASS
+              + ", which the Cobble runtime jar on this classpath does not contain yet (the"
+              + " state backend is not merged). Run -p backendType=HEAP,ROCKSDB until it is.",
+          e);
+    }
+    StateBackend stateBackend = (StateBackend) backendClass.getDeclaredConstructor().newInstance();
+    if (stateBackend instanceof ConfigurableStateBackend) {
+      stateBackend =
+          ((ConfigurableStateBackend) stateBackend)
+              .configure(cobbleConfig(localDir), BenchmarkBackend.class.getClassLoader());
+    }
+    return stateBackend;
+  }
+
+  /**
+   * The benchmark's own directory, and a fixed 128 MB budget (the RocksDB backend of the utils is
+   * not bound to managed memory either); {@code -Dstate.backend.cobble.*} overrides any key.
+   */
+  private static Configuration cobbleConfig(Path dir) {
+    Configuration config = new Configuration();
+    config.set(text(COBBLE_PREFIX + "localdir"), dir.toAbsolutePath().toString());
+    config.set(text(COBBLE_PREFIX + "memory.managed"), "false");
+    for (Map.Entry<Object, Object> e : System.getProperties().entrySet()) {
+      String key = String.valueOf(e.getKey());
+      if (key.startsWith(COBBLE_PREFIX)) {
+        config.set(text(key), String.valueOf(e.getValue()));
+      }
+    }
+    return config;
+  }
+
+  private static ConfigOption<String> text(String key) {
+    return ConfigOptions.key(key).stringType().noDefaultValue();
+  }
+
+  private static void deleteRecursively(Path dir) throws IOException {
+    if (dir == null || !Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> files = Files.walk(dir)) {
+      for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}
