@@ -53,6 +53,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(120)
 class RemotePrimaryTest {
   private static final int BUCKETS = 4;
+  private static final String SEED_PROPERTY = "cobble.remote-primary.seed";
 
   @TempDir Path tmp;
   private Path blobs;
@@ -188,10 +189,24 @@ class RemotePrimaryTest {
     }
   }
 
+  /**
+   * A new random seed per run unless {@code -Dcobble.remote-primary.seed=<seed>} replays one; a
+   * failure names the seed and how to replay it.
+   */
   @Test
   void randomOperationsReopenExactlyOnAnotherMachine() throws Exception {
-    long seed = new Random().nextLong();
+    String replay = System.getProperty(SEED_PROPERTY);
+    long seed = replay == null ? new Random().nextLong() : Long.parseLong(replay.trim());
     System.out.println("RemotePrimaryTest seed " + seed);
+    try {
+      randomOperationsReopenExactly(seed);
+    } catch (AssertionError | RuntimeException e) {
+      throw new AssertionError(
+          "failed with seed " + seed + "; replay with -D" + SEED_PROPERTY + "=" + seed, e);
+    }
+  }
+
+  private void randomOperationsReopenExactly(long seed) throws Exception {
     Random random = new Random(seed);
     TreeMap<Integer, byte[]> model = new TreeMap<>();
     Config config = base().build();
@@ -225,7 +240,7 @@ class RemotePrimaryTest {
     try (Db other = Db.open(primary, tmp.resolve("machine2"), config)) {
       for (int k = 0; k < 600; k++) {
         byte[][] row = other.get(k % BUCKETS, "default", key(k));
-        assertArrayEquals(model.get(k), row == null ? null : row[0], "key " + k + " seed " + seed);
+        assertArrayEquals(model.get(k), row == null ? null : row[0], "key " + k);
       }
       other.waitForCompactions();
       Set<String> listed = new HashSet<>(primary.list("data/"));

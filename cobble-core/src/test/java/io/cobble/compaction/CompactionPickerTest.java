@@ -1,14 +1,15 @@
-package io.cobble.version;
+package io.cobble.compaction;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.cobble.Config;
-import io.cobble.compaction.Compaction;
-import io.cobble.compaction.CompactionPicker;
 import io.cobble.memtable.SkipListMemTable;
 import io.cobble.sst.TableProperties;
+import io.cobble.version.FileMeta;
+import io.cobble.version.TestVersions;
+import io.cobble.version.Version;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -40,10 +41,7 @@ class CompactionPickerTest {
   }
 
   private static Version version(SkipListMemTable mem, List<List<FileMeta>> levels) {
-    List<Tree> trees = new ArrayList<>();
-    trees.add(new Tree(levels));
-    return new Version(
-        null, mem, new ArrayList<>(), trees, Collections.emptyMap(), Collections.emptyMap());
+    return TestVersions.oneTree(mem, levels);
   }
 
   @SafeVarargs
