@@ -128,6 +128,49 @@ class CompactionPickerTest {
   }
 
   @Test
+  void aLoneL0FileWithNothingBelowMovesWithoutRewriting() {
+    Config oneFileLimit =
+        config("score_priority").toBuilder().set("compaction.l0-file-limit", 1).build();
+    FileMeta l0 = file("b", "e", 10);
+    List<List<FileMeta>> free = levels(new ArrayList<>(Arrays.asList(l0)), new ArrayList<>());
+    Compaction move = new CompactionPicker(oneFileLimit).pick(version(mem, free), 0, 0);
+    assertEquals(Compaction.Kind.TRIVIAL_MOVE, move.kind());
+    assertEquals(Arrays.asList(l0), move.inputs());
+    assertEquals(1, move.outputLevel());
+
+    FileMeta below = file("d", "k", 10);
+    List<List<FileMeta>> covered =
+        levels(new ArrayList<>(Arrays.asList(l0)), new ArrayList<>(Arrays.asList(below)));
+    Compaction merge = new CompactionPicker(oneFileLimit).pick(version(mem, covered), 0, 0);
+    assertEquals(Compaction.Kind.MERGE, merge.kind(), "an overlapping L1 file must be rewritten");
+    assertEquals(Arrays.asList(l0, below), merge.allInputs());
+  }
+
+  @Test
+  void manualCompactionPushesEveryLevelDownUntilOneLevelHoldsTheTree() {
+    CompactionPicker picker = new CompactionPicker(config("score_priority"));
+    FileMeta l1 = file("a", "c", 10);
+    FileMeta l3 = file("b", "d", 10);
+    List<List<FileMeta>> spread =
+        levels(
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(l1)),
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(l3)));
+    Compaction c = picker.pickManual(version(mem, spread), 0, 0);
+    assertEquals(1, c.inputLevel());
+    assertEquals(2, c.outputLevel());
+    assertEquals(Compaction.Kind.TRIVIAL_MOVE, c.kind(), "L2 is empty: the file moves down");
+
+    List<List<FileMeta>> settled =
+        levels(
+            new ArrayList<>(),
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(l1, file("x", "z", 10))));
+    assertNull(picker.pickManual(version(mem, settled), 0, 0), "one level already holds it all");
+  }
+
+  @Test
   void expiredFilesDropOnlyWithNothingOlderBelowAndNoEarlierMergeAbove() {
     FileMeta expired = file("a", "c", 10, 500);
     List<List<FileMeta>> l =
