@@ -200,6 +200,14 @@ public final class EngineOption<T> {
     return defaultValue;
   }
 
+  /**
+   * Whether Cobble derives the default from other keys ({@link #defaultValue()} is then {@code
+   * derived}, which {@link Config} resolves and {@link #parse} does not accept).
+   */
+  public boolean derivedDefault() {
+    return DERIVED.equals(defaultValue);
+  }
+
   /** The default as documented: the text default, or how a derived default is computed. */
   public String defaultDisplay() {
     return defaultDisplay;

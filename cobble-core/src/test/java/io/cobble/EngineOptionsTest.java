@@ -62,6 +62,21 @@ class EngineOptionsTest {
   }
 
   @Test
+  void everyDefaultParsesAndFormatsBackToTheSameValue() {
+    for (EngineOption<?> option : EngineOptions.all()) {
+      if (!option.derivedDefault()) {
+        assertRoundTrip(option);
+      }
+    }
+    assertTrue(EngineOptions.WRITE_STALL_LIMIT.derivedDefault());
+  }
+
+  private static <T> void assertRoundTrip(EngineOption<T> option) {
+    T value = option.parse(option.defaultValue());
+    assertEquals(value, option.parse(option.format(value)), option.key());
+  }
+
+  @Test
   void typedValuesMatchTheAccessors() {
     Config c =
         Config.builder()
