@@ -39,15 +39,16 @@ class S3ProxyServerTest {
 
   @Test
   void onlyItsOwnKeyPairIsAcceptedAndObjectsLandInTheDirectory() throws Exception {
-    try (S3ProxyServer server = S3ProxyServer.start(dir, "b");
-        S3ProxyServer other = S3ProxyServer.start(dir.resolve("other"), "b");
+    try (S3ProxyServer server = S3ProxyServer.start(dir, "bucket");
+        S3ProxyServer other = S3ProxyServer.start(dir.resolve("other"), "bucket");
         S3Client client = server.client();
         S3Client wrongKeys = client(server, other.accessKey(), other.secretKey())) {
-      client.putObject(x -> x.bucket("b").key("k"), RequestBody.fromString("v"));
-      assertEquals("v", new String(Files.readAllBytes(dir.resolve("b").resolve("k"))));
+      client.putObject(x -> x.bucket("bucket").key("k"), RequestBody.fromString("v"));
+      assertEquals("v", new String(Files.readAllBytes(dir.resolve("bucket").resolve("k"))));
       S3Exception refused =
           assertThrows(
-              S3Exception.class, () -> wrongKeys.getObjectAsBytes(x -> x.bucket("b").key("k")));
+              S3Exception.class,
+              () -> wrongKeys.getObjectAsBytes(x -> x.bucket("bucket").key("k")));
       assertEquals(403, refused.statusCode());
       assertNotEquals(server.secretKey(), other.secretKey());
       assertFalse(server.toString().contains(server.secretKey()));
@@ -56,18 +57,18 @@ class S3ProxyServerTest {
 
   @Test
   void aRestartedServerKeepsPortKeysAndObjectsAndASiblingSharesTheObjects() throws Exception {
-    S3ProxyServer first = S3ProxyServer.start(dir, "b");
+    S3ProxyServer first = S3ProxyServer.start(dir, "bucket");
     try (S3Client client = first.client()) {
-      client.putObject(x -> x.bucket("b").key("k"), RequestBody.fromString("v"));
+      client.putObject(x -> x.bucket("bucket").key("k"), RequestBody.fromString("v"));
       first.close();
       try (S3ProxyServer again = first.restart();
           S3ProxyServer sibling = again.startSibling();
           S3Client siblingClient = sibling.client()) {
         assertEquals(first.port(), again.port());
-        assertEquals("v", client.getObjectAsBytes(x -> x.bucket("b").key("k")).asUtf8String());
+        assertEquals("v", client.getObjectAsBytes(x -> x.bucket("bucket").key("k")).asUtf8String());
         assertNotEquals(again.accessKey(), sibling.accessKey());
         assertEquals(
-            "v", siblingClient.getObjectAsBytes(x -> x.bucket("b").key("k")).asUtf8String());
+            "v", siblingClient.getObjectAsBytes(x -> x.bucket("bucket").key("k")).asUtf8String());
       }
     }
   }
