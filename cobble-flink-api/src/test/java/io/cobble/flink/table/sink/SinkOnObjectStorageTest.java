@@ -18,6 +18,7 @@ import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import io.cobble.testing.S3ProxyServer;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
