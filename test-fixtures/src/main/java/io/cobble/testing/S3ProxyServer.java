@@ -155,6 +155,11 @@ public final class S3ProxyServer implements AutoCloseable {
 
   /** An AWS SDK v2 client for this server (path style, signed with this key pair). */
   public S3Client client() {
+    return client(accessKey, secretKey);
+  }
+
+  /** An AWS SDK v2 client for this server signing with another key pair (to be refused). */
+  public S3Client client(String accessKey, String secretKey) {
     return S3Client.builder()
         .endpointOverride(endpoint())
         .region(Region.US_EAST_1)

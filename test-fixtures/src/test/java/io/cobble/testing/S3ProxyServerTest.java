@@ -9,11 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 
@@ -26,23 +22,12 @@ class S3ProxyServerTest {
 
   @TempDir Path dir;
 
-  private static S3Client client(S3ProxyServer server, String accessKey, String secretKey) {
-    return S3Client.builder()
-        .endpointOverride(server.endpoint())
-        .region(Region.US_EAST_1)
-        .forcePathStyle(true)
-        .credentialsProvider(
-            StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
-        .httpClientBuilder(UrlConnectionHttpClient.builder())
-        .build();
-  }
-
   @Test
   void onlyItsOwnKeyPairIsAcceptedAndObjectsLandInTheDirectory() throws Exception {
     try (S3ProxyServer server = S3ProxyServer.start(dir, "bucket");
         S3ProxyServer other = S3ProxyServer.start(dir.resolve("other"), "bucket");
         S3Client client = server.client();
-        S3Client wrongKeys = client(server, other.accessKey(), other.secretKey())) {
+        S3Client wrongKeys = server.client(other.accessKey(), other.secretKey())) {
       client.putObject(x -> x.bucket("bucket").key("k"), RequestBody.fromString("v"));
       assertEquals("v", new String(Files.readAllBytes(dir.resolve("bucket").resolve("k"))));
       S3Exception refused =
