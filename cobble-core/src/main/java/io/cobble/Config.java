@@ -1,7 +1,6 @@
 package io.cobble;
 
 import io.cobble.merge.MergeOperatorResolver;
-import io.cobble.util.Sizes;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -19,63 +18,10 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
- * Engine configuration. Immutable; every value is validated when built. Keys, defaults and meaning
- * (the Flink state backend maps {@code state.backend.cobble.<key>} onto these):
- *
- * <ul>
- *   <li>{@code total-buckets} (1): number of buckets, 1..65536, fixed when the DB is created.
- *   <li>{@code bucket-ranges} (all): inclusive bucket ranges this shard owns, e.g. {@code
- *       0-127,256-300}.
- *   <li>{@code memtable.type} (adaptive): skiplist, hash, vec or adaptive.
- *   <li>{@code memtable.capacity} (32mb): bytes one memtable holds before it is sealed and flushed.
- *   <li>{@code memory.memtable-buffer-count} (2): memtables in memory (active + immutable); memory
- *       use is bounded by capacity × count, writes wait when all are full.
- *   <li>{@code compaction.policy} (score_priority): round_robin, min_overlap or score_priority.
- *   <li>{@code compaction.l0-file-limit} (2): L0 files of a tree that trigger an L0 compaction.
- *   <li>{@code compaction.write-stall-limit} (max(l0-file-limit + 2, 32)): writes block while
- *       immutable memtables + L0 files of any tree exceed this; must be ≥ l0-file-limit + 2.
- *   <li>{@code compaction.threads} (4): compaction worker threads.
- *   <li>{@code compaction.read-ahead.enabled} (true): compaction inputs are read sequentially in
- *       {@code compaction.read-ahead.size} (2mb) chunks instead of block by block.
- *   <li>{@code compaction.level-base-size} (256mb): target size of L1.
- *   <li>{@code compaction.level-size-multiplier} (10): each level's target is this times the
- *       previous one.
- *   <li>{@code compaction.max-levels} (7): number of levels including L0, 2..16.
- *   <li>{@code sst.target-file-size} (64mb): compaction output files are cut at this size.
- *   <li>{@code sst.block-size} (4kb): uncompressed data block size.
- *   <li>{@code sst.block-restart-interval} (16): keys between prefix-compression restart points.
- *   <li>{@code sst.bloom-filter.enabled} (true), {@code sst.bloom-filter.bits-per-key} (10).
- *   <li>{@code sst.partitioned-index.enabled} (true): index (and filter) split into partitions
- *       under a small top-level index once they exceed one block.
- *   <li>{@code sst.pinned-metadata.max-level} (2): top-level index/filter of files in L0..LN stay
- *       decoded in memory outside the block cache; -1 disables.
- *   <li>{@code sst.pinned-metadata.partitions.enabled} (true): also pin index/filter partitions.
- *   <li>{@code sst.read-metadata-cache.mode} (eager): when that pinned metadata is decoded: eager
- *       (when a table opens), lazy (on the table's first point read) or off (never: index and
- *       filter blocks go through the block cache, whatever sst.pinned-metadata.* says).
- *   <li>{@code sst.compression} (none,none,lz4): compression per level (none or lz4); the last
- *       entry applies to all deeper levels.
- *   <li>{@code value-separation.threshold} (1kb): column values larger than this go to the value
- *       log at flush; 0 disables separation.
- *   <li>{@code block-cache.size} (64mb): bytes of decoded blocks cached, shared by all files.
- *   <li>{@code ttl.default} (0): expiry applied to writes without an explicit TTL (e.g. 10m); 0
- *       means never expire.
- *   <li>{@code fsync.enabled} (true): tables, value logs and manifests are fsynced before they are
- *       published. Turning it off trades crash durability of flushed data for speed (tests, scratch
- *       data); unflushed memtable data is never durable either way.
- *   <li>{@code direct-io.enabled} (false): table block reads bypass the page cache (O_DIRECT) where
- *       the file system supports it; compaction's sequential reads stay buffered.
- *   <li>{@code direct-io.buffer-size} (2kb): size of each pooled aligned read buffer (rounded up to
- *       the file system block size); larger reads use a one-off buffer.
- *   <li>{@code direct-io.pool-max-size} (64): aligned buffers kept for reuse.
- *   <li>{@code snapshot.retention} (0): published shard snapshots kept (newest first, pinned ones
- *       extra); 0 keeps all.
- *   <li>{@code remote-cache.size} (4gb): bytes of remote data files a Db whose primary volume is
- *       object storage keeps on its local CACHE volume (files it wrote itself, and chunks of other
- *       files it read); least recently used data goes first.
- *   <li>{@code remote-cache.chunk-size} (64kb): remote reads that miss that cache fetch and keep
- *       whole aligned chunks of this size.
- * </ul>
+ * Engine configuration. Immutable; every value is validated when built, and an error names the key
+ * and what it allows. The keys, their types, defaults, allowed values and meaning are declared in
+ * {@link EngineOptions} (the README's option table is generated from there); the Flink state
+ * backend exposes them as {@code state.backend.cobble.<key>} ({@link #fromPrefixed}).
  *
  * <p>The clock and custom merge operators are set on the builder only (they are code, not text).
  */
@@ -83,40 +29,9 @@ public final class Config {
   private static final Map<String, String> DEFAULTS = new LinkedHashMap<>();
 
   static {
-    DEFAULTS.put("total-buckets", "1");
-    DEFAULTS.put("bucket-ranges", "all");
-    DEFAULTS.put("memtable.type", "adaptive");
-    DEFAULTS.put("memtable.capacity", "32mb");
-    DEFAULTS.put("memory.memtable-buffer-count", "2");
-    DEFAULTS.put("compaction.policy", "score_priority");
-    DEFAULTS.put("compaction.l0-file-limit", "2");
-    DEFAULTS.put("compaction.write-stall-limit", "derived");
-    DEFAULTS.put("compaction.threads", "4");
-    DEFAULTS.put("compaction.read-ahead.enabled", "true");
-    DEFAULTS.put("compaction.read-ahead.size", "2mb");
-    DEFAULTS.put("compaction.level-base-size", "256mb");
-    DEFAULTS.put("compaction.level-size-multiplier", "10");
-    DEFAULTS.put("compaction.max-levels", "7");
-    DEFAULTS.put("sst.target-file-size", "64mb");
-    DEFAULTS.put("sst.block-size", "4kb");
-    DEFAULTS.put("sst.block-restart-interval", "16");
-    DEFAULTS.put("sst.bloom-filter.enabled", "true");
-    DEFAULTS.put("sst.bloom-filter.bits-per-key", "10");
-    DEFAULTS.put("sst.partitioned-index.enabled", "true");
-    DEFAULTS.put("sst.pinned-metadata.max-level", "2");
-    DEFAULTS.put("sst.pinned-metadata.partitions.enabled", "true");
-    DEFAULTS.put("sst.read-metadata-cache.mode", "eager");
-    DEFAULTS.put("sst.compression", "none,none,lz4");
-    DEFAULTS.put("value-separation.threshold", "1kb");
-    DEFAULTS.put("block-cache.size", "64mb");
-    DEFAULTS.put("ttl.default", "0");
-    DEFAULTS.put("fsync.enabled", "true");
-    DEFAULTS.put("direct-io.enabled", "false");
-    DEFAULTS.put("direct-io.buffer-size", "2kb");
-    DEFAULTS.put("direct-io.pool-max-size", "64");
-    DEFAULTS.put("snapshot.retention", "0");
-    DEFAULTS.put("remote-cache.size", "4gb");
-    DEFAULTS.put("remote-cache.chunk-size", "64kb");
+    for (EngineOption<?> option : EngineOptions.all()) {
+      DEFAULTS.put(option.key(), option.defaultValue());
+    }
   }
 
   private final Map<String, String> values;
@@ -162,47 +77,46 @@ public final class Config {
     this.values = Collections.unmodifiableMap(values);
     this.clock = clock;
     this.resolver = resolver;
-    totalBuckets = intIn("total-buckets", 1, 65536);
-    snapshotRetention = intIn("snapshot.retention", 0, 1_000_000);
-    bucketRanges = parseRanges(get("bucket-ranges"), totalBuckets);
-    memtableType = MemTableType.parse("memtable.type", get("memtable.type"));
-    memtableCapacity = sizeIn("memtable.capacity", 4096, 1L << 30);
-    memtableBufferCount = intIn("memory.memtable-buffer-count", 2, 64);
-    compactionPolicy = CompactionPolicy.parse("compaction.policy", get("compaction.policy"));
-    l0FileLimit = intIn("compaction.l0-file-limit", 1, 1000);
-    String stall = get("compaction.write-stall-limit");
-    if (stall.equalsIgnoreCase("derived")) {
+    totalBuckets = parse(EngineOptions.TOTAL_BUCKETS);
+    snapshotRetention = parse(EngineOptions.SNAPSHOT_RETENTION);
+    bucketRanges = parseRanges(parse(EngineOptions.BUCKET_RANGES), totalBuckets);
+    memtableType = parse(EngineOptions.MEMTABLE_TYPE);
+    memtableCapacity = parse(EngineOptions.MEMTABLE_CAPACITY);
+    memtableBufferCount = parse(EngineOptions.MEMTABLE_BUFFER_COUNT);
+    compactionPolicy = parse(EngineOptions.COMPACTION_POLICY);
+    l0FileLimit = parse(EngineOptions.L0_FILE_LIMIT);
+    EngineOption<Integer> stall = EngineOptions.WRITE_STALL_LIMIT;
+    if (raw(stall).trim().equalsIgnoreCase(EngineOption.DERIVED)) {
       writeStallLimit = Math.max(l0FileLimit + 2, 32);
     } else {
-      writeStallLimit = intIn("compaction.write-stall-limit", l0FileLimit + 2, 100_000);
+      writeStallLimit = stall.parseInt(raw(stall), l0FileLimit + 2, stall.max());
     }
-    compactionThreads = intIn("compaction.threads", 1, 256);
-    readAheadEnabled = bool("compaction.read-ahead.enabled");
-    readAheadSize = (int) sizeIn("compaction.read-ahead.size", 4096, 256L << 20);
-    levelBaseSize = sizeIn("compaction.level-base-size", 1024, Long.MAX_VALUE / 1024);
-    levelSizeMultiplier = intIn("compaction.level-size-multiplier", 2, 1000);
-    maxLevels = intIn("compaction.max-levels", 2, 16);
-    targetFileSize = sizeIn("sst.target-file-size", 1024, 4L << 30);
-    blockSize = (int) sizeIn("sst.block-size", 256, 16L << 20);
-    blockRestartInterval = intIn("sst.block-restart-interval", 1, 1024);
-    bloomEnabled = bool("sst.bloom-filter.enabled");
-    bloomBitsPerKey = intIn("sst.bloom-filter.bits-per-key", 1, 64);
-    partitionedIndex = bool("sst.partitioned-index.enabled");
-    pinnedMaxLevel = intIn("sst.pinned-metadata.max-level", -1, maxLevels - 1);
-    pinPartitions = bool("sst.pinned-metadata.partitions.enabled");
-    metadataCacheMode =
-        MetadataCacheMode.parse(
-            "sst.read-metadata-cache.mode", get("sst.read-metadata-cache.mode"));
-    lz4PerLevel = parseCompression(get("sst.compression"), maxLevels);
-    valueSeparationThreshold = sizeIn("value-separation.threshold", 0, 1L << 30);
-    blockCacheSize = sizeIn("block-cache.size", 0, 1L << 40);
-    defaultTtlMillis = durationMillis("ttl.default");
-    directIoEnabled = bool("direct-io.enabled");
-    fsyncEnabled = bool("fsync.enabled");
-    directIoBufferSize = (int) sizeIn("direct-io.buffer-size", 512, 64L << 20);
-    directIoPoolMaxSize = intIn("direct-io.pool-max-size", 0, 100_000);
-    remoteCacheSize = sizeIn("remote-cache.size", 0, 1L << 50);
-    remoteCacheChunkSize = (int) sizeIn("remote-cache.chunk-size", 4096, 64L << 20);
+    compactionThreads = parse(EngineOptions.COMPACTION_THREADS);
+    readAheadEnabled = parse(EngineOptions.READ_AHEAD_ENABLED);
+    readAheadSize = (int) (long) parse(EngineOptions.READ_AHEAD_SIZE);
+    levelBaseSize = parse(EngineOptions.LEVEL_BASE_SIZE);
+    levelSizeMultiplier = parse(EngineOptions.LEVEL_SIZE_MULTIPLIER);
+    maxLevels = parse(EngineOptions.MAX_LEVELS);
+    targetFileSize = parse(EngineOptions.TARGET_FILE_SIZE);
+    blockSize = (int) (long) parse(EngineOptions.BLOCK_SIZE);
+    blockRestartInterval = parse(EngineOptions.BLOCK_RESTART_INTERVAL);
+    bloomEnabled = parse(EngineOptions.BLOOM_FILTER_ENABLED);
+    bloomBitsPerKey = parse(EngineOptions.BLOOM_BITS_PER_KEY);
+    partitionedIndex = parse(EngineOptions.PARTITIONED_INDEX);
+    EngineOption<Integer> pinned = EngineOptions.PINNED_METADATA_MAX_LEVEL;
+    pinnedMaxLevel = pinned.parseInt(raw(pinned), pinned.min(), maxLevels - 1);
+    pinPartitions = parse(EngineOptions.PIN_PARTITIONS);
+    metadataCacheMode = parse(EngineOptions.METADATA_CACHE_MODE);
+    lz4PerLevel = parseCompression(parse(EngineOptions.COMPRESSION), maxLevels);
+    valueSeparationThreshold = parse(EngineOptions.VALUE_SEPARATION_THRESHOLD);
+    blockCacheSize = parse(EngineOptions.BLOCK_CACHE_SIZE);
+    defaultTtlMillis = parse(EngineOptions.DEFAULT_TTL);
+    directIoEnabled = parse(EngineOptions.DIRECT_IO_ENABLED);
+    fsyncEnabled = parse(EngineOptions.FSYNC_ENABLED);
+    directIoBufferSize = (int) (long) parse(EngineOptions.DIRECT_IO_BUFFER_SIZE);
+    directIoPoolMaxSize = parse(EngineOptions.DIRECT_IO_POOL_MAX_SIZE);
+    remoteCacheSize = parse(EngineOptions.REMOTE_CACHE_SIZE);
+    remoteCacheChunkSize = (int) (long) parse(EngineOptions.REMOTE_CACHE_CHUNK_SIZE);
   }
 
   public static Config defaults() {
@@ -226,6 +140,23 @@ public final class Config {
     return builder().yaml(new java.io.StringReader(yaml), "<yaml string>").build();
   }
 
+  /**
+   * A configuration from the entries of {@code map} whose key is {@code prefix} followed by an
+   * engine key (for example {@code state.backend.cobble.memtable.type} with prefix {@code
+   * state.backend.cobble.}), merged over defaults. Entries outside the prefix, and keys under it
+   * that are not engine keys (an integration's own options), are left to their owner.
+   */
+  public static Config fromPrefixed(Map<String, String> map, String prefix) {
+    Builder builder = builder();
+    for (Map.Entry<String, String> e : new TreeMap<>(map).entrySet()) {
+      String key = e.getKey();
+      if (key.startsWith(prefix) && DEFAULTS.containsKey(key.substring(prefix.length()))) {
+        builder.set(key.substring(prefix.length()), e.getValue());
+      }
+    }
+    return builder.build();
+  }
+
   /** The documented keys with their default values (derived values shown as "derived"). */
   public static Map<String, String> defaultValues() {
     return Collections.unmodifiableMap(DEFAULTS);
@@ -244,91 +175,24 @@ public final class Config {
     return values;
   }
 
-  private String get(String key) {
-    return values.get(key);
+  private String raw(EngineOption<?> option) {
+    return values.get(option.key());
   }
 
-  private int intIn(String key, int min, int max) {
-    long v;
-    try {
-      v = Long.parseLong(get(key).trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          "invalid value '" + get(key) + "' for " + key + ": expected an integer");
-    }
-    if (v < min || v > max) {
-      throw new IllegalArgumentException(
-          "invalid value " + v + " for " + key + ": allowed range is " + min + ".." + max);
-    }
-    return (int) v;
+  private <T> T parse(EngineOption<T> option) {
+    return option.parse(raw(option));
   }
 
-  private long sizeIn(String key, long min, long max) {
-    long v = Sizes.parse(key, get(key));
-    if (v < min || v > max) {
-      throw new IllegalArgumentException(
-          "invalid size '"
-              + get(key)
-              + "' for "
-              + key
-              + ": allowed range is "
-              + min
-              + ".."
-              + max
-              + " bytes");
+  /** The parsed value of {@code option} in this configuration. */
+  public <T> T get(EngineOption<T> option) {
+    if (option == EngineOptions.WRITE_STALL_LIMIT) {
+      return option.parse(String.valueOf(writeStallLimit));
     }
-    return v;
-  }
-
-  private boolean bool(String key) {
-    String v = get(key).trim().toLowerCase(Locale.ROOT);
-    if (v.equals("true")) {
-      return true;
-    }
-    if (v.equals("false")) {
-      return false;
-    }
-    throw new IllegalArgumentException(
-        "invalid value '" + get(key) + "' for " + key + ": allowed are true, false");
-  }
-
-  private long durationMillis(String key) {
-    String s = get(key).trim().toLowerCase(Locale.ROOT);
-    long mult = 1;
-    String num = s;
-    if (s.endsWith("ms")) {
-      num = s.substring(0, s.length() - 2);
-    } else if (s.endsWith("s")) {
-      mult = 1000;
-      num = s.substring(0, s.length() - 1);
-    } else if (s.endsWith("m")) {
-      mult = 60_000;
-      num = s.substring(0, s.length() - 1);
-    } else if (s.endsWith("h")) {
-      mult = 3_600_000;
-      num = s.substring(0, s.length() - 1);
-    } else if (s.endsWith("d")) {
-      mult = 86_400_000;
-      num = s.substring(0, s.length() - 1);
-    }
-    try {
-      long v = Long.parseLong(num.trim());
-      if (v < 0) {
-        throw new NumberFormatException();
-      }
-      return Math.multiplyExact(v, mult);
-    } catch (NumberFormatException | ArithmeticException e) {
-      throw new IllegalArgumentException(
-          "invalid duration '"
-              + get(key)
-              + "' for "
-              + key
-              + ": expected a non-negative number with optional unit ms, s, m, h, d");
-    }
+    return parse(option);
   }
 
   private static int[] parseRanges(String text, int totalBuckets) {
-    String key = "bucket-ranges";
+    String key = EngineOptions.BUCKET_RANGES.key();
     if (text.trim().equalsIgnoreCase("all")) {
       return new int[] {0, totalBuckets - 1};
     }
@@ -377,7 +241,9 @@ public final class Config {
         throw new IllegalArgumentException(
             "invalid compression '"
                 + p
-                + "' in sst.compression: allowed are none, lz4 (comma-separated per level)");
+                + "' in "
+                + EngineOptions.COMPRESSION.key()
+                + ": allowed are none, lz4 (comma-separated per level)");
       }
     }
     return lz4;
@@ -561,6 +427,11 @@ public final class Config {
       }
       values.put(key, String.valueOf(value));
       return this;
+    }
+
+    /** Sets {@code option} to {@code value} (validated, with the others, by {@link #build}). */
+    public <T> Builder set(EngineOption<T> option, T value) {
+      return set(option.key(), option.format(value));
     }
 
     public Builder setAll(Map<String, ?> map) {

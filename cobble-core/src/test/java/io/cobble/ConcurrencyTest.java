@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -72,6 +73,7 @@ class ConcurrencyTest {
     AtomicBoolean done = new AtomicBoolean();
     ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
     long[] readCount = new long[1];
+    AtomicLong scanCount = new AtomicLong();
     try (Db db = Db.open(dir, config)) {
       db.createFamily("t", Arrays.asList(ColumnSpec.of("a"), ColumnSpec.of("b")));
       List<Thread> threads = new ArrayList<>();
@@ -145,8 +147,21 @@ class ConcurrencyTest {
                       assertTrue(gen(row.column(0)) >= before[k], "stale row in scan");
                       seen++;
                     }
+                    for (; expectNext < KEYS; expectNext++) {
+                      assertEquals(
+                          0,
+                          before[expectNext],
+                          "scan ended before acknowledged key " + expectNext);
+                    }
                   }
-                  assertTrue(seen >= 0);
+                  int acknowledged = 0;
+                  for (long g : before) {
+                    acknowledged += g > 0 ? 1 : 0;
+                  }
+                  assertTrue(
+                      seen >= acknowledged,
+                      "scan returned " + seen + " rows, " + acknowledged + " were acknowledged");
+                  scanCount.incrementAndGet();
                 }
               }));
       threads.add(
@@ -189,6 +204,7 @@ class ConcurrencyTest {
       DbMetrics m = db.metrics();
       assertTrue(m.flushes() > 10 && m.compactions() > 2, m.toString());
       assertTrue(readCount[0] > 1000, "reads " + readCount[0]);
+      assertTrue(scanCount.get() > 0, "no scan completed while writers ran");
     }
   }
 }

@@ -10,7 +10,6 @@ import io.cobble.sst.BlockIterator;
 import io.cobble.sst.Footer;
 import io.cobble.util.ByteReader;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -82,24 +81,6 @@ class CorruptionTest {
     }
   }
 
-  private static byte[] readRange(Path file, long offset, int len) throws IOException {
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
-      byte[] b = new byte[len];
-      f.seek(offset);
-      f.readFully(b);
-      return b;
-    }
-  }
-
-  private static void flip(Path file, long offset) throws IOException {
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-      f.seek(offset);
-      int b = f.read();
-      f.seek(offset);
-      f.write(b ^ 0x5A);
-    }
-  }
-
   /** Returns the file to damage and the offset of a byte in the requested region. */
   private static Object[] target(Path dir, String kind) throws IOException {
     if (kind.equals("vlog")) {
@@ -107,9 +88,9 @@ class CorruptionTest {
     }
     Path sst = largest(dir, ".sst");
     long size = sst.toFile().length();
-    Footer footer = Footer.decode(readRange(sst, size - Footer.SIZE, Footer.SIZE));
+    Footer footer = Footer.decode(FileDamage.read(sst, size - Footer.SIZE, Footer.SIZE));
     BlockHandle top = footer.topIndex();
-    Block topBlock = new Block(readRange(sst, top.offset(), top.size()));
+    Block topBlock = new Block(FileDamage.read(sst, top.offset(), top.size()));
     BlockIterator it = topBlock.iterator();
     it.seekToFirst();
     ByteReader r = new ByteReader(it.value());
@@ -151,7 +132,7 @@ class CorruptionTest {
     Map<Integer, byte[]> expected = build(dir, config);
     Object[] t = target(dir, kind);
     Path file = (Path) t[0];
-    flip(file, (Long) t[1]);
+    FileDamage.flip(file, (Long) t[1]);
     String name = file.getFileName().toString();
     boolean detected = false;
     SingleDb db;

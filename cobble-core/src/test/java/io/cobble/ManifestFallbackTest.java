@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -68,15 +67,6 @@ class ManifestFallbackTest {
     return all.get(all.size() - 1);
   }
 
-  private static void flip(Path file, long offset) throws IOException {
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-      f.seek(offset);
-      int b = f.read();
-      f.seek(offset);
-      f.write(b ^ 0x5A);
-    }
-  }
-
   private static void assertContent(SingleDb db, Map<Integer, byte[]> expected) {
     for (int i = 0; i < KEYS; i++) {
       byte[] want = expected.get(i);
@@ -123,7 +113,7 @@ class ManifestFallbackTest {
     }
     Path newest = newestManifest(dir);
     long len = newest.toFile().length();
-    flip(newest, Math.min(len - 1, (long) (where * len)));
+    FileDamage.flip(newest, Math.min(len - 1, (long) (where * len)));
     for (int reopen = 0; reopen < 2; reopen++) {
       try (SingleDb db = SingleDb.open(dir, config())) {
         assertContent(db, expected);
@@ -159,7 +149,7 @@ class ManifestFallbackTest {
       db.delete(key(0));
       db.flush();
     }
-    flip(newestManifest(dir), 30);
+    FileDamage.flip(newestManifest(dir), 30);
     try (SingleDb db = SingleDb.open(dir, config())) {
       assertContent(db, expected);
     }
@@ -180,7 +170,7 @@ class ManifestFallbackTest {
     List<Path> all = manifests(dir);
     assertEquals(2, all.size(), all.toString());
     for (Path p : all) {
-      flip(p, p.toFile().length() / 2);
+      FileDamage.flip(p, p.toFile().length() / 2);
     }
     Path newest = all.get(1);
     CorruptionException e =

@@ -12,7 +12,6 @@ import io.cobble.sst.BlockIterator;
 import io.cobble.sst.Footer;
 import io.cobble.util.ByteReader;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
@@ -84,15 +83,15 @@ class MetadataCacheModeTest {
   void lazyDecodesOnTheFirstPointRead() throws IOException {
     Path table = build();
     long size = table.toFile().length();
-    Footer footer = Footer.decode(readRange(table, size - Footer.SIZE, Footer.SIZE));
+    Footer footer = Footer.decode(FileDamage.read(table, size - Footer.SIZE, Footer.SIZE));
     BlockHandle top = footer.topIndex();
-    BlockIterator it = new Block(readRange(table, top.offset(), top.size())).iterator();
+    BlockIterator it = new Block(FileDamage.read(table, top.offset(), top.size())).iterator();
     it.seekToFirst();
     ByteReader r = new ByteReader(it.value());
     r.readVarInt();
     BlockHandle.decode(r);
     BlockHandle filter = BlockHandle.decode(r);
-    flip(table, filter.offset() + filter.size() / 2);
+    FileDamage.flip(table, filter.offset() + filter.size() / 2);
     String name = table.getFileName().toString();
 
     CorruptionException eager =
@@ -101,24 +100,6 @@ class MetadataCacheModeTest {
     try (SingleDb db = SingleDb.open(dir, config("lazy"))) {
       CorruptionException first = assertThrows(CorruptionException.class, () -> db.get(key(1)));
       assertTrue(first.getMessage().contains(name), first.getMessage());
-    }
-  }
-
-  private static byte[] readRange(Path file, long offset, int len) throws IOException {
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
-      byte[] b = new byte[len];
-      f.seek(offset);
-      f.readFully(b);
-      return b;
-    }
-  }
-
-  private static void flip(Path file, long offset) throws IOException {
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-      f.seek(offset);
-      int b = f.read();
-      f.seek(offset);
-      f.write(b ^ 0x5A);
     }
   }
 }

@@ -5,13 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.cobble.merge.ListCodec;
-import io.cobble.merge.MergeOperator;
-import io.cobble.merge.MergeOperators;
-import io.cobble.merge.U32AddOperator;
-import io.cobble.merge.U64AddOperator;
 import io.cobble.schema.ColumnSpec;
-import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -31,7 +25,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Drives a Db with random operations (put, merge, delete, get, multiGet, scan, flush, compaction,
  * clock advance, schema change, reopen) and compares every read with an in-memory sorted model.
- * Small memtables and tables make flushes and compactions happen thousands of times.
+ * Small memtables and tables make flushes and compactions happen thousands of times. The model
+ * computes merges with its own semantics ({@link ModelMerges}), never with the production
+ * operators.
  */
 class ModelBasedTest {
   private static final int OPS = 200_000;
@@ -52,10 +48,6 @@ class ModelBasedTest {
       this.name = name;
       this.operator = operator;
       this.defaultValue = defaultValue;
-    }
-
-    MergeOperator op() {
-      return MergeOperators.resolve(operator, null);
     }
 
     boolean elementTtl() {
@@ -205,7 +197,7 @@ class ModelBasedTest {
     db.createFamily("f0", Arrays.asList(f0.specs()));
     ModelFamily f1 = new ModelFamily("f1");
     f1.add("plain", null, "none".getBytes(StandardCharsets.UTF_8));
-    f1.add("hits", "u32_add", U32AddOperator.encode(100));
+    f1.add("hits", "u32_add", ModelMerges.u32(100));
     f1.add("events", "list_append:max=0,retain=last,element_ttl=true", null);
     families.add(f1);
     db.createFamily("f1", Arrays.asList(f1.specs()));
@@ -316,9 +308,9 @@ class ModelBasedTest {
   private byte[] operand(ModelColumn c) {
     switch (c.operator.split(":")[0]) {
       case "u64_add":
-        return U64AddOperator.encode(rnd.nextInt(1000) - 100);
+        return ModelMerges.u64(rnd.nextInt(1000) - 100);
       case "u32_add":
-        return U32AddOperator.encode(rnd.nextInt(50));
+        return ModelMerges.u32(rnd.nextInt(50));
       case "concat":
         byte[] b = new byte[rnd.nextInt(30)];
         rnd.nextBytes(b);
@@ -327,8 +319,8 @@ class ModelBasedTest {
         byte[] e = new byte[rnd.nextInt(12)];
         rnd.nextBytes(e);
         return rnd.nextInt(4) == 0
-            ? ListCodec.encode(Arrays.asList(e, new byte[] {1, 2}))
-            : ListCodec.element(e);
+            ? ModelMerges.listEncode(Arrays.asList(e, new byte[] {1, 2}))
+            : ModelMerges.listEncode(Arrays.asList(e));
     }
   }
 
@@ -355,7 +347,7 @@ class ModelBasedTest {
     Map<Integer, Cell> row = f.rows.computeIfAbsent(k, x -> new HashMap<>());
     long e = expiry(ttl);
     if (c.elementTtl()) {
-      List<byte[]> els = ListCodec.decode(v);
+      List<byte[]> els = ModelMerges.listDecode(v);
       List<long[]> exps = new ArrayList<>();
       for (int i = 0; i < els.size(); i++) {
         exps.add(new long[] {e});
@@ -395,7 +387,7 @@ class ModelBasedTest {
     if (c.elementTtl()) {
       List<byte[]> els = old == null ? new ArrayList<>() : new ArrayList<>(old.elements);
       List<long[]> exps = old == null ? new ArrayList<>() : new ArrayList<>(old.elementExpiry);
-      for (byte[] el : ListCodec.decode(operand)) {
+      for (byte[] el : ModelMerges.listDecode(operand)) {
         els.add(el);
         exps.add(new long[] {e});
       }
@@ -403,7 +395,7 @@ class ModelBasedTest {
       return;
     }
     byte[] base = old != null && old.alive(now) ? old.value : c.defaultValue;
-    byte[] v = base == null ? operand : c.op().merge(base, operand);
+    byte[] v = base == null ? operand : ModelMerges.merge(c.operator, base, operand);
     row.put(c.id, new Cell(v, e));
   }
 
@@ -479,17 +471,15 @@ class ModelBasedTest {
         continue;
       }
       if (c.elementTtl()) {
-        ByteWriter w = new ByteWriter(16);
-        int live = 0;
+        List<byte[]> live = new ArrayList<>();
         for (int j = 0; j < cell.elements.size(); j++) {
           long e = cell.elementExpiry.get(j)[0];
           if (e == 0 || e > now) {
-            w.writeLengthPrefixed(cell.elements.get(j));
-            live++;
+            live.add(cell.elements.get(j));
           }
         }
-        if (live > 0) {
-          out[i] = w.toByteArray();
+        if (!live.isEmpty()) {
+          out[i] = ModelMerges.listEncode(live);
           any = true;
         }
       } else if (cell.alive(now)) {
@@ -617,7 +607,7 @@ class ModelBasedTest {
     if (families.size() < 6 && rnd.nextInt(5) == 0) {
       ModelFamily created = new ModelFamily("g" + families.size());
       created.add("plain", null, null);
-      created.add("total", "u64_add", U64AddOperator.encode(1000));
+      created.add("total", "u64_add", ModelMerges.u64(1000));
       db.createFamily(created.name, Arrays.asList(created.specs()));
       families.add(created);
       return;
@@ -636,7 +626,7 @@ class ModelBasedTest {
       String op = kind == 0 ? null : kind == 1 ? "u64_add" : "concat";
       byte[] def =
           rnd.nextBoolean()
-              ? (kind == 1 ? U64AddOperator.encode(7) : "d".getBytes(StandardCharsets.UTF_8))
+              ? (kind == 1 ? ModelMerges.u64(7) : "d".getBytes(StandardCharsets.UTF_8))
               : null;
       f.add(name, op, def);
       db.addColumn(f.name, new ColumnSpec(name, op, def));

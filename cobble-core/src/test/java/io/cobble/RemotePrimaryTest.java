@@ -19,13 +19,13 @@ import io.cobble.storage.StorageProviders;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeKind;
 import io.cobble.storage.VolumeSet;
-import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.storage.s3.S3Volumes;
+import io.cobble.testing.S3ProxyServer;
 import io.cobble.version.FileMeta;
 import io.cobble.version.RemotePrimary;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.version.VersionSet;
-import java.io.RandomAccessFile;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,6 +53,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(120)
 class RemotePrimaryTest {
   private static final int BUCKETS = 4;
+  private static final String SEED_PROPERTY = "cobble.remote-primary.seed";
 
   @TempDir Path tmp;
   private Path blobs;
@@ -171,7 +172,7 @@ class RemotePrimaryTest {
         assertThrows(IllegalArgumentException.class, () -> VolumeSet.of(List.of(remote)));
     assertTrue(e.getMessage().contains("s3://vol/db"), e.getMessage());
     assertTrue(e.getMessage().contains("CACHE"), e.getMessage());
-    assertFalse(e.getMessage().contains(S3ProxyServer.SECRET_KEY), "no credentials in messages");
+    assertFalse(e.getMessage().contains(server.secretKey()), "no credentials in messages");
 
     VolumeSet volumes =
         VolumeSet.of(List.of(remote, Volume.of(tmp.resolve("cache").toString(), VolumeKind.CACHE)));
@@ -188,10 +189,24 @@ class RemotePrimaryTest {
     }
   }
 
+  /**
+   * A new random seed per run unless {@code -Dcobble.remote-primary.seed=<seed>} replays one; a
+   * failure names the seed and how to replay it.
+   */
   @Test
   void randomOperationsReopenExactlyOnAnotherMachine() throws Exception {
-    long seed = new Random().nextLong();
+    String replay = System.getProperty(SEED_PROPERTY);
+    long seed = replay == null ? new Random().nextLong() : Long.parseLong(replay.trim());
     System.out.println("RemotePrimaryTest seed " + seed);
+    try {
+      randomOperationsReopenExactly(seed);
+    } catch (AssertionError | RuntimeException e) {
+      throw new AssertionError(
+          "failed with seed " + seed + "; replay with -D" + SEED_PROPERTY + "=" + seed, e);
+    }
+  }
+
+  private void randomOperationsReopenExactly(long seed) throws Exception {
     Random random = new Random(seed);
     TreeMap<Integer, byte[]> model = new TreeMap<>();
     Config config = base().build();
@@ -225,7 +240,7 @@ class RemotePrimaryTest {
     try (Db other = Db.open(primary, tmp.resolve("machine2"), config)) {
       for (int k = 0; k < 600; k++) {
         byte[][] row = other.get(k % BUCKETS, "default", key(k));
-        assertArrayEquals(model.get(k), row == null ? null : row[0], "key " + k + " seed " + seed);
+        assertArrayEquals(model.get(k), row == null ? null : row[0], "key " + k);
       }
       other.waitForCompactions();
       Set<String> listed = new HashSet<>(primary.list("data/"));
@@ -302,7 +317,7 @@ class RemotePrimaryTest {
       db.close();
       stopping.close();
     }
-    server = S3ProxyServer.start(blobs);
+    server = server.restart();
     primary.close();
     primary = new CountingStorage(open(server));
     // The same machine (its cache holds the failed flush's files) and a new one.
@@ -324,7 +339,6 @@ class RemotePrimaryTest {
 
   @Test
   void aFailedFlushIsRetriedOnceTheVolumeIsBack() throws Exception {
-    int port = server.endpoint().getPort();
     StopServerStorage stopping = new StopServerStorage(open(server), this::stopServer);
     try (Db db =
         Db.open(
@@ -336,7 +350,7 @@ class RemotePrimaryTest {
       assertThrows(CobbleException.class, db::flush);
       write(db, 2000, 2100, 2);
       // The server comes back where it was; the client reconnects.
-      server = S3ProxyServer.start(blobs, port);
+      server = server.restart();
       db.flush();
       write(db, 2100, 2200, 3);
     } finally {
@@ -439,7 +453,7 @@ class RemotePrimaryTest {
     }
     // Damage every file the writer kept: reads still return the right data, from S3.
     for (Path f : filesUnder(machine1.resolve(Db.REMOTE_CACHE_DIR).resolve("files"))) {
-      flipMiddle(f);
+      FileDamage.flipMiddle(f);
     }
     try (Db db = Db.open(primary, machine1, config)) {
       long reads = primary.reads.get();
@@ -465,7 +479,7 @@ class RemotePrimaryTest {
     List<Path> chunks = filesUnder(machine2.resolve(Db.REMOTE_CACHE_DIR).resolve("chunks"));
     assertFalse(chunks.isEmpty());
     for (Path f : chunks) {
-      flipMiddle(f);
+      FileDamage.flipMiddle(f);
     }
     try (Db db = Db.open(primary, machine2, config)) {
       long reads = primary.reads.get();
@@ -490,12 +504,7 @@ class RemotePrimaryTest {
       db.compactAll();
       table = currentObjects(db).stream().filter(p -> p.endsWith(".sst")).findFirst().orElseThrow();
     }
-    try (RandomAccessFile f = new RandomAccessFile(blob(table).toFile(), "rw")) {
-      f.seek(20);
-      int b = f.read();
-      f.seek(20);
-      f.write(b ^ 0x5A);
-    }
+    FileDamage.flip(blob(table), 20);
     try (Db db = Db.open(primary, tmp.resolve("machine2"), config)) {
       CorruptionException e =
           assertThrows(
@@ -538,13 +547,13 @@ class RemotePrimaryTest {
     }
     List<String> manifests = primary.list("manifests/");
     assertEquals(2, manifests.size());
-    flipMiddle(blob(manifests.get(1)));
+    FileDamage.flipMiddle(blob(manifests.get(1)));
     try (Db db = Db.open(primary, tmp.resolve("machine2"), config)) {
       // The fallback's files outlived the compaction that replaced them.
       check(db, 0, 500, 2);
       check(db, 500, 1000, 1);
     }
-    flipMiddle(blob(RemotePrimary.CURRENT));
+    FileDamage.flipMiddle(blob(RemotePrimary.CURRENT));
     try (Db db = Db.open(primary, tmp.resolve("machine3"), config)) {
       check(db, 0, 500, 2);
       check(db, 500, 1000, 1);
@@ -558,7 +567,7 @@ class RemotePrimaryTest {
 
   @Test
   void snapshotsOfARemotePrimaryRestoreElsewhere() throws Exception {
-    try (Storage snapshots = server.open("vol/snapshots")) {
+    try (Storage snapshots = S3Volumes.open(server, "vol/snapshots")) {
       try (Db db = Db.open(primary, tmp.resolve("machine1"), base().build());
           SnapshotManager snaps = SnapshotManager.open(db, snapshots, "shard")) {
         write(db, 0, 3000, 1);
@@ -588,18 +597,5 @@ class RemotePrimaryTest {
     byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
     System.arraycopy(b, 0, out, a.length, b.length);
     return out;
-  }
-
-  private static void flipMiddle(Path file) throws Exception {
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-      if (f.length() == 0) {
-        return;
-      }
-      long at = f.length() / 2;
-      f.seek(at);
-      int b = f.read();
-      f.seek(at);
-      f.write(b ^ 0x5A);
-    }
   }
 }

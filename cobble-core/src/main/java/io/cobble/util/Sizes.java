@@ -57,6 +57,18 @@ public final class Sizes {
     return (long) v;
   }
 
+  /** {@code bytes} in the largest unit that holds it exactly, e.g. {@code 64mb}; else bytes. */
+  public static String format(long bytes) {
+    String[] units = {"tb", "gb", "mb", "kb"};
+    for (int i = 0; i < units.length; i++) {
+      long unit = 1L << (10 * (units.length - i));
+      if (bytes != 0 && bytes % unit == 0) {
+        return (bytes / unit) + units[i];
+      }
+    }
+    return String.valueOf(bytes);
+  }
+
   private static IllegalArgumentException bad(String key, String text) {
     return new IllegalArgumentException(
         "invalid size '"

@@ -16,7 +16,8 @@ import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
 import io.cobble.storage.Storage;
 import io.cobble.storage.file.FileStorage;
-import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.storage.s3.S3Volumes;
+import io.cobble.testing.S3ProxyServer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,7 +70,7 @@ class ReaderTest {
   @Test
   void readOnlyDbAndReaderFollowSnapshotsNotTheWriterOnS3() throws Exception {
     try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "vol")) {
-      try (Storage volume = server.open("vol/snapshots")) {
+      try (Storage volume = S3Volumes.open(server, "vol/snapshots")) {
         readOnlyDbAndReaderFollowSnapshotsNotTheWriter(volume);
       }
     }

@@ -32,7 +32,8 @@ import io.cobble.snapshot.SnapshotManager;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.file.FileStorage;
-import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.storage.s3.S3Volumes;
+import io.cobble.testing.S3ProxyServer;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.OwnedRanges;
 import io.cobble.version.PendingExpansion;
@@ -84,7 +85,7 @@ class ExpandLiveShardTest {
   @Test
   void threeShardsToTwoOnS3() throws Exception {
     try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "vol");
-        Storage volume = server.open("vol/snapshots")) {
+        Storage volume = S3Volumes.open(server, "vol/snapshots")) {
       threeShardsToTwoLiveShardsAbsorbTheThird(volume);
     }
   }

@@ -14,7 +14,8 @@ import io.cobble.snapshot.SnapshotManager;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.file.FileStorage;
-import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.storage.s3.S3Volumes;
+import io.cobble.testing.S3ProxyServer;
 import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
@@ -122,7 +123,7 @@ class RescaleTest {
   @Test
   void oneShardToThreeToTwoOnS3() throws Exception {
     try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "vol");
-        Storage volume = server.open("vol/snapshots")) {
+        Storage volume = S3Volumes.open(server, "vol/snapshots")) {
       oneShardToThreeToTwoWithoutRewritingAndLeasesKeepSourcesAlive(volume);
     }
   }

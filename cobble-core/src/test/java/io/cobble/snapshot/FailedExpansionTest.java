@@ -13,7 +13,8 @@ import io.cobble.rescale.Rescale;
 import io.cobble.storage.ForwardingStorage;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageInput;
-import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.storage.s3.S3Volumes;
+import io.cobble.testing.S3ProxyServer;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.PendingExpansion;
 import java.io.IOException;
@@ -104,7 +105,7 @@ class FailedExpansionTest {
   @Test
   void aFailedExpansionLeavesTheShardAsItWasAndCanBeRetried() throws Exception {
     try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "vol");
-        Storage s3 = server.open("vol/snapshots")) {
+        Storage s3 = S3Volumes.open(server, "vol/snapshots")) {
       FailingStorage volume = new FailingStorage(s3);
       SnapshotStore store = new SnapshotStore(volume);
       long sb;

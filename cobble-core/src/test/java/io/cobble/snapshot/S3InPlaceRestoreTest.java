@@ -18,7 +18,8 @@ import io.cobble.storage.StorageOptions;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeKind;
 import io.cobble.storage.VolumeSet;
-import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.storage.s3.S3Volumes;
+import io.cobble.testing.S3ProxyServer;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -57,7 +58,7 @@ class S3InPlaceRestoreTest {
   @BeforeEach
   void start() throws Exception {
     server = S3ProxyServer.start(tmp.resolve("s3"), "vol");
-    volume = new CountingStorage(server.open("vol/snapshots"));
+    volume = new CountingStorage(S3Volumes.open(server, "vol/snapshots"));
   }
 
   @AfterEach

@@ -10,7 +10,7 @@ import io.cobble.Db;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
-import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.testing.S3ProxyServer;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -77,7 +77,7 @@ class S3SnapshotPublishFailureTest {
         stop(first);
       }
       // The bucket is still on disk: the restarted server serves it as it was.
-      try (S3ProxyServer again = S3ProxyServer.start(blobs);
+      try (S3ProxyServer again = first.restart();
           Storage volume = open(again)) {
         SnapshotStore store = new SnapshotStore(volume);
         assertEquals(List.of(1L), store.snapshotIds(SHARD), "nothing half-published is listed");

@@ -14,7 +14,8 @@ import io.cobble.reader.ReadOnlyDb;
 import io.cobble.rescale.Rescale;
 import io.cobble.storage.Storage;
 import io.cobble.storage.file.FileStorage;
-import io.cobble.storage.s3.S3ProxyServer;
+import io.cobble.storage.s3.S3Volumes;
+import io.cobble.testing.S3ProxyServer;
 import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
@@ -84,7 +85,7 @@ class SnapshotModelTest {
   @Test
   void s3Volume() throws Exception {
     try (S3ProxyServer server = S3ProxyServer.start(tmp.resolve("s3"), "snapshots")) {
-      try (Storage v = server.open("snapshots/model")) {
+      try (Storage v = S3Volumes.open(server, "snapshots/model")) {
         // Fewer steps: every snapshot and restore goes over HTTP.
         run(v, 2, 300, true);
       }

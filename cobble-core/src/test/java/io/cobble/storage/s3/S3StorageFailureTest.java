@@ -9,6 +9,8 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.S3ProxyExtension;
+import io.cobble.testing.S3ProxyServer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -20,13 +22,11 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,31 +39,21 @@ class S3StorageFailureTest {
   static final String BUCKET = "cobble-failures";
   static final String WRONG_SECRET = "Wr0ngS3cret-must-not-appear-41c2";
 
-  @TempDir static Path blobs;
-  static S3ProxyServer server;
+  @RegisterExtension static final S3ProxyExtension S3 = new S3ProxyExtension(BUCKET);
 
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = S3ProxyServer.start(blobs, BUCKET);
-  }
+  @TempDir Path blobs;
 
-  @AfterAll
-  static void stopServer() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
-
-  static Map<String, String> options(URI endpoint) {
-    Map<String, String> options = new HashMap<>();
-    options.put("endpoint", endpoint.toString());
-    options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
-    options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
-    options.put("api_call_timeout", "3s");
-    options.put("api_call_attempt_timeout", "1s");
+  /** {@code server}'s options, failing within seconds. */
+  static Map<String, String> options(S3ProxyServer server) {
+    Map<String, String> options = server.failFastClientOptions();
     options.put("max_attempts", "3");
-    options.put("connect_timeout", "1s");
-    options.put("socket_timeout", "2s");
+    return options;
+  }
+
+  /** The shared server's options, pointed at {@code endpoint}. */
+  static Map<String, String> options(URI endpoint) {
+    Map<String, String> options = options(S3.server());
+    options.put("endpoint", endpoint.toString());
     return options;
   }
 
@@ -80,13 +70,13 @@ class S3StorageFailureTest {
   }
 
   static void assertNoSecret(String text) {
-    assertFalse(text.contains(S3ProxyServer.SECRET_KEY), "secret leaked: " + text);
+    assertFalse(text.contains(S3.server().secretKey()), "secret leaked: " + text);
     assertFalse(text.contains(WRONG_SECRET), "secret leaked: " + text);
   }
 
   @Test
   void wrongSecretIsAccessDeniedNamingEndpointAndBucketButNotTheSecret() throws IOException {
-    Map<String, String> options = options(server.endpoint());
+    Map<String, String> options = options(S3.server().endpoint());
     options.put("secret_access_key", WRONG_SECRET);
     try (Storage storage = open(BUCKET, options)) {
       List<Throwable> failures = new ArrayList<>();
@@ -100,7 +90,7 @@ class S3StorageFailureTest {
       failures.add(assertThrows(AccessDeniedException.class, out::close));
       for (Throwable failure : failures) {
         String message = failure.getMessage();
-        assertTrue(message.contains(server.endpoint().toString()), message);
+        assertTrue(message.contains(S3.server().endpoint().toString()), message);
         assertTrue(message.contains("'" + BUCKET + "'"), message);
         assertTrue(message.contains("secret_access_key"), message);
         assertNoSecret(fullText(failure));
@@ -111,19 +101,20 @@ class S3StorageFailureTest {
 
   @Test
   void wrongAccessKeyIsAccessDenied() throws IOException {
-    Map<String, String> options = options(server.endpoint());
+    Map<String, String> options = options(S3.server().endpoint());
     options.put("access_key_id", "no-such-key");
     try (Storage storage = open(BUCKET, options)) {
       AccessDeniedException failure =
           assertThrows(AccessDeniedException.class, () -> storage.exists("x"));
-      assertTrue(failure.getMessage().contains(server.endpoint().toString()), failure::getMessage);
+      assertTrue(
+          failure.getMessage().contains(S3.server().endpoint().toString()), failure::getMessage);
       assertNoSecret(fullText(failure));
     }
   }
 
   @Test
   void missingBucketIsNamed() throws IOException {
-    try (Storage storage = open("no-such-bucket", options(server.endpoint()))) {
+    try (Storage storage = open("no-such-bucket", options(S3.server().endpoint()))) {
       IOException failure = assertThrows(IOException.class, () -> storage.readAll("x"));
       assertTrue(
           failure.getMessage().contains("'no-such-bucket' does not exist"), failure::getMessage);
@@ -135,7 +126,7 @@ class S3StorageFailureTest {
   void serverStoppedMidWriteFailsWithinTheCallTimeout() throws Exception {
     try (S3ProxyServer doomed = S3ProxyServer.start(blobs.resolve("doomed"), BUCKET)) {
       URI endpoint = doomed.endpoint();
-      Map<String, String> options = options(endpoint);
+      Map<String, String> options = options(doomed);
       options.put("part_size", "5mb");
       try (Storage storage = open(BUCKET, options)) {
         StorageOutput out = storage.create("interrupted.sst");
@@ -158,6 +149,7 @@ class S3StorageFailureTest {
         assertTrue(elapsedMs < 3_000 + 2_000, "took " + elapsedMs + "ms");
         assertTrue(failure.getMessage().contains(endpoint.toString()), failure::getMessage);
         assertNoSecret(fullText(failure));
+        assertFalse(fullText(failure).contains(doomed.secretKey()), "secret leaked");
         // The failed upload must not be published by a later close.
         assertThrows(IOException.class, () -> out.write(1));
       }
@@ -209,7 +201,7 @@ class S3StorageFailureTest {
 
   @Test
   void unknownOptionKeyListsTheAcceptedKeys() {
-    Map<String, String> options = options(server.endpoint());
+    Map<String, String> options = options(S3.server().endpoint());
     options.put("endpoint.url", "http://typo");
     IllegalArgumentException failure =
         assertThrows(IllegalArgumentException.class, () -> open(BUCKET, options));
@@ -224,10 +216,10 @@ class S3StorageFailureTest {
 
   @Test
   void ambientCredentialsAreUsedOnlyWhenAskedFor() throws IOException {
-    System.setProperty("aws.accessKeyId", S3ProxyServer.ACCESS_KEY);
-    System.setProperty("aws.secretAccessKey", S3ProxyServer.SECRET_KEY);
+    System.setProperty("aws.accessKeyId", S3.server().accessKey());
+    System.setProperty("aws.secretAccessKey", S3.server().secretKey());
     try {
-      Map<String, String> options = options(server.endpoint());
+      Map<String, String> options = options(S3.server().endpoint());
       options.remove("access_key_id");
       options.remove("secret_access_key");
       IllegalArgumentException failure =
@@ -252,7 +244,7 @@ class S3StorageFailureTest {
     Files.writeString(
         config, "[default]\nuse_dualstack_endpoint = true\nuse_fips_endpoint = true\n");
     System.setProperty("aws.configFile", config.toString());
-    try (Storage storage = open(BUCKET, options(server.endpoint()))) {
+    try (Storage storage = open(BUCKET, options(S3.server().endpoint()))) {
       storage.publishAtomically("profile-free", new byte[] {1});
       assertEquals(1, storage.length("profile-free"));
     } finally {

@@ -12,6 +12,7 @@ import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.S3ProxyExtension;
 import java.io.EOFException;
 import java.io.File;
 import java.io.IOException;
@@ -20,20 +21,16 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The s3 provider against a real S3Proxy with signature authentication. */
 @Timeout(60)
@@ -41,28 +38,10 @@ class S3StorageTest {
 
   static final String BUCKET = "cobble-test";
 
-  @TempDir static Path blobs;
-  static S3ProxyServer server;
-
-  @BeforeAll
-  static void startServer() throws Exception {
-    server = S3ProxyServer.start(blobs, BUCKET);
-  }
-
-  @AfterAll
-  static void stopServer() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
+  @RegisterExtension static final S3ProxyExtension S3 = new S3ProxyExtension(BUCKET);
 
   static Map<String, String> options() {
-    Map<String, String> options = new HashMap<>();
-    options.put("endpoint", server.endpoint().toString());
-    options.put("region", "us-east-1");
-    options.put("access_key_id", S3ProxyServer.ACCESS_KEY);
-    options.put("secret_access_key", S3ProxyServer.SECRET_KEY);
-    options.put("enable_virtual_host_style", "false");
+    Map<String, String> options = S3.server().clientOptions();
     options.put("api_call_timeout", "10s");
     options.put("api_call_attempt_timeout", "5s");
     return options;

@@ -8,6 +8,7 @@ import io.cobble.flink.table.layout.TableSchemaFile;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.table.TestSinkTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

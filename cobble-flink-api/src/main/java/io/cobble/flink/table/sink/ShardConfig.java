@@ -1,15 +1,11 @@
 package io.cobble.flink.table.sink;
 
 import io.cobble.Config;
+import io.cobble.EngineOptions;
 import io.cobble.flink.table.layout.TableLayout;
 
 /** The engine configuration of one sink shard. */
 final class ShardConfig {
-
-  /** The engine's bounds on {@code memtable.capacity}. */
-  private static final long MIN_MEMTABLE = 4096;
-
-  private static final long MAX_MEMTABLE = 1L << 30;
 
   /** Memtables a shard keeps in memory (active + one being flushed). */
   private static final int MEMTABLES = 2;
@@ -24,15 +20,18 @@ final class ShardConfig {
    * committed).
    */
   static Config of(TableLayout layout, int shard, long writerBufferBytes) {
-    long memtable = Math.max(MIN_MEMTABLE, Math.min(MAX_MEMTABLE, writerBufferBytes / MEMTABLES));
+    long memtable =
+        Math.max(
+            EngineOptions.MEMTABLE_CAPACITY.min(),
+            Math.min(EngineOptions.MEMTABLE_CAPACITY.max(), writerBufferBytes / MEMTABLES));
     return Config.builder()
-        .set("total-buckets", layout.bucketCount())
-        .set("bucket-ranges", layout.bucketRanges(shard))
-        .set("memtable.capacity", memtable)
-        .set("memory.memtable-buffer-count", MEMTABLES)
-        .set("block-cache.size", 0)
-        .set("compaction.threads", 1)
-        .set("snapshot.retention", 1)
+        .set(EngineOptions.TOTAL_BUCKETS, layout.bucketCount())
+        .set(EngineOptions.BUCKET_RANGES, layout.bucketRanges(shard))
+        .set(EngineOptions.MEMTABLE_CAPACITY, memtable)
+        .set(EngineOptions.MEMTABLE_BUFFER_COUNT, MEMTABLES)
+        .set(EngineOptions.BLOCK_CACHE_SIZE, 0L)
+        .set(EngineOptions.COMPACTION_THREADS, 1)
+        .set(EngineOptions.SNAPSHOT_RETENTION, 1)
         .build();
   }
 }

@@ -178,7 +178,10 @@ final class ShardStart {
     Db db = Db.open(localDir, config);
     try {
       Config reading =
-          Config.builder().setAll(config.values()).set("block-cache.size", COPY_CACHE).build();
+          Config.builder()
+              .setAll(config.values())
+              .set(io.cobble.EngineOptions.BLOCK_CACHE_SIZE, COPY_CACHE)
+              .build();
       WriteBatch batch = new WriteBatch();
       for (ShardRef ref : sources) {
         try (ReadOnlyDb source = ReadOnlyDb.open(table, ref.shardId(), ref.snapshotId(), reading)) {

@@ -1,6 +1,7 @@
 package io.cobble.flink.table.source;
 
 import io.cobble.Config;
+import io.cobble.EngineOptions;
 import io.cobble.flink.table.CobbleSourceOptions;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
@@ -87,7 +88,7 @@ public final class SourceSettings implements Serializable {
 
   /** The engine configuration of a reader: only the block cache is the source's to choose. */
   Config readerConfig() {
-    return Config.builder().set("block-cache.size", blockCacheBytes).build();
+    return Config.builder().set(EngineOptions.BLOCK_CACHE_SIZE, blockCacheBytes).build();
   }
 
   /** A reader of the configured snapshot: {@code CURRENT} when following the latest, else fixed. */

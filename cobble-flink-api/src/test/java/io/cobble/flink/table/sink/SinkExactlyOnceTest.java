@@ -151,7 +151,8 @@ class SinkExactlyOnceTest {
         + ")";
   }
 
-  private StreamExecutionEnvironment streaming(long checkpointMillis) {
+  /** Parallelism 2, three restarts 200 ms apart, checkpoints every {@code checkpointMillis}. */
+  static StreamExecutionEnvironment streaming(long checkpointMillis) {
     Configuration conf = new Configuration();
     conf.setString("restart-strategy.type", "fixed-delay");
     conf.setString("restart-strategy.fixed-delay.attempts", "3");

@@ -16,15 +16,14 @@ import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.S3ProxyServer;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
@@ -36,10 +35,6 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.gaul.s3proxy.S3Proxy;
-import org.gaul.s3proxy.auth.AuthenticationType;
-import org.gaul.s3proxy.blobstore.BlobStore;
-import org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -62,8 +57,6 @@ class SinkOnObjectStorageTest {
               .setNumberSlotsPerTaskManager(4)
               .build());
 
-  private static final String ACCESS_KEY = "cobble-sink-access";
-  private static final String SECRET_KEY = "Sink-S3cret-do-not-leak-91c2";
   private static final int BUCKETS = 8;
   private static final URI TABLE = URI.create("s3://tables/sink");
 
@@ -74,41 +67,16 @@ class SinkOnObjectStorageTest {
 
   @TempDir Path dir;
 
-  private S3Proxy proxy;
+  private S3ProxyServer s3;
 
   @BeforeEach
   void startS3Proxy() throws Exception {
-    Path blobs = dir.resolve("blobs");
-    Files.createDirectories(blobs);
-    BlobStore store = new FilesystemNio2BlobStore(blobs.toString());
-    store.createContainer("tables");
-    proxy =
-        S3Proxy.builder()
-            .blobStore(store)
-            .endpoint(URI.create("http://127.0.0.1:0"))
-            .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
-            .build();
-    proxy.start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!"STARTED".equals(proxy.getState()) && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-    assertEquals("STARTED", proxy.getState());
+    s3 = S3ProxyServer.start(dir.resolve("blobs"), "tables");
   }
 
   @AfterEach
   void stopS3Proxy() throws Exception {
-    proxy.stop();
-  }
-
-  private Map<String, String> storageOptions() {
-    Map<String, String> options = new HashMap<>();
-    options.put("endpoint", "http://127.0.0.1:" + proxy.getPort());
-    options.put("region", "us-east-1");
-    options.put("access_key_id", ACCESS_KEY);
-    options.put("secret_access_key", SECRET_KEY);
-    options.put("enable_virtual_host_style", "false");
-    return options;
+    s3.close();
   }
 
   private String sinkDdl(int writers) {
@@ -121,23 +89,14 @@ class SinkOnObjectStorageTest {
                 + BUCKETS
                 + "', 'sink.parallelism' = '"
                 + writers
-                + "', 'sink.writer-buffer-memory' = '1mb'");
-    storageOptions()
-        .forEach(
-            (k, v) ->
-                ddl.append(", 'storage.option.").append(k).append("' = '").append(v).append("'"));
+                + "', 'sink.writer-buffer-memory' = '1mb'"
+                + s3.ddlOptions());
     return ddl.append(")").toString();
   }
 
   @Test
   void writesRestoresAndRescalesOnObjectStorage() throws Exception {
-    Configuration conf = new Configuration();
-    conf.setString("restart-strategy.type", "fixed-delay");
-    conf.setString("restart-strategy.fixed-delay.attempts", "3");
-    conf.setString("restart-strategy.fixed-delay.delay", "200 ms");
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-    env.setParallelism(2);
-    env.enableCheckpointing(100);
+    StreamExecutionEnvironment env = SinkExactlyOnceTest.streaming(100);
     StreamTableEnvironment tEnv =
         SinkExactlyOnceTest.withChanges(
             env, SinkExactlyOnceTest.paced(env, 3000, new SinkExactlyOnceTest.FailOnce()));
@@ -162,7 +121,7 @@ class SinkOnObjectStorageTest {
   private Map<Long, String> read() throws Exception {
     RowCodec codec = new RowCodec(ROW_TYPE, new int[] {0});
     Map<Long, String> rows = new TreeMap<>();
-    try (Storage storage = StorageProviders.open(TABLE, StorageOptions.of(storageOptions()));
+    try (Storage storage = StorageProviders.open(TABLE, StorageOptions.of(s3.clientOptions()));
         Reader reader =
             Reader.open(storage, Config.builder().set("total-buckets", BUCKETS).build())) {
       assertTrue(TableSchemaFile.read(storage).isPresent(), "no inspect schema");
@@ -187,7 +146,7 @@ class SinkOnObjectStorageTest {
       for (Path file : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
         String content =
             new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.ISO_8859_1);
-        assertFalse(content.contains(SECRET_KEY), "the secret key is in " + file);
+        assertFalse(content.contains(s3.secretKey()), "the secret key is in " + file);
       }
     }
   }

@@ -8,12 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
-import io.cobble.flink.table.TestSinkTable;
 import io.cobble.snapshot.GlobalPin;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.table.TestSinkTable;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.util.Collection;

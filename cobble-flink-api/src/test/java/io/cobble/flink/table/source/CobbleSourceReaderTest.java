@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
-import io.cobble.flink.table.TestSinkTable;
 import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.reader.Reader;
 import io.cobble.reader.ScanSplit;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
+import io.cobble.testing.table.TestSinkTable;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.cobble.flink.table.TestSinkTable;
 import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.table.TestSinkTable;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
-import io.cobble.flink.table.TestSinkTable;
 import io.cobble.snapshot.GlobalPin;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
+import io.cobble.testing.table.TestSinkTable;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.util.ArrayList;

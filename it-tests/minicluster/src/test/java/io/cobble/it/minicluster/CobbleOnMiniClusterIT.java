@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.RunningFlink;
+import io.cobble.testing.table.TestSinkTable;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -165,8 +166,8 @@ class CobbleOnMiniClusterIT {
         RowType.of(
             new LogicalType[] {new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH)},
             new String[] {"id", "v"});
-    try (FixtureTable table =
-        new FixtureTable(dir.resolve("raw"), dir.resolve("work"), row, List.of("id"), 4, 1, 0)) {
+    try (TestSinkTable table =
+        new TestSinkTable(dir.resolve("raw"), dir.resolve("work"), row, List.of("id"), 4, 1, 0)) {
       table.upsert(1L, StringData.fromString("one"));
       table.commit();
     }

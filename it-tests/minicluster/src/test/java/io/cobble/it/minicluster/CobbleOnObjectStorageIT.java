@@ -7,6 +7,7 @@ import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.S3ProxyServer;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -142,7 +143,7 @@ class CobbleOnObjectStorageIT {
   /** Waits until the sink has published a global snapshot of {@code table}. */
   private static void waitForFirstCommit(URI table) throws Exception {
     long deadline = System.nanoTime() + 120_000_000_000L;
-    try (Storage storage = StorageProviders.open(table, StorageOptions.of(s3.storageOptions()))) {
+    try (Storage storage = StorageProviders.open(table, StorageOptions.of(s3.clientOptions()))) {
       SnapshotStore store = new SnapshotStore(storage);
       while (!store.currentGlobalId().isPresent()) {
         if (System.nanoTime() > deadline) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.testing.table.TestSinkTable;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The Cobble SQL source on this line's MiniCluster with the line's dist jar: batch scans, a
  * streaming read following new global snapshots, and lookup joins. Tables are written through the
- * engine API exactly as the sink lays them out ({@link FixtureTable}); the last test writes one
+ * engine API exactly as the sink lays them out ({@link TestSinkTable}); the last test writes one
  * with the SQL sink itself.
  */
 class CobbleSourceIT {
@@ -53,12 +54,12 @@ class CobbleSourceIT {
   private static final String COLUMNS =
       "id BIGINT, name STRING, score INT, price DECIMAL(10, 2), PRIMARY KEY (id) NOT ENFORCED";
 
-  private FixtureTable fixture(String name) throws Exception {
-    return new FixtureTable(
+  private TestSinkTable fixture(String name) throws Exception {
+    return new TestSinkTable(
         data.resolve(name), data.resolve(name + "-work"), ROW, List.of("id"), 8, 3, 0);
   }
 
-  private static void upsert(FixtureTable table, long id, String name) {
+  private static void upsert(TestSinkTable table, long id, String name) {
     boolean nulls = id % 4 == 0;
     table.upsert(
         id,
@@ -113,7 +114,7 @@ class CobbleSourceIT {
 
   @Test
   void batchReadsEveryShardWithTypesAndNulls() throws Exception {
-    try (FixtureTable table = fixture("batch")) {
+    try (TestSinkTable table = fixture("batch")) {
       for (long id = 1; id <= 300; id++) {
         upsert(table, id, "b" + id);
       }
@@ -135,7 +136,7 @@ class CobbleSourceIT {
 
   @Test
   void streamingFollowsNewGlobalSnapshots() throws Exception {
-    try (FixtureTable table = fixture("streaming")) {
+    try (TestSinkTable table = fixture("streaming")) {
       for (long id = 1; id <= 20; id++) {
         upsert(table, id, "s1");
       }
@@ -164,7 +165,7 @@ class CobbleSourceIT {
 
   @Test
   void lookupJoinsFindHitsAndMissesOnTheFullPrimaryKeyOnly() throws Exception {
-    try (FixtureTable table = fixture("lookup")) {
+    try (TestSinkTable table = fixture("lookup")) {
       for (long id = 1; id <= 100; id++) {
         upsert(table, id, "d" + id);
       }

@@ -15,6 +15,7 @@ import io.cobble.it.cluster.SqlGatewayException;
 import io.cobble.it.cluster.SqlSession;
 import io.cobble.it.cluster.StatementResult;
 import io.cobble.it.realcluster.RealClusterIT.ThrowingRunnable;
+import io.cobble.testing.S3ProxyServer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -90,30 +91,34 @@ class CsvObjectStorageRecipeIT {
 
   private static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
 
-  private static S3ProxyFixture s3;
-  private static S3ProxyFixture.Endpoint flinkS3;
-  private static S3ProxyFixture.Endpoint cobbleS3;
+  /** Two endpoints over the same buckets, so Flink's and Cobble's credentials can be told apart. */
+  private static S3ProxyServer flinkS3;
+
+  private static S3ProxyServer cobbleS3;
 
   @BeforeAll
   static void startObjectStore() throws Exception {
     Path data = workDir("s3proxy-recipe");
     deleteTree(data);
-    s3 = S3ProxyFixture.create(data, BUCKET);
-    flinkS3 = s3.startEndpoint();
-    cobbleS3 = s3.startEndpoint();
+    flinkS3 = S3ProxyServer.start(data, BUCKET);
+    cobbleS3 = flinkS3.startSibling();
     try (S3Client client = flinkS3.client()) {
       client.putObject(
           b -> b.bucket(BUCKET).key(PRODUCTS_KEY), RequestBody.fromString(PRODUCTS_CSV));
       client.putObject(b -> b.bucket(BUCKET).key(ORDERS_KEY), RequestBody.fromString(ORDERS_CSV));
     }
     // Authentication is on: an unsigned request for the uploaded object is refused.
-    assertEquals(403, unsignedGetStatus(flinkS3.uri().resolve("/" + BUCKET + "/" + PRODUCTS_KEY)));
+    assertEquals(
+        403, unsignedGetStatus(flinkS3.endpoint().resolve("/" + BUCKET + "/" + PRODUCTS_KEY)));
   }
 
   @AfterAll
   static void stopObjectStore() throws Exception {
-    if (s3 != null) {
-      s3.close();
+    if (cobbleS3 != null) {
+      cobbleS3.close();
+    }
+    if (flinkS3 != null) {
+      flinkS3.close();
     }
   }
 
@@ -190,7 +195,7 @@ class CsvObjectStorageRecipeIT {
                       + tablePath
                       + "', 'bucket' = '4', 'sink.parallelism' = '1',"
                       + " 'storage.option.endpoint' = '"
-                      + cobbleS3.uri()
+                      + cobbleS3.endpoint()
                       + "', 'storage.option.access_key_id' = '"
                       + cobbleS3.accessKey()
                       + "', 'storage.option.secret_access_key' = '"
@@ -200,7 +205,7 @@ class CsvObjectStorageRecipeIT {
               StatementResult insert = sql.execute("INSERT INTO dim SELECT * FROM products");
               String job = insert.jobId().orElseThrow(() -> new AssertionError(insert.toString()));
               assertEquals("FINISHED", cluster.waitForJob(job, JOB_TIMEOUT));
-              Path onDisk = s3.directory().resolve(BUCKET).resolve(tablePath);
+              Path onDisk = flinkS3.directory().resolve(BUCKET).resolve(tablePath);
               assertTrue(hasFiles(onDisk), "no objects under s3://" + BUCKET + "/" + tablePath);
 
               assertEquals(PRODUCTS, sorted(sql.execute("SELECT * FROM dim").rows()));
@@ -252,7 +257,7 @@ class CsvObjectStorageRecipeIT {
       List<Path> flinkBlobs =
           files.stream().filter(CsvObjectStorageRecipeIT::inBlobStore).collect(Collectors.toList());
       files.removeAll(flinkBlobs);
-      files.addAll(SecretScan.filesContaining(s3.directory(), secret));
+      files.addAll(SecretScan.filesContaining(flinkS3.directory(), secret));
       assertEquals(List.of(), files, "files holding the Cobble table's secret key");
       List<SecretScan.Hit> entries = SecretScan.logEntriesContaining(cluster.logDir(), secret);
       List<SecretScan.Hit> cobble =
@@ -390,7 +395,7 @@ class CsvObjectStorageRecipeIT {
       FlinkCluster.Builder builder, FlinkDistribution dist) {
     return builder
         .addPlugin("s3-fs-hadoop", dist.pluginJars("s3-fs-hadoop").get(0))
-        .config("s3.endpoint", flinkS3.uri().toString())
+        .config("s3.endpoint", flinkS3.endpoint().toString())
         .config("s3.path.style.access", "true")
         .config("s3.access-key", flinkS3.accessKey())
         .config("s3.secret-key", flinkS3.secretKey());

@@ -1,14 +1,15 @@
-package io.cobble.version;
+package io.cobble.compaction;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.cobble.Config;
-import io.cobble.compaction.Compaction;
-import io.cobble.compaction.CompactionPicker;
 import io.cobble.memtable.SkipListMemTable;
 import io.cobble.sst.TableProperties;
+import io.cobble.version.FileMeta;
+import io.cobble.version.TestVersions;
+import io.cobble.version.Version;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -40,10 +41,7 @@ class CompactionPickerTest {
   }
 
   private static Version version(SkipListMemTable mem, List<List<FileMeta>> levels) {
-    List<Tree> trees = new ArrayList<>();
-    trees.add(new Tree(levels));
-    return new Version(
-        null, mem, new ArrayList<>(), trees, Collections.emptyMap(), Collections.emptyMap());
+    return TestVersions.oneTree(mem, levels);
   }
 
   @SafeVarargs
@@ -127,6 +125,49 @@ class CompactionPickerTest {
     assertEquals(true, c.bottommost());
     List<List<FileMeta>> one = levels(new ArrayList<>(Arrays.asList(newer)));
     assertNull(new CompactionPicker(config("score_priority")).pick(version(mem, one), 0, 0));
+  }
+
+  @Test
+  void aLoneL0FileWithNothingBelowMovesWithoutRewriting() {
+    Config oneFileLimit =
+        config("score_priority").toBuilder().set("compaction.l0-file-limit", 1).build();
+    FileMeta l0 = file("b", "e", 10);
+    List<List<FileMeta>> free = levels(new ArrayList<>(Arrays.asList(l0)), new ArrayList<>());
+    Compaction move = new CompactionPicker(oneFileLimit).pick(version(mem, free), 0, 0);
+    assertEquals(Compaction.Kind.TRIVIAL_MOVE, move.kind());
+    assertEquals(Arrays.asList(l0), move.inputs());
+    assertEquals(1, move.outputLevel());
+
+    FileMeta below = file("d", "k", 10);
+    List<List<FileMeta>> covered =
+        levels(new ArrayList<>(Arrays.asList(l0)), new ArrayList<>(Arrays.asList(below)));
+    Compaction merge = new CompactionPicker(oneFileLimit).pick(version(mem, covered), 0, 0);
+    assertEquals(Compaction.Kind.MERGE, merge.kind(), "an overlapping L1 file must be rewritten");
+    assertEquals(Arrays.asList(l0, below), merge.allInputs());
+  }
+
+  @Test
+  void manualCompactionPushesEveryLevelDownUntilOneLevelHoldsTheTree() {
+    CompactionPicker picker = new CompactionPicker(config("score_priority"));
+    FileMeta l1 = file("a", "c", 10);
+    FileMeta l3 = file("b", "d", 10);
+    List<List<FileMeta>> spread =
+        levels(
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(l1)),
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(l3)));
+    Compaction c = picker.pickManual(version(mem, spread), 0, 0);
+    assertEquals(1, c.inputLevel());
+    assertEquals(2, c.outputLevel());
+    assertEquals(Compaction.Kind.TRIVIAL_MOVE, c.kind(), "L2 is empty: the file moves down");
+
+    List<List<FileMeta>> settled =
+        levels(
+            new ArrayList<>(),
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(l1, file("x", "z", 10))));
+    assertNull(picker.pickManual(version(mem, settled), 0, 0), "one level already holds it all");
   }
 
   @Test

@@ -1,7 +1,8 @@
-package io.cobble.it.minicluster;
+package io.cobble.testing.table;
 
 import io.cobble.Config;
 import io.cobble.Db;
+import io.cobble.EngineOptions;
 import io.cobble.WriteBatch;
 import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.BucketRouter;
@@ -23,13 +24,16 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
- * Writes a sink table with the dist jar's engine classes, the way the Cobble sink lays it out,
- * through the engine: one Db per shard (owning its contiguous bucket range), rows encoded by {@link
- * RowCodec} into the {@code default} family, shard snapshots on the table root as {@code
- * shard-<i>}, global snapshots by the {@link GlobalSnapshotCoordinator} and the inspect schema by
- * {@link TableSchemaFile}.
+ * Writes a sink table the way the Cobble sink lays it out, through the engine: one Db per shard
+ * (owning its contiguous bucket range), rows encoded by {@link RowCodec} into the {@code default}
+ * family, shard snapshots on the table root as {@code shard-<i>}, global snapshots by the {@link
+ * GlobalSnapshotCoordinator} and the inspect schema by {@link TableSchemaFile}.
+ *
+ * <p>Shared as source (cobble-test-fixtures' src/sink-table/java): cobble-flink-api's tests compile
+ * it against the modules, the it-tests against the shaded dist jar, so it only uses the public API
+ * the dist jar ships.
  */
-final class FixtureTable implements AutoCloseable {
+public final class TestSinkTable implements AutoCloseable {
 
   private final Storage storage;
   private final TableLayout layout;
@@ -38,13 +42,14 @@ final class FixtureTable implements AutoCloseable {
   private final List<SnapshotManager> managers = new ArrayList<>();
   private final GlobalSnapshotCoordinator coordinator;
   private final WriteBatch batch = new WriteBatch();
+  private long commits;
 
   /**
    * @param root the table root (the DDL's path)
    * @param work where the shards' working directories go
    * @param retention global snapshots the coordinator keeps (0: all)
    */
-  FixtureTable(
+  public TestSinkTable(
       Path root,
       Path work,
       RowType rowType,
@@ -69,9 +74,9 @@ final class FixtureTable implements AutoCloseable {
           Db.open(
               work.resolve("shard-" + shard),
               Config.builder()
-                  .set("total-buckets", buckets)
-                  .set("bucket-ranges", layout.bucketRanges(shard))
-                  .set("memtable.capacity", "64kb")
+                  .set(EngineOptions.TOTAL_BUCKETS, buckets)
+                  .set(EngineOptions.BUCKET_RANGES, layout.bucketRanges(shard))
+                  .set(EngineOptions.MEMTABLE_CAPACITY, 64L << 10)
                   .build());
       for (int column = 1; column < codec.valueColumnCount(); column++) {
         db.addColumn(TableLayout.FAMILY, ColumnSpec.of("c" + column));
@@ -83,7 +88,7 @@ final class FixtureTable implements AutoCloseable {
   }
 
   /** Inserts or replaces a row given as Flink internal field objects, in table column order. */
-  void upsert(Object... fields) {
+  public void upsert(Object... fields) {
     GenericRowData row = GenericRowData.of(fields);
     byte[] key = codec.key(row);
     int bucket = BucketRouter.bucketOf(key, layout.bucketCount());
@@ -96,20 +101,35 @@ final class FixtureTable implements AutoCloseable {
   }
 
   /** Deletes the row whose fields (only the key fields matter) are given. */
-  void delete(Object... fields) {
+  public void delete(Object... fields) {
     byte[] key = codec.key(GenericRowData.of(fields));
     int bucket = BucketRouter.bucketOf(key, layout.bucketCount());
     shards.get(layout.shardOf(bucket)).deleteRow(bucket, TableLayout.FAMILY, key);
   }
 
-  /** Snapshots every shard and publishes a global snapshot of them; returns its id. */
-  long commit() {
+  /** Flushes and compacts every shard fully (a table at rest, as after a long-running writer). */
+  public void compactAll() {
+    for (Db db : shards) {
+      db.compactAll();
+    }
+  }
+
+  /**
+   * Snapshots every shard and publishes a global snapshot of them for checkpoint 1, 2, ... (as many
+   * as this table has committed); returns its id.
+   */
+  public long commit() {
+    return commit(++commits);
+  }
+
+  /** Like {@link #commit()}, recording Flink checkpoint {@code checkpointId}. */
+  public long commit(long checkpointId) {
     List<ShardRef> refs = new ArrayList<>();
     for (SnapshotManager manager : managers) {
       long id = manager.snapshot().published().join().id();
       refs.add(ShardRef.of(manager.shardId(), id));
     }
-    return coordinator.commit(refs).id();
+    return coordinator.commit(refs, checkpointId).id();
   }
 
   @Override

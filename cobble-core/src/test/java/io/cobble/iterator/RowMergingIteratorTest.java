@@ -1,0 +1,187 @@
+package io.cobble.iterator;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.CorruptionException;
+import io.cobble.merge.MergeOperator;
+import io.cobble.row.ColumnLayout;
+import io.cobble.row.RowState;
+import io.cobble.row.ValueLoader;
+import io.cobble.schema.Column;
+import io.cobble.schema.ColumnSpec;
+import io.cobble.schema.FamilySchema;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What {@link RowMergingIterator} promises: one row per key in ascending key order over sources
+ * given newest first; per column the newest put or delete wins, and merge operands fold onto older
+ * values oldest first, however the sources interleave.
+ */
+class RowMergingIteratorTest {
+
+  /** Column 0 merges with this order-revealing operator; column 1 is a plain column. */
+  private static final MergeOperator JOIN =
+      new MergeOperator() {
+        @Override
+        public String name() {
+          return "join";
+        }
+
+        @Override
+        public byte[] merge(byte[] older, byte[] newer) {
+          return (new String(older, UTF_8) + "," + new String(newer, UTF_8)).getBytes(UTF_8);
+        }
+      };
+
+  private static final ColumnLayout LAYOUT =
+      new ColumnLayout(
+          new FamilySchema(
+              0,
+              "f",
+              Arrays.asList(
+                  new Column(0, ColumnSpec.merging("m", "join")),
+                  new Column(1, ColumnSpec.of("p"))),
+              2),
+          name -> name.equals("join") ? JOIN : null);
+
+  private static final ValueLoader NO_POINTERS =
+      pointer -> {
+        throw new AssertionError("no value is separated in these rows");
+      };
+
+  private static byte[] b(String s) {
+    return s.getBytes(UTF_8);
+  }
+
+  /** A row: per column "put:x", "merge:x", "delete" or null (absent). */
+  private static byte[] row(String m, String p) {
+    RowState r = new RowState().reset(LAYOUT);
+    String[] cells = {m, p};
+    for (int i = 0; i < cells.length; i++) {
+      if (cells[i] == null) {
+        continue;
+      }
+      if (cells[i].equals("delete")) {
+        r.set(i, RowState.DELETE, null, false, 0, 0);
+      } else if (cells[i].startsWith("put:")) {
+        r.set(i, RowState.PUT, b(cells[i].substring(4)), false, 0, 0);
+      } else {
+        r.set(i, RowState.MERGE, b(cells[i].substring(6)), false, 0, 0);
+      }
+    }
+    return r.encode();
+  }
+
+  private static RowMergingIterator merging(SortedListIterator... newestFirst) {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < newestFirst.length; i++) {
+      names.add("source-" + i);
+    }
+    return new RowMergingIterator(Arrays.asList(newestFirst), names, LAYOUT, NO_POINTERS);
+  }
+
+  private static String cell(RowState r, int i) {
+    switch (r.kind(i)) {
+      case RowState.ABSENT:
+        return "-";
+      case RowState.DELETE:
+        return "deleted";
+      case RowState.PUT:
+        return new String(r.value(i), UTF_8);
+      default:
+        return "merge(" + new String(r.value(i), UTF_8) + ")";
+    }
+  }
+
+  private static List<String> drain(RowMergingIterator it) {
+    List<String> out = new ArrayList<>();
+    for (; it.valid(); it.next()) {
+      RowState r = it.row();
+      out.add(new String(it.key(), UTF_8) + ":" + cell(r, 0) + "|" + cell(r, 1));
+    }
+    return out;
+  }
+
+  @Test
+  void oneRowPerKeyInKeyOrderWithTheNewestPutWinning() {
+    SortedListIterator newest = new SortedListIterator().add(b("b"), row("put:b2", null));
+    SortedListIterator middle =
+        new SortedListIterator()
+            .add(b("a"), row("put:a1", null))
+            .add(b("b"), row("put:b1", "put:p1"));
+    SortedListIterator oldest =
+        new SortedListIterator()
+            .add(b("a"), row("put:a0", "put:pa"))
+            .add(b("b"), row("put:b0", "put:p0"))
+            .add(b("c"), row(null, "put:c0"));
+    RowMergingIterator it = merging(newest, middle, oldest);
+    it.seekToFirst();
+    assertEquals(List.of("a:a1|pa", "b:b2|p1", "c:-|c0"), drain(it));
+  }
+
+  @Test
+  void aNewerDeleteHidesOlderValuesOfItsColumnOnly() {
+    SortedListIterator newer = new SortedListIterator().add(b("k"), row(null, "delete"));
+    SortedListIterator older = new SortedListIterator().add(b("k"), row("put:m0", "put:p0"));
+    RowMergingIterator it = merging(newer, older);
+    it.seekToFirst();
+    assertEquals(List.of("k:m0|deleted"), drain(it));
+  }
+
+  @Test
+  void mergeOperandsFoldOldestFirstAcrossSources() {
+    SortedListIterator s0 = new SortedListIterator().add(b("k"), row("merge:3", null));
+    SortedListIterator s1 = new SortedListIterator().add(b("k"), row("merge:2", null));
+    SortedListIterator s2 = new SortedListIterator().add(b("k"), row("put:1", null));
+    RowMergingIterator it = merging(s0, s1, s2);
+    it.seekToFirst();
+    assertEquals(List.of("k:1,2,3|-"), drain(it));
+
+    SortedListIterator t0 = new SortedListIterator().add(b("k"), row("merge:3", null));
+    SortedListIterator t1 = new SortedListIterator().add(b("k"), row("merge:2", null));
+    RowMergingIterator unresolved = merging(t0, t1);
+    unresolved.seekToFirst();
+    assertEquals(List.of("k:merge(2,3)|-"), drain(unresolved), "nothing older: still a merge");
+
+    SortedListIterator u0 = new SortedListIterator().add(b("k"), row("merge:x", null));
+    SortedListIterator u1 = new SortedListIterator().add(b("k"), row("delete", null));
+    SortedListIterator u2 = new SortedListIterator().add(b("k"), row("put:gone", null));
+    RowMergingIterator overDelete = merging(u0, u1, u2);
+    overDelete.seekToFirst();
+    assertEquals(List.of("k:x|-"), drain(overDelete), "a merge over a delete starts afresh");
+  }
+
+  @Test
+  void seekStartsAtTheFirstKeyAtOrAfterTheTargetInEverySource() {
+    SortedListIterator s0 =
+        new SortedListIterator().add(b("a"), row("put:a", null)).add(b("d"), row("put:d", null));
+    SortedListIterator s1 =
+        new SortedListIterator().add(b("b"), row("put:b", null)).add(b("c"), row("put:c", null));
+    RowMergingIterator it = merging(s0, s1);
+    it.seek(b("bb"));
+    assertEquals(List.of("c:c|-", "d:d|-"), drain(it));
+    it.seek(b("e"));
+    assertFalse(it.valid());
+    it.seek(b("a"));
+    assertArrayEquals(b("a"), it.key());
+    it.close();
+    assertTrue(s0.closed && s1.closed);
+  }
+
+  @Test
+  void anUndecodableRowNamesItsSource() {
+    SortedListIterator good = new SortedListIterator().add(b("k"), row("put:v", null));
+    SortedListIterator bad = new SortedListIterator().add(b("k"), new byte[] {5, 9});
+    RowMergingIterator it = merging(good, bad);
+    CorruptionException e = assertThrows(CorruptionException.class, it::seekToFirst);
+    assertTrue(e.getMessage().contains("source-1"), e.getMessage());
+  }
+}
