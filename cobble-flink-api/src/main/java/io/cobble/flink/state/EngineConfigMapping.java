@@ -1,17 +1,15 @@
 package io.cobble.flink.state;
 
 import io.cobble.Config;
+import io.cobble.EngineOptions;
 import org.apache.flink.configuration.IllegalConfigurationException;
 
-/**
- * The one place where state-backend settings become engine keys, so that the engine's option
- * definitions can replace the string keys here without touching anything else.
- */
+/** The one place where state-backend settings become engine options. */
 final class EngineConfigMapping {
   /** The engine's smallest and largest memtable. */
-  static final long MIN_MEMTABLE_BYTES = 4096;
+  static final long MIN_MEMTABLE_BYTES = EngineOptions.MEMTABLE_CAPACITY.min();
 
-  static final long MAX_MEMTABLE_BYTES = 1L << 30;
+  static final long MAX_MEMTABLE_BYTES = EngineOptions.MEMTABLE_CAPACITY.max();
 
   private EngineConfigMapping() {}
 
@@ -35,28 +33,28 @@ final class EngineConfigMapping {
     long blockCache = memoryBudgetBytes - memtable * s.memtableBufferCount();
     Config.Builder b =
         Config.builder()
-            .set("memtable.capacity", memtable)
-            .set("memory.memtable-buffer-count", s.memtableBufferCount())
-            .set("block-cache.size", blockCache)
-            .set("memtable.type", s.memtableType())
-            .set("compaction.policy", s.compactionPolicy())
-            .set("compaction.l0-file-limit", s.l0FileLimit())
-            .set("compaction.threads", s.compactionThreads())
-            .set("compaction.read-ahead.enabled", s.readAheadEnabled())
-            .set("sst.bloom-filter.enabled", s.bloomFilterEnabled())
-            .set("sst.bloom-filter.bits-per-key", s.bloomBitsPerKey())
-            .set("sst.partitioned-index.enabled", s.partitionedIndex())
+            .set(EngineOptions.MEMTABLE_CAPACITY.key(), memtable)
+            .set(EngineOptions.MEMTABLE_BUFFER_COUNT.key(), s.memtableBufferCount())
+            .set(EngineOptions.BLOCK_CACHE_SIZE.key(), blockCache)
+            .set(EngineOptions.MEMTABLE_TYPE.key(), s.memtableType())
+            .set(EngineOptions.COMPACTION_POLICY.key(), s.compactionPolicy())
+            .set(EngineOptions.L0_FILE_LIMIT.key(), s.l0FileLimit())
+            .set(EngineOptions.COMPACTION_THREADS.key(), s.compactionThreads())
+            .set(EngineOptions.READ_AHEAD_ENABLED.key(), s.readAheadEnabled())
+            .set(EngineOptions.BLOOM_FILTER_ENABLED.key(), s.bloomFilterEnabled())
+            .set(EngineOptions.BLOOM_BITS_PER_KEY.key(), s.bloomBitsPerKey())
+            .set(EngineOptions.PARTITIONED_INDEX.key(), s.partitionedIndex())
             .set(
-                "sst.read-metadata-cache.mode",
+                EngineOptions.METADATA_CACHE_MODE.key(),
                 s.metadataCacheMode().toLowerCase(java.util.Locale.ROOT))
-            .set("sst.pinned-metadata.max-level", s.pinnedMetadataMaxLevel())
-            .set("sst.pinned-metadata.partitions.enabled", s.pinnedPartitions())
-            .set("value-separation.threshold", s.valueSeparationThreshold())
-            .set("direct-io.buffer-size", s.directIoBufferSize())
-            .set("direct-io.pool-max-size", s.directIoPoolMaxSize())
-            .set("snapshot.retention", s.snapshotRetention());
+            .set(EngineOptions.PINNED_METADATA_MAX_LEVEL.key(), s.pinnedMetadataMaxLevel())
+            .set(EngineOptions.PIN_PARTITIONS.key(), s.pinnedPartitions())
+            .set(EngineOptions.VALUE_SEPARATION_THRESHOLD.key(), s.valueSeparationThreshold())
+            .set(EngineOptions.DIRECT_IO_BUFFER_SIZE.key(), s.directIoBufferSize())
+            .set(EngineOptions.DIRECT_IO_POOL_MAX_SIZE.key(), s.directIoPoolMaxSize())
+            .set(EngineOptions.SNAPSHOT_RETENTION.key(), s.snapshotRetention());
     if (s.writeStallLimit() > 0) {
-      b.set("compaction.write-stall-limit", s.writeStallLimit());
+      b.set(EngineOptions.WRITE_STALL_LIMIT.key(), s.writeStallLimit());
     }
     return b.build();
   }
