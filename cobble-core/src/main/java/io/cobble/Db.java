@@ -2062,15 +2062,11 @@ public final class Db implements AutoCloseable {
     }
     Version v = versions.acquire();
     try {
-      return new ScanCursor(this, v, layout, bucket, start, end, projection, options);
+      return new ScanCursor(v, loader, clock, layout, bucket, start, end, projection, options);
     } catch (RuntimeException e) {
       v.unref();
       throw e;
     }
-  }
-
-  ValueLoader loader() {
-    return loader;
   }
 
   /**
@@ -2131,10 +2127,6 @@ public final class Db implements AutoCloseable {
   /** The version set, for snapshot and rescale code that resolves and adopts files. */
   public VersionSet versionSet() {
     return versions;
-  }
-
-  long now() {
-    return clock.nowMillis();
   }
 
   // ---------------------------------------------------------------- metrics and close
