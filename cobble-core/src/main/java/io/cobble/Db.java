@@ -2,11 +2,6 @@ package io.cobble;
 
 import io.cobble.cache.BlockCache;
 import io.cobble.cache.DiskCache;
-import io.cobble.compaction.Compaction;
-import io.cobble.compaction.CompactionAbandoned;
-import io.cobble.compaction.CompactionJob;
-import io.cobble.compaction.CompactionPicker;
-import io.cobble.compaction.OutputWriter;
 import io.cobble.iterator.KvIterator;
 import io.cobble.memtable.MemTable;
 import io.cobble.merge.MergeOperator;
@@ -32,7 +27,6 @@ import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
 import io.cobble.version.VersionSet;
-import io.cobble.version.WriterFencedException;
 import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.net.URI;
@@ -43,8 +37,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -52,8 +44,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
@@ -84,7 +74,8 @@ import java.util.function.LongUnaryOperator;
  * </ul>
  *
  * <p>Db is the facade of its parts: {@link ShardState} (what they share: directory, lock, version
- * set, layouts, owned buckets, mutex), and {@link ShardRecovery} (open).
+ * set, layouts, owned buckets, mutex), {@link ShardRecovery} (open), {@link Flusher} and {@link
+ * CompactionScheduler}.
  */
 public final class Db implements AutoCloseable {
   /** Subdirectory of a remote primary's local directory that caches remote data files. */
@@ -97,6 +88,8 @@ public final class Db implements AutoCloseable {
   public static final String RESTORE_MARKER = ShardRecovery.RESTORE_MARKER;
 
   private final ShardState state;
+  private final CompactionScheduler compactor;
+  private final Flusher flusher;
   // What the reads below use of the shard state, under the names they had in Db.
   private final VersionSet versions;
   private final ValueLoader loader;
@@ -104,36 +97,6 @@ public final class Db implements AutoCloseable {
   private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
   // Follows state.layouts(); set with it on each schema change.
   private volatile Layouts layouts;
-  private final ExecutorService flushExecutor;
-  // The last failure of a flush to a remote primary. Such a failure leaves the memtable in place
-  // for the next flush to retry instead of disabling the Db; a successful flush clears it. Under
-  // the mutex.
-  private Throwable flushFailure;
-  private long flushFailures;
-  private boolean flushScheduled;
-  // Snapshots waiting for a sealed memtable's flush, completed with the version that installed it.
-  // Under the mutex.
-  private final Map<MemTable, List<CompletableFuture<Version>>> sealWaiters =
-      new IdentityHashMap<>();
-
-  private final AtomicLong flushes = new AtomicLong();
-  private final AtomicLong flushBytes = new AtomicLong();
-
-  /** Compaction copies values out of value logs whose live share fell below this. */
-  private static final double VLOG_REWRITE_RATIO = 0.5;
-
-  private final CompactionPicker picker;
-  private final ExecutorService compactionExecutor;
-  // Families with a compaction (or a hold) in progress. Under the mutex.
-  private final Set<Integer> compacting = new HashSet<>();
-  private int runningCompactions;
-
-  private final AtomicLong compactions = new AtomicLong();
-  private final AtomicLong trivialMoves = new AtomicLong();
-  private final AtomicLong expiredDrops = new AtomicLong();
-  private final AtomicLong compactionIn = new AtomicLong();
-  private final AtomicLong compactionOut = new AtomicLong();
-
   private final ThreadLocal<Buffers> buffers = ThreadLocal.withInitial(Buffers::new);
   private final AtomicLong stallWaits = new AtomicLong();
   private final AtomicLong stallNanos = new AtomicLong();
@@ -178,14 +141,11 @@ public final class Db implements AutoCloseable {
     loader = state.loader;
     clock = state.clock;
     layouts = state.layouts();
-    picker = new CompactionPicker(state.config);
-    compactionExecutor =
-        Executors.newFixedThreadPool(
-            state.config.compactionThreads(), ShardState.daemon("cobble-compaction"));
-    flushExecutor = Executors.newSingleThreadExecutor(ShardState.daemon("cobble-flush"));
+    compactor = new CompactionScheduler(state);
+    flusher = new Flusher(state, compactor);
     state.mutex.lock();
     try {
-      maybeScheduleCompactions();
+      compactor.maybeSchedule();
     } finally {
       state.mutex.unlock();
     }
@@ -378,15 +338,15 @@ public final class Db implements AutoCloseable {
     }
     Storage owned = state.ownedVolume();
     Storage reader = owned != null && owned.uri().equals(volume.uri()) ? owned : volume;
-    flushAll();
-    Set<Integer> held = holdAllTrees();
+    flusher.flushAll();
+    Set<Integer> held = compactor.holdAllTrees();
     try {
       // Again while holding the trees, which also keeps out a concurrent expansion.
       int[] grown = state.ownership.grownBy(pairs);
       purgeBuckets(pairs);
       adopt(pairs, grown, adopted, volume.uri(), reader, ExternalFiles.read(state.dir));
     } finally {
-      releaseTrees(held);
+      compactor.releaseTrees(held);
     }
   }
 
@@ -408,7 +368,8 @@ public final class Db implements AutoCloseable {
         for (int level = 0; level < tree.levelCount(); level++) {
           for (FileMeta f : tree.level(level)) {
             if (holdsBuckets(f, pairs)) {
-              edit.replace(f, rewriteKeeping(f, level, layout, state.ownership::owns, edit));
+              edit.replace(
+                  f, compactor.rewriteKeeping(f, level, layout, state.ownership::owns, edit));
               changedTree = true;
             }
           }
@@ -417,7 +378,7 @@ public final class Db implements AutoCloseable {
           state.mutex.lock();
           try {
             state.versions.apply(edit);
-            compactions.incrementAndGet();
+            compactor.countRewrite();
             state.changed.signalAll();
           } finally {
             state.mutex.unlock();
@@ -499,7 +460,7 @@ public final class Db implements AutoCloseable {
           // Rows the source holds of buckets this shard owns (given up by the source, not yet
           // compacted away) must not mix with this shard's: such a table is copied without them.
           List<FileMeta> copy =
-              rewriteKeeping(
+              compactor.rewriteKeeping(
                   meta, levels[i], state.layouts().byId(t.family()), inRanges(pairs), edit);
           opened.remove(meta);
           table.close();
@@ -886,15 +847,15 @@ public final class Db implements AutoCloseable {
             return;
           }
           if (v.immutables().size() < config.memtableBufferCount() - 1) {
-            rotateMemTable();
+            flusher.rotateMemTable();
             return;
           }
         }
-        Throwable failed = stuckFailure();
+        Throwable failed = flusher.stuckFailure();
         if (failed != null) {
           // The memtables are full because their flush failed: retry it, and fail this write
           // rather than wait for a volume that may stay away.
-          scheduleFlush();
+          flusher.schedule();
           throw new CobbleException(
               "cannot write: memtables are full and their flush to "
                   + state.remote.storage().uri()
@@ -926,68 +887,18 @@ public final class Db implements AutoCloseable {
   /** Flushes, then compacts every tree until each lives in a single level. */
   public void compactAll() {
     flush();
-    for (int fam = 0; fam < state.layouts().familySlots(); fam++) {
-      while (true) {
-        Compaction c;
-        state.mutex.lock();
-        try {
-          while (compacting.contains(fam)) {
-            state.awaitChange();
-          }
-          c = picker.pickManual(state.versions.current(), fam, state.clock.nowMillis());
-          if (c == null) {
-            break;
-          }
-          compacting.add(fam);
-          runningCompactions++;
-        } finally {
-          state.mutex.unlock();
-        }
-        try {
-          runCompaction(c);
-        } finally {
-          state.mutex.lock();
-          try {
-            compacting.remove(fam);
-            runningCompactions--;
-            state.changed.signalAll();
-          } finally {
-            state.mutex.unlock();
-          }
-        }
-      }
-    }
-    state.mutex.lock();
-    try {
-      maybeScheduleCompactions();
-    } finally {
-      state.mutex.unlock();
-    }
-    state.versions.awaitDeletions();
+    compactor.compactAll();
   }
 
   /** Waits until no compaction is running or due (tests and benchmarks use this). */
   public void waitForCompactions() {
-    state.mutex.lock();
-    try {
-      while (true) {
-        state.checkBackground();
-        maybeScheduleCompactions();
-        if (runningCompactions == 0) {
-          break;
-        }
-        state.awaitChange();
-      }
-    } finally {
-      state.mutex.unlock();
-    }
-    state.versions.awaitDeletions();
+    compactor.awaitIdle();
   }
 
   /** Seals the active memtable (if not empty) and waits until every memtable is flushed. */
   public void flush() {
     checkOpen();
-    flushAll();
+    flusher.flushAll();
   }
 
   /**
@@ -998,433 +909,7 @@ public final class Db implements AutoCloseable {
    */
   public CompletableFuture<Version> sealForSnapshot() {
     checkOpen();
-    state.mutex.lock();
-    try {
-      state.checkBackground();
-      if (state.versions.current().active().entryCount() > 0) {
-        // May exceed memtable.buffer-count by one; writers stall until the flush catches up.
-        rotateMemTable();
-      }
-      List<MemTable> imms = state.versions.current().immutables();
-      if (imms.isEmpty()) {
-        return CompletableFuture.completedFuture(state.versions.acquire());
-      }
-      CompletableFuture<Version> sealed = new CompletableFuture<>();
-      sealWaiters.computeIfAbsent(imms.get(0), k -> new ArrayList<>()).add(sealed);
-      scheduleFlush();
-      return sealed;
-    } finally {
-      state.mutex.unlock();
-    }
-  }
-
-  /**
-   * The failure of the last flush, when it failed and no retry is scheduled while sealed memtables
-   * wait: writes that need room then fail instead of waiting. Under the mutex.
-   */
-  private Throwable stuckFailure() {
-    if (flushFailure != null
-        && !flushScheduled
-        && !state.versions.current().immutables().isEmpty()) {
-      return flushFailure;
-    }
-    return null;
-  }
-
-  /** Seals the active memtable and schedules its flush. Under the mutex. */
-  private void rotateMemTable() {
-    Version v = state.versions.current();
-    MemTable old = v.active();
-    old.seal();
-    state.noteSealed(old);
-    List<MemTable> imms = new ArrayList<>();
-    imms.add(old);
-    imms.addAll(v.immutables());
-    state.versions.apply(new VersionEdit().memtables(state.newMemTable(), imms));
-    scheduleFlush();
-  }
-
-  /** Starts the flush loop unless it runs. Under the mutex. */
-  private void scheduleFlush() {
-    if (!flushScheduled) {
-      flushScheduled = true;
-      flushExecutor.execute(this::flushLoop);
-    }
-  }
-
-  /** Seals the active memtable (if not empty) and waits until every memtable is flushed. */
-  private void flushAll() {
-    state.mutex.lock();
-    try {
-      long seen = flushFailures;
-      if (state.versions.current().active().entryCount() > 0) {
-        while (state.versions.current().immutables().size()
-            >= state.config.memtableBufferCount() - 1) {
-          state.checkBackground();
-          checkFlushFailure(seen);
-          scheduleFlush();
-          state.awaitChange();
-        }
-        rotateMemTable();
-      }
-      while (!state.versions.current().immutables().isEmpty()) {
-        state.checkBackground();
-        checkFlushFailure(seen);
-        scheduleFlush();
-        state.awaitChange();
-      }
-    } finally {
-      state.mutex.unlock();
-    }
-  }
-
-  private void flushLoop() {
-    while (true) {
-      MemTable imm;
-      state.mutex.lock();
-      try {
-        List<MemTable> imms = state.versions.current().immutables();
-        Throwable bg = state.backgroundError();
-        if (imms.isEmpty() || bg != null) {
-          flushScheduled = false;
-          if (bg != null) {
-            failSealWaiters(bg);
-          }
-          state.changed.signalAll();
-          return;
-        }
-        imm = imms.get(imms.size() - 1);
-      } finally {
-        state.mutex.unlock();
-      }
-      try {
-        flushMemTable(imm);
-      } catch (Throwable t) {
-        state.mutex.lock();
-        try {
-          if (retryable(t)) {
-            flushFailure = t;
-            flushFailures++;
-          } else {
-            state.failBackground(t);
-          }
-          flushScheduled = false;
-          failSealWaiters(t);
-          state.changed.signalAll();
-        } finally {
-          state.mutex.unlock();
-        }
-        return;
-      }
-    }
-  }
-
-  /**
-   * Whether a failed flush may be retried: one to a remote primary whose volume failed (nothing was
-   * installed, the memtable is still there), but not one of a writer another writer fenced off.
-   */
-  private boolean retryable(Throwable t) {
-    if (state.remote == null || !(t instanceof RuntimeException)) {
-      return false;
-    }
-    for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof WriterFencedException) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** Throws the flush failure recorded after {@code seen} failures. Under the mutex. */
-  private void checkFlushFailure(long seen) {
-    if (flushFailures != seen) {
-      throw new CobbleException(
-          "flush to "
-              + state.remote.storage().uri()
-              + " failed: "
-              + flushFailure.getMessage()
-              + "; the data stays in memory and the next flush retries it",
-          flushFailure);
-    }
-  }
-
-  /** Writes one L0 table per family present in the memtable, then installs them. */
-  private void flushMemTable(MemTable imm) {
-    Layouts l = state.layouts();
-    List<FileMeta> outputs = new ArrayList<>();
-    List<OutputWriter> writers = new ArrayList<>();
-    long written = 0;
-    try {
-      KvIterator it = imm.iterator();
-      RowState row = new RowState();
-      ByteReader reader = new ByteReader();
-      OutputWriter out = null;
-      int family = -1;
-      for (it.seekToFirst(); it.valid(); it.next()) {
-        byte[] key = it.key();
-        int fam = Bytes.getShort(key, 0);
-        if (fam != family) {
-          family = fam;
-          out = state.outputWriter(fam, 0, Long.MAX_VALUE);
-          writers.add(out);
-        }
-        byte[] value = it.value();
-        row.decode(l.byId(fam), value, 0, value.length, reader);
-        if (row.isEmpty()) {
-          continue;
-        }
-        out.add(Arrays.copyOfRange(key, 2, key.length), row);
-      }
-      VersionEdit edit = new VersionEdit();
-      for (OutputWriter w : writers) {
-        for (FileMeta f : w.finish()) {
-          outputs.add(f);
-          edit.add(0, f);
-        }
-        for (ValueLogFile f : w.vlogs()) {
-          state.upload(f.number(), true);
-          edit.addVlog(f);
-        }
-        written += w.bytesWritten();
-      }
-      state.mutex.lock();
-      try {
-        List<MemTable> imms = new ArrayList<>(state.versions.current().immutables());
-        imms.remove(imm);
-        edit.memtables(null, imms);
-        state.versions.apply(edit);
-        flushFailure = null;
-        completeSealWaiters(imm);
-        flushes.incrementAndGet();
-        flushBytes.addAndGet(written);
-        state.changed.signalAll();
-        maybeScheduleCompactions();
-      } finally {
-        state.mutex.unlock();
-      }
-    } catch (RuntimeException e) {
-      for (OutputWriter w : writers) {
-        w.close();
-      }
-      Map<Long, Boolean> discarded = new HashMap<>();
-      for (FileMeta f : outputs) {
-        f.table().close();
-        ShardState.deleteQuietly(state.versions.tablePath(f.number()));
-        discarded.put(f.number(), false);
-      }
-      for (OutputWriter w : writers) {
-        for (ValueLogFile f : w.vlogs()) {
-          ShardState.deleteQuietly(state.versions.vlogPath(f.number()));
-          discarded.put(f.number(), true);
-        }
-      }
-      if (state.remote != null) {
-        state.remote.discard(discarded);
-      }
-      throw e;
-    }
-  }
-
-  /**
-   * Hands the version that installed {@code flushed} to the snapshots sealed on it. Under mutex.
-   */
-  private void completeSealWaiters(MemTable flushed) {
-    List<CompletableFuture<Version>> waiting = sealWaiters.remove(flushed);
-    if (waiting == null) {
-      return;
-    }
-    for (CompletableFuture<Version> sealed : waiting) {
-      Version pinned = state.versions.acquire();
-      if (!sealed.complete(pinned)) {
-        pinned.unref();
-      }
-    }
-  }
-
-  /** Fails every snapshot waiting for a flush. Under the mutex. */
-  private void failSealWaiters(Throwable cause) {
-    for (List<CompletableFuture<Version>> waiting : sealWaiters.values()) {
-      for (CompletableFuture<Version> sealed : waiting) {
-        sealed.completeExceptionally(
-            new CobbleException(
-                "the flush a snapshot of " + state.dir + " waited for failed", cause));
-      }
-    }
-    sealWaiters.clear();
-  }
-
-  /** Starts due compactions for idle trees. Under the mutex. */
-  private void maybeScheduleCompactions() {
-    if (state.closed() || state.backgroundError() != null) {
-      return;
-    }
-    Version v = state.versions.current();
-    for (int fam = 0; fam < v.trees().size(); fam++) {
-      if (compacting.contains(fam) || state.layouts().byId(fam) == null) {
-        continue;
-      }
-      Compaction c = picker.pick(v, fam, state.clock.nowMillis());
-      if (c == null) {
-        continue;
-      }
-      compacting.add(fam);
-      runningCompactions++;
-      compactionExecutor.execute(() -> runBackgroundCompaction(c));
-    }
-  }
-
-  private void runBackgroundCompaction(Compaction c) {
-    try {
-      runCompaction(c);
-    } catch (CompactionAbandoned abandoned) {
-      // The Db is closing; the tree stays as it was and the next open compacts it again.
-    } catch (Throwable t) {
-      state.mutex.lock();
-      try {
-        state.failBackground(t);
-      } finally {
-        state.mutex.unlock();
-      }
-    } finally {
-      state.mutex.lock();
-      try {
-        compacting.remove(c.family());
-        runningCompactions--;
-        state.changed.signalAll();
-        maybeScheduleCompactions();
-      } finally {
-        state.mutex.unlock();
-      }
-    }
-  }
-
-  /** Executes a compaction whose tree is marked as compacting, and installs the result. */
-  private void runCompaction(Compaction c) {
-    VersionEdit edit = new VersionEdit();
-    for (FileMeta f : c.allInputs()) {
-      edit.remove(f);
-    }
-    long out = 0;
-    if (c.kind() == Compaction.Kind.TRIVIAL_MOVE) {
-      edit.add(c.outputLevel(), c.inputs().get(0));
-    } else if (c.kind() == Compaction.Kind.MERGE) {
-      ColumnLayout layout = state.layouts().byId(c.family());
-      try (OutputWriter w =
-          state.outputWriter(c.family(), c.outputLevel(), state.config.targetFileSize())) {
-        Version v = state.versions.current();
-        try {
-          new CompactionJob(
-                  c,
-                  layout,
-                  state.loader,
-                  readAhead(),
-                  n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
-                  state.ownership::owns)
-              .abandonWhen(state::closed)
-              .run(w);
-        } catch (CompactionAbandoned e) {
-          for (FileMeta f : w.abandon()) {
-            f.table().close();
-            ShardState.deleteQuietly(state.versions.tablePath(f.number()));
-          }
-          throw e;
-        }
-        for (FileMeta f : w.finish()) {
-          edit.add(c.outputLevel(), f);
-        }
-        for (ValueLogFile f : w.vlogs()) {
-          state.upload(f.number(), true);
-          edit.addVlog(f);
-        }
-        out = w.bytesWritten();
-      }
-    }
-    state.mutex.lock();
-    try {
-      state.versions.apply(edit);
-      switch (c.kind()) {
-        case TRIVIAL_MOVE:
-          trivialMoves.incrementAndGet();
-          break;
-        case DROP_EXPIRED:
-          expiredDrops.incrementAndGet();
-          break;
-        default:
-          compactions.incrementAndGet();
-          compactionIn.addAndGet(c.inputBytes());
-          compactionOut.addAndGet(out);
-          break;
-      }
-      state.changed.signalAll();
-    } finally {
-      state.mutex.unlock();
-    }
-  }
-
-  private int readAhead() {
-    return state.config.readAheadEnabled() ? state.config.readAheadSize() : 1;
-  }
-
-  /**
-   * Marks every tree as compacting, waiting for runningCompactions compactions: levels stay as they
-   * are.
-   */
-  private Set<Integer> holdAllTrees() {
-    Set<Integer> held = new HashSet<>();
-    state.mutex.lock();
-    try {
-      runningCompactions++;
-      for (int fam = 0; fam < state.layouts().familySlots(); fam++) {
-        while (compacting.contains(fam)) {
-          state.awaitChange();
-        }
-        compacting.add(fam);
-        held.add(fam);
-      }
-    } catch (RuntimeException e) {
-      compacting.removeAll(held);
-      runningCompactions--;
-      state.changed.signalAll();
-      throw e;
-    } finally {
-      state.mutex.unlock();
-    }
-    return held;
-  }
-
-  private void releaseTrees(Set<Integer> held) {
-    state.mutex.lock();
-    try {
-      compacting.removeAll(held);
-      runningCompactions--;
-      state.changed.signalAll();
-      maybeScheduleCompactions();
-    } finally {
-      state.mutex.unlock();
-    }
-  }
-
-  /**
-   * Rewrites {@code f} for {@code level} with only the rows of buckets {@code keep} accepts; the
-   * new files' value logs go into {@code edit}.
-   */
-  private List<FileMeta> rewriteKeeping(
-      FileMeta f, int level, ColumnLayout layout, IntPredicate keep, VersionEdit edit) {
-    int fam = layout.familyId();
-    Compaction c =
-        new Compaction(Compaction.Kind.MERGE, fam, level, level, List.of(f), List.of(), false, 0);
-    try (OutputWriter w =
-        state.outputWriter(
-            fam, level, level == 0 ? Long.MAX_VALUE : state.config.targetFileSize())) {
-      new CompactionJob(c, layout, state.loader, readAhead(), n -> false, keep).run(w);
-      List<FileMeta> out = w.finish();
-      for (ValueLogFile log : w.vlogs()) {
-        edit.addVlog(log);
-      }
-      compactionIn.addAndGet(f.size());
-      compactionOut.addAndGet(w.bytesWritten());
-      return out;
-    }
+    return flusher.sealForSnapshot();
   }
 
   // ---------------------------------------------------------------- schema
@@ -1635,13 +1120,13 @@ public final class Db implements AutoCloseable {
         mem += m.approximateBytes();
       }
       return new DbMetrics(
-          flushes.get(),
-          flushBytes.get(),
-          compactions.get(),
-          trivialMoves.get(),
-          expiredDrops.get(),
-          compactionIn.get(),
-          compactionOut.get(),
+          flusher.flushes(),
+          flusher.bytes(),
+          compactor.compactions(),
+          compactor.trivialMoves(),
+          compactor.expiredDrops(),
+          compactor.bytesIn(),
+          compactor.bytesOut(),
           stallWaits.get(),
           stallNanos.get() / 1_000_000,
           state.cache.hits(),
@@ -1681,7 +1166,7 @@ public final class Db implements AutoCloseable {
     Throwable failure = null;
     try {
       if (state.backgroundError() == null) {
-        flushAll();
+        flusher.flushAll();
       }
     } catch (RuntimeException e) {
       failure = e;
@@ -1689,15 +1174,13 @@ public final class Db implements AutoCloseable {
     state.mutex.lock();
     try {
       state.markClosed();
-      failSealWaiters(new IllegalStateException("Db " + state.dir + " is closed"));
-      while (runningCompactions > 0) {
-        state.changed.awaitUninterruptibly();
-      }
+      flusher.failSealWaiters(new IllegalStateException("Db " + state.dir + " is closed"));
+      compactor.awaitStopped();
     } finally {
       state.mutex.unlock();
     }
-    flushExecutor.shutdownNow();
-    compactionExecutor.shutdownNow();
+    flusher.shutdown();
+    compactor.shutdown();
     versions.close();
     Storage owned = state.ownedVolume();
     if (owned != null) {
