@@ -7,6 +7,7 @@ import io.cobble.iterator.RowMergingIterator;
 import io.cobble.memtable.AdaptiveMemTable;
 import io.cobble.memtable.MemTable;
 import io.cobble.row.ColumnLayout;
+import io.cobble.row.ValueLoader;
 import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
@@ -23,7 +24,8 @@ import java.util.NoSuchElementException;
  * follow-up scan ({@link ScanOptions#startAfter}). Not thread-safe; close it when done.
  */
 public final class ScanCursor implements Iterator<Row>, AutoCloseable {
-  private final Db db;
+  private final ValueLoader loader;
+  private final Clock clock;
   private final Version version;
   private final RowMergingIterator merged;
   private final byte[] endKey;
@@ -36,15 +38,17 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   private boolean closed;
 
   ScanCursor(
-      Db db,
       Version version,
+      ValueLoader loader,
+      Clock clock,
       ColumnLayout layout,
       int bucket,
       byte[] start,
       byte[] end,
       int[] projection,
       ScanOptions options) {
-    this.db = db;
+    this.loader = loader;
+    this.clock = clock;
     this.version = version;
     this.projection = projection;
     this.maxRows = options.maxRows();
@@ -77,7 +81,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
         }
       }
     }
-    merged = new RowMergingIterator(sources, names, layout, db.loader());
+    merged = new RowMergingIterator(sources, names, layout, loader);
     merged.seek(concat(bucketPrefix, from));
   }
 
@@ -99,7 +103,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     if (closed || returned >= maxRows) {
       return false;
     }
-    long now = db.now();
+    long now = clock.nowMillis();
     while (merged.valid()) {
       byte[] key = merged.key();
       if (endKey != null && Bytes.compare(key, endKey) >= 0) {
@@ -110,7 +114,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
         merged.next();
         continue;
       }
-      byte[][] values = merged.row().toUser(projection, now, db.loader());
+      byte[][] values = merged.row().toUser(projection, now, loader);
       merged.next();
       if (values != null) {
         next = new Row(userKey, values);

@@ -1,17 +1,19 @@
 package io.cobble.iterator;
 
 import io.cobble.util.Bytes;
-import io.cobble.version.FileMeta;
 import java.util.List;
 
-/** Concatenates the non-overlapping, sorted files of one level, opening one file at a time. */
+/**
+ * Concatenates the non-overlapping, sorted files of one level, opening one file at a time. Knows
+ * the files only as {@link RunFile}s, so iterators stay below the version layer.
+ */
 public final class LevelIterator implements KvIterator {
-  private final List<FileMeta> files;
+  private final List<? extends RunFile> files;
   private final int readAhead;
   private int index;
   private KvIterator current;
 
-  public LevelIterator(List<FileMeta> files, int readAhead) {
+  public LevelIterator(List<? extends RunFile> files, int readAhead) {
     this.files = files;
     this.readAhead = readAhead;
     this.index = files.size();
@@ -22,7 +24,7 @@ public final class LevelIterator implements KvIterator {
       current.close();
     }
     index = i;
-    current = i < files.size() ? files.get(i).table().iterator(readAhead) : null;
+    current = i < files.size() ? files.get(i).iterator(readAhead) : null;
   }
 
   private void skipExhausted() {

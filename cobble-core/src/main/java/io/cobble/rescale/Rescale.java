@@ -25,7 +25,8 @@ import java.util.TreeMap;
  * List, String, Config)} opens a new shard from the files of one or more source snapshots that
  * cover its ranges, and {@link #expandBuckets(SnapshotManager, List, List)} grows an open shard by
  * such ranges. Source files are used in place on the snapshot volume under an export lease that
- * lasts until the target's next snapshot owns them.
+ * lasts until the target's next snapshot owns them. {@link ShardOpener} chooses between these steps
+ * when a shard opens from snapshots.
  */
 public final class Rescale {
   private Rescale() {}
@@ -82,14 +83,8 @@ public final class Rescale {
             sel.snaps.get(0).schema(),
             next,
             files);
-    Config owned =
-        Config.builder()
-            .setAll(config.values())
-            .set("bucket-ranges", BucketRange.toConfigValue(ranges))
-            .clock(config.clock())
-            .mergeOperatorResolver(config.mergeOperatorResolver())
-            .build();
-    return SnapshotRestore.openAssembled(localDir, volume, assembled, owned, newShardId, sources);
+    return SnapshotRestore.openAssembled(
+        localDir, volume, assembled, owning(config, ranges), newShardId, sources);
   }
 
   /**
@@ -113,14 +108,26 @@ public final class Rescale {
    */
   public static void expandBuckets(
       SnapshotManager target, List<ShardRef> sources, List<BucketRange> ranges) {
-    Db db = target.db();
+    target.adopt(
+        ranges,
+        adoptable(target.db(), target.shardId(), target.store().storage(), sources, ranges),
+        sources);
+  }
+
+  /**
+   * The files of {@code sources} on {@code volume} that hold {@code ranges}, for shard {@code
+   * shardId} (open as {@code db}) to adopt; checks what {@link #expandBuckets(SnapshotManager,
+   * List, List)} documents.
+   */
+  static AdoptedFiles adoptable(
+      Db db, String shardId, Storage volume, List<ShardRef> sources, List<BucketRange> ranges) {
     List<BucketRange> owned = BucketRange.fromPairs(db.ownedBucketRanges());
     for (BucketRange r : ranges) {
       for (BucketRange o : owned) {
         if (r.overlaps(o)) {
           throw new IllegalArgumentException(
               "cannot expand shard "
-                  + target.shardId()
+                  + shardId
                   + " by buckets "
                   + r
                   + ": it already owns "
@@ -131,8 +138,7 @@ public final class Rescale {
         }
       }
     }
-    Selection sel =
-        Selection.of(target.store().storage(), sources, ranges, db.config().totalBuckets());
+    Selection sel = Selection.of(volume, sources, ranges, db.config().totalBuckets());
     for (int i = 0; i < sel.snaps.size(); i++) {
       if (sel.snaps.get(i).schemaId() != db.schema().id()) {
         throw new IllegalArgumentException(
@@ -140,7 +146,7 @@ public final class Rescale {
                 + " has schema id "
                 + sel.snaps.get(i).schemaId()
                 + ", shard "
-                + target.shardId()
+                + shardId
                 + " has "
                 + db.schema().id()
                 + "; apply the same schema changes to both and snapshot the source again");
@@ -164,7 +170,17 @@ public final class Rescale {
           new AdoptedFiles.LogFile(
               new ValueLogFile(f.number(), f.size(), f.vlogEntries()), f.volumePath()));
     }
-    target.adopt(ranges, new AdoptedFiles(tables, logs), sources);
+    return new AdoptedFiles(tables, logs);
+  }
+
+  /** {@code config} with {@code bucket-ranges} set to {@code ranges}. */
+  static Config owning(Config config, List<BucketRange> ranges) {
+    return Config.builder()
+        .setAll(config.values())
+        .set("bucket-ranges", BucketRange.toConfigValue(ranges))
+        .clock(config.clock())
+        .mergeOperatorResolver(config.mergeOperatorResolver())
+        .build();
   }
 
   /** The source snapshots, the part of the wanted ranges each serves and the files holding it. */

@@ -26,6 +26,9 @@ import java.util.stream.Stream;
  * properties and index as the Db opens), whatever the state size. Data blocks are read on demand,
  * through the block cache; on object stores as ranged reads. The Db reads through {@code volume},
  * so the caller keeps it open until the Db is closed.
+ *
+ * <p>These are steps: {@link io.cobble.rescale.ShardOpener} decides which one a restore or rescale
+ * needs, and is what callers use.
  */
 public final class SnapshotRestore {
   private SnapshotRestore() {}

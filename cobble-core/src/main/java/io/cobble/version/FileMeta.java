@@ -1,5 +1,7 @@
 package io.cobble.version;
 
+import io.cobble.iterator.KvIterator;
+import io.cobble.iterator.RunFile;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableProperties;
 import io.cobble.util.Bytes;
@@ -10,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * reader. Reference-counted by the versions that contain it; the file is deleted when the last one
  * lets go.
  */
-public final class FileMeta {
+public final class FileMeta implements RunFile {
   private final long number;
   private final int family;
   private final long size;
@@ -50,8 +52,14 @@ public final class FileMeta {
     return properties.smallest();
   }
 
+  @Override
   public byte[] largest() {
     return properties.largest();
+  }
+
+  @Override
+  public KvIterator iterator(int readAhead) {
+    return table.iterator(readAhead);
   }
 
   public boolean overlaps(byte[] lo, byte[] hi) {

@@ -1,0 +1,318 @@
+package io.cobble;
+
+import io.cobble.compaction.Compaction;
+import io.cobble.compaction.CompactionAbandoned;
+import io.cobble.compaction.CompactionJob;
+import io.cobble.compaction.CompactionPicker;
+import io.cobble.compaction.OutputWriter;
+import io.cobble.row.ColumnLayout;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Version;
+import io.cobble.version.VersionEdit;
+import io.cobble.vlog.ValueLogFile;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
+
+/**
+ * Which tree compacts when, on the shard's compaction threads: at most one compaction per tree
+ * (family) at a time, picked by the {@link CompactionPicker}, run as a {@link CompactionJob} and
+ * installed as one version edit. Also runs the manual and the bucket-filtering rewrites, and holds
+ * every tree still while bucket expansion rearranges levels.
+ */
+final class CompactionScheduler {
+  /** Compaction copies values out of value logs whose live share fell below this. */
+  private static final double VLOG_REWRITE_RATIO = 0.5;
+
+  private final ShardState state;
+  private final CompactionPicker picker;
+  private final ExecutorService executor;
+  // Families with a compaction (or a hold) in progress. Under the mutex.
+  private final Set<Integer> compacting = new HashSet<>();
+  private int running;
+
+  private final AtomicLong compactions = new AtomicLong();
+  private final AtomicLong trivialMoves = new AtomicLong();
+  private final AtomicLong expiredDrops = new AtomicLong();
+  private final AtomicLong bytesIn = new AtomicLong();
+  private final AtomicLong bytesOut = new AtomicLong();
+
+  CompactionScheduler(ShardState state) {
+    this.state = state;
+    this.picker = new CompactionPicker(state.config);
+    this.executor =
+        Executors.newFixedThreadPool(
+            state.config.compactionThreads(), ShardState.daemon("cobble-compaction"));
+  }
+
+  long compactions() {
+    return compactions.get();
+  }
+
+  long trivialMoves() {
+    return trivialMoves.get();
+  }
+
+  long expiredDrops() {
+    return expiredDrops.get();
+  }
+
+  long bytesIn() {
+    return bytesIn.get();
+  }
+
+  long bytesOut() {
+    return bytesOut.get();
+  }
+
+  /** Starts due compactions for idle trees. Under the mutex. */
+  void maybeSchedule() {
+    if (state.closed() || state.backgroundError() != null) {
+      return;
+    }
+    Version v = state.versions.current();
+    for (int fam = 0; fam < v.trees().size(); fam++) {
+      if (compacting.contains(fam) || state.layouts().byId(fam) == null) {
+        continue;
+      }
+      Compaction c = picker.pick(v, fam, state.clock.nowMillis());
+      if (c == null) {
+        continue;
+      }
+      compacting.add(fam);
+      running++;
+      executor.execute(() -> runInBackground(c));
+    }
+  }
+
+  private void runInBackground(Compaction c) {
+    try {
+      run(c);
+    } catch (CompactionAbandoned abandoned) {
+      // The Db is closing; the tree stays as it was and the next open compacts it again.
+    } catch (Throwable t) {
+      state.mutex.lock();
+      try {
+        state.failBackground(t);
+      } finally {
+        state.mutex.unlock();
+      }
+    } finally {
+      state.mutex.lock();
+      try {
+        compacting.remove(c.family());
+        running--;
+        state.changed.signalAll();
+        maybeSchedule();
+      } finally {
+        state.mutex.unlock();
+      }
+    }
+  }
+
+  /** Executes a compaction whose tree is marked as compacting, and installs the result. */
+  private void run(Compaction c) {
+    VersionEdit edit = new VersionEdit();
+    for (FileMeta f : c.allInputs()) {
+      edit.remove(f);
+    }
+    long out = 0;
+    if (c.kind() == Compaction.Kind.TRIVIAL_MOVE) {
+      edit.add(c.outputLevel(), c.inputs().get(0));
+    } else if (c.kind() == Compaction.Kind.MERGE) {
+      ColumnLayout layout = state.layouts().byId(c.family());
+      try (OutputWriter w =
+          state.outputWriter(c.family(), c.outputLevel(), state.config.targetFileSize())) {
+        Version v = state.versions.current();
+        try {
+          new CompactionJob(
+                  c,
+                  layout,
+                  state.loader,
+                  readAhead(),
+                  n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
+                  state.ownership::owns)
+              .abandonWhen(state::closed)
+              .run(w);
+        } catch (CompactionAbandoned e) {
+          for (FileMeta f : w.abandon()) {
+            f.table().close();
+            ShardState.deleteQuietly(state.versions.tablePath(f.number()));
+          }
+          throw e;
+        }
+        for (FileMeta f : w.finish()) {
+          edit.add(c.outputLevel(), f);
+        }
+        for (ValueLogFile f : w.vlogs()) {
+          state.upload(f.number(), true);
+          edit.addVlog(f);
+        }
+        out = w.bytesWritten();
+      }
+    }
+    state.mutex.lock();
+    try {
+      state.versions.apply(edit);
+      switch (c.kind()) {
+        case TRIVIAL_MOVE:
+          trivialMoves.incrementAndGet();
+          break;
+        case DROP_EXPIRED:
+          expiredDrops.incrementAndGet();
+          break;
+        default:
+          compactions.incrementAndGet();
+          bytesIn.addAndGet(c.inputBytes());
+          bytesOut.addAndGet(out);
+          break;
+      }
+      state.changed.signalAll();
+    } finally {
+      state.mutex.unlock();
+    }
+  }
+
+  private int readAhead() {
+    return state.config.readAheadEnabled() ? state.config.readAheadSize() : 1;
+  }
+
+  /** Compacts every tree until each lives in a single level; the memtables are flushed. */
+  void compactAll() {
+    for (int fam = 0; fam < state.layouts().familySlots(); fam++) {
+      while (true) {
+        Compaction c;
+        state.mutex.lock();
+        try {
+          while (compacting.contains(fam)) {
+            state.awaitChange();
+          }
+          c = picker.pickManual(state.versions.current(), fam, state.clock.nowMillis());
+          if (c == null) {
+            break;
+          }
+          compacting.add(fam);
+          running++;
+        } finally {
+          state.mutex.unlock();
+        }
+        try {
+          run(c);
+        } finally {
+          state.mutex.lock();
+          try {
+            compacting.remove(fam);
+            running--;
+            state.changed.signalAll();
+          } finally {
+            state.mutex.unlock();
+          }
+        }
+      }
+    }
+    state.mutex.lock();
+    try {
+      maybeSchedule();
+    } finally {
+      state.mutex.unlock();
+    }
+    state.versions.awaitDeletions();
+  }
+
+  /** Waits until no compaction is running or due. */
+  void awaitIdle() {
+    state.mutex.lock();
+    try {
+      while (true) {
+        state.checkBackground();
+        maybeSchedule();
+        if (running == 0) {
+          break;
+        }
+        state.awaitChange();
+      }
+    } finally {
+      state.mutex.unlock();
+    }
+    state.versions.awaitDeletions();
+  }
+
+  /** Marks every tree as compacting, waiting for running compactions: levels stay as they are. */
+  Set<Integer> holdAllTrees() {
+    Set<Integer> held = new HashSet<>();
+    state.mutex.lock();
+    try {
+      running++;
+      for (int fam = 0; fam < state.layouts().familySlots(); fam++) {
+        while (compacting.contains(fam)) {
+          state.awaitChange();
+        }
+        compacting.add(fam);
+        held.add(fam);
+      }
+    } catch (RuntimeException e) {
+      compacting.removeAll(held);
+      running--;
+      state.changed.signalAll();
+      throw e;
+    } finally {
+      state.mutex.unlock();
+    }
+    return held;
+  }
+
+  void releaseTrees(Set<Integer> held) {
+    state.mutex.lock();
+    try {
+      compacting.removeAll(held);
+      running--;
+      state.changed.signalAll();
+      maybeSchedule();
+    } finally {
+      state.mutex.unlock();
+    }
+  }
+
+  /**
+   * Rewrites {@code f} for {@code level} with only the rows of buckets {@code keep} accepts; the
+   * new files' value logs go into {@code edit}.
+   */
+  List<FileMeta> rewriteKeeping(
+      FileMeta f, int level, ColumnLayout layout, IntPredicate keep, VersionEdit edit) {
+    int fam = layout.familyId();
+    Compaction c =
+        new Compaction(Compaction.Kind.MERGE, fam, level, level, List.of(f), List.of(), false, 0);
+    try (OutputWriter w =
+        state.outputWriter(
+            fam, level, level == 0 ? Long.MAX_VALUE : state.config.targetFileSize())) {
+      new CompactionJob(c, layout, state.loader, readAhead(), n -> false, keep).run(w);
+      List<FileMeta> out = w.finish();
+      for (ValueLogFile log : w.vlogs()) {
+        edit.addVlog(log);
+      }
+      bytesIn.addAndGet(f.size());
+      bytesOut.addAndGet(w.bytesWritten());
+      return out;
+    }
+  }
+
+  /** Counts an installed rewrite as a compaction. */
+  void countRewrite() {
+    compactions.incrementAndGet();
+  }
+
+  /** Waits for running compactions to stop (they abandon once the shard is closed). Mutex held. */
+  void awaitStopped() {
+    while (running > 0) {
+      state.changed.awaitUninterruptibly();
+    }
+  }
+
+  void shutdown() {
+    executor.shutdownNow();
+  }
+}

@@ -1,0 +1,322 @@
+package io.cobble;
+
+import io.cobble.compaction.OutputWriter;
+import io.cobble.iterator.KvIterator;
+import io.cobble.memtable.MemTable;
+import io.cobble.row.Layouts;
+import io.cobble.row.RowState;
+import io.cobble.util.ByteReader;
+import io.cobble.util.Bytes;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Version;
+import io.cobble.version.VersionEdit;
+import io.cobble.version.WriterFencedException;
+import io.cobble.vlog.ValueLogFile;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Turns sealed memtables into L0 tables, oldest first, on the shard's flush thread: rotates the
+ * active memtable, writes one table per family it holds, installs them and hands the resulting
+ * version to the snapshots sealed on that memtable. A failed flush to a remote primary leaves the
+ * memtable in place for a retry; any other failure disables writes.
+ */
+final class Flusher {
+  private final ShardState state;
+  private final CompactionScheduler compactions;
+  private final ExecutorService executor;
+  // The last failure of a flush to a remote primary. Such a failure leaves the memtable in place
+  // for the next flush to retry instead of disabling the Db; a successful flush clears it. Under
+  // the mutex.
+  private Throwable failure;
+  private long failures;
+  private boolean scheduled;
+  // Snapshots waiting for a sealed memtable's flush, completed with the version that installed it.
+  // Under the mutex.
+  private final Map<MemTable, List<CompletableFuture<Version>>> sealWaiters =
+      new IdentityHashMap<>();
+
+  private final AtomicLong flushes = new AtomicLong();
+  private final AtomicLong bytes = new AtomicLong();
+
+  Flusher(ShardState state, CompactionScheduler compactions) {
+    this.state = state;
+    this.compactions = compactions;
+    this.executor = Executors.newSingleThreadExecutor(ShardState.daemon("cobble-flush"));
+  }
+
+  long flushes() {
+    return flushes.get();
+  }
+
+  long bytes() {
+    return bytes.get();
+  }
+
+  /**
+   * The failure of the last flush, when it failed and no retry is scheduled while sealed memtables
+   * wait: writes that need room then fail instead of waiting. Under the mutex.
+   */
+  Throwable stuckFailure() {
+    if (failure != null && !scheduled && !state.versions.current().immutables().isEmpty()) {
+      return failure;
+    }
+    return null;
+  }
+
+  /** Seals the active memtable and schedules its flush. Under the mutex. */
+  void rotateMemTable() {
+    Version v = state.versions.current();
+    MemTable old = v.active();
+    old.seal();
+    state.noteSealed(old);
+    List<MemTable> imms = new ArrayList<>();
+    imms.add(old);
+    imms.addAll(v.immutables());
+    state.versions.apply(new VersionEdit().memtables(state.newMemTable(), imms));
+    schedule();
+  }
+
+  /** Starts the flush loop unless it runs. Under the mutex. */
+  void schedule() {
+    if (!scheduled) {
+      scheduled = true;
+      executor.execute(this::flushLoop);
+    }
+  }
+
+  /** Seals the active memtable (if not empty) and waits until every memtable is flushed. */
+  void flushAll() {
+    state.mutex.lock();
+    try {
+      long seen = failures;
+      if (state.versions.current().active().entryCount() > 0) {
+        while (state.versions.current().immutables().size()
+            >= state.config.memtableBufferCount() - 1) {
+          state.checkBackground();
+          checkFailure(seen);
+          schedule();
+          state.awaitChange();
+        }
+        rotateMemTable();
+      }
+      while (!state.versions.current().immutables().isEmpty()) {
+        state.checkBackground();
+        checkFailure(seen);
+        schedule();
+        state.awaitChange();
+      }
+    } finally {
+      state.mutex.unlock();
+    }
+  }
+
+  /** See {@link Db#sealForSnapshot()}. */
+  CompletableFuture<Version> sealForSnapshot() {
+    state.mutex.lock();
+    try {
+      state.checkBackground();
+      if (state.versions.current().active().entryCount() > 0) {
+        // May exceed memtable.buffer-count by one; writers stall until the flush catches up.
+        rotateMemTable();
+      }
+      List<MemTable> imms = state.versions.current().immutables();
+      if (imms.isEmpty()) {
+        return CompletableFuture.completedFuture(state.versions.acquire());
+      }
+      CompletableFuture<Version> sealed = new CompletableFuture<>();
+      sealWaiters.computeIfAbsent(imms.get(0), k -> new ArrayList<>()).add(sealed);
+      schedule();
+      return sealed;
+    } finally {
+      state.mutex.unlock();
+    }
+  }
+
+  private void flushLoop() {
+    while (true) {
+      MemTable imm;
+      state.mutex.lock();
+      try {
+        List<MemTable> imms = state.versions.current().immutables();
+        Throwable bg = state.backgroundError();
+        if (imms.isEmpty() || bg != null) {
+          scheduled = false;
+          if (bg != null) {
+            failSealWaiters(bg);
+          }
+          state.changed.signalAll();
+          return;
+        }
+        imm = imms.get(imms.size() - 1);
+      } finally {
+        state.mutex.unlock();
+      }
+      try {
+        flush(imm);
+      } catch (Throwable t) {
+        state.mutex.lock();
+        try {
+          if (retryable(t)) {
+            failure = t;
+            failures++;
+          } else {
+            state.failBackground(t);
+          }
+          scheduled = false;
+          failSealWaiters(t);
+          state.changed.signalAll();
+        } finally {
+          state.mutex.unlock();
+        }
+        return;
+      }
+    }
+  }
+
+  /**
+   * Whether a failed flush may be retried: one to a remote primary whose volume failed (nothing was
+   * installed, the memtable is still there), but not one of a writer another writer fenced off.
+   */
+  private boolean retryable(Throwable t) {
+    if (state.remote == null || !(t instanceof RuntimeException)) {
+      return false;
+    }
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof WriterFencedException) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Throws the flush failure recorded after {@code seen} failures. Under the mutex. */
+  private void checkFailure(long seen) {
+    if (failures != seen) {
+      throw new CobbleException(
+          "flush to "
+              + state.remote.storage().uri()
+              + " failed: "
+              + failure.getMessage()
+              + "; the data stays in memory and the next flush retries it",
+          failure);
+    }
+  }
+
+  /** Writes one L0 table per family present in the memtable, then installs them. */
+  private void flush(MemTable imm) {
+    Layouts l = state.layouts();
+    List<FileMeta> outputs = new ArrayList<>();
+    List<OutputWriter> writers = new ArrayList<>();
+    long written = 0;
+    try {
+      KvIterator it = imm.iterator();
+      RowState row = new RowState();
+      ByteReader reader = new ByteReader();
+      OutputWriter out = null;
+      int family = -1;
+      for (it.seekToFirst(); it.valid(); it.next()) {
+        byte[] key = it.key();
+        int fam = Bytes.getShort(key, 0);
+        if (fam != family) {
+          family = fam;
+          out = state.outputWriter(fam, 0, Long.MAX_VALUE);
+          writers.add(out);
+        }
+        byte[] value = it.value();
+        row.decode(l.byId(fam), value, 0, value.length, reader);
+        if (row.isEmpty()) {
+          continue;
+        }
+        out.add(Arrays.copyOfRange(key, 2, key.length), row);
+      }
+      VersionEdit edit = new VersionEdit();
+      for (OutputWriter w : writers) {
+        for (FileMeta f : w.finish()) {
+          outputs.add(f);
+          edit.add(0, f);
+        }
+        for (ValueLogFile f : w.vlogs()) {
+          state.upload(f.number(), true);
+          edit.addVlog(f);
+        }
+        written += w.bytesWritten();
+      }
+      state.mutex.lock();
+      try {
+        List<MemTable> imms = new ArrayList<>(state.versions.current().immutables());
+        imms.remove(imm);
+        edit.memtables(null, imms);
+        state.versions.apply(edit);
+        failure = null;
+        completeSealWaiters(imm);
+        flushes.incrementAndGet();
+        bytes.addAndGet(written);
+        state.changed.signalAll();
+        compactions.maybeSchedule();
+      } finally {
+        state.mutex.unlock();
+      }
+    } catch (RuntimeException e) {
+      for (OutputWriter w : writers) {
+        w.close();
+      }
+      Map<Long, Boolean> discarded = new HashMap<>();
+      for (FileMeta f : outputs) {
+        f.table().close();
+        ShardState.deleteQuietly(state.versions.tablePath(f.number()));
+        discarded.put(f.number(), false);
+      }
+      for (OutputWriter w : writers) {
+        for (ValueLogFile f : w.vlogs()) {
+          ShardState.deleteQuietly(state.versions.vlogPath(f.number()));
+          discarded.put(f.number(), true);
+        }
+      }
+      if (state.remote != null) {
+        state.remote.discard(discarded);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Hands the version that installed {@code flushed} to the snapshots sealed on it. Under mutex.
+   */
+  private void completeSealWaiters(MemTable flushed) {
+    List<CompletableFuture<Version>> waiting = sealWaiters.remove(flushed);
+    if (waiting == null) {
+      return;
+    }
+    for (CompletableFuture<Version> sealed : waiting) {
+      Version pinned = state.versions.acquire();
+      if (!sealed.complete(pinned)) {
+        pinned.unref();
+      }
+    }
+  }
+
+  /** Fails every snapshot waiting for a flush. Under the mutex. */
+  void failSealWaiters(Throwable cause) {
+    for (List<CompletableFuture<Version>> waiting : sealWaiters.values()) {
+      for (CompletableFuture<Version> sealed : waiting) {
+        sealed.completeExceptionally(
+            new CobbleException(
+                "the flush a snapshot of " + state.dir + " waited for failed", cause));
+      }
+    }
+    sealWaiters.clear();
+  }
+
+  void shutdown() {
+    executor.shutdownNow();
+  }
+}

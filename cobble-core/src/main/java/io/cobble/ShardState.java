@@ -1,0 +1,243 @@
+package io.cobble;
+
+import io.cobble.cache.BlockCache;
+import io.cobble.compaction.OutputWriter;
+import io.cobble.memtable.AdaptiveMemTable;
+import io.cobble.memtable.HashMemTable;
+import io.cobble.memtable.MemTable;
+import io.cobble.memtable.SkipListMemTable;
+import io.cobble.memtable.VecMemTable;
+import io.cobble.row.Layouts;
+import io.cobble.row.ValueLoader;
+import io.cobble.sst.Table;
+import io.cobble.sst.TableOptions;
+import io.cobble.storage.Storage;
+import io.cobble.util.DirectIo;
+import io.cobble.version.RemotePrimary;
+import io.cobble.version.VersionSet;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * What every part of one open shard shares: its directory and lock, configuration and clock, the
+ * {@link VersionSet}, the block cache, the current schema's {@link Layouts}, the owned bucket
+ * ranges, and the mutex that serialises every change of the version. The write path, the flusher,
+ * the compaction scheduler and bucket expansion each hold this object and nothing of one another's
+ * state.
+ */
+final class ShardState {
+  final Path dir;
+  final Config config;
+  final Clock clock;
+  final DirectoryLock lock;
+  final BlockCache cache;
+  final LongUnaryOperator cacheIds;
+  final DirectIo directIo;
+  final VersionSet versions;
+  // The remote primary volume the working files live on; null when they live in dir.
+  final RemotePrimary remote;
+  final ValueLoader loader;
+  final BucketOwnership ownership;
+  final MemTableFold fold;
+  final ReentrantLock mutex = new ReentrantLock();
+  // Signalled whenever the version, a background task or the shard's state changes.
+  final Condition changed = mutex.newCondition();
+  private volatile Layouts layouts;
+  private volatile boolean closed;
+  private volatile Throwable backgroundError;
+  // A volume Db.open(VolumeSet, ...) opened for files used in place there; closed with the Db.
+  private volatile Storage ownedVolume;
+  private long memtableIds;
+  // With no history yet, start append-only: the first read or scan converts cheaply.
+  private MemTableType nextAdaptiveType = MemTableType.VEC;
+
+  ShardState(
+      Path dir,
+      Config config,
+      DirectoryLock lock,
+      BlockCache cache,
+      LongUnaryOperator cacheIds,
+      DirectIo directIo,
+      VersionSet versions,
+      RemotePrimary remote,
+      Layouts layouts,
+      int[] ownedRanges) {
+    this.dir = dir;
+    this.config = config;
+    this.clock = config.clock();
+    this.lock = lock;
+    this.cache = cache;
+    this.cacheIds = cacheIds;
+    this.directIo = directIo;
+    this.versions = versions;
+    this.remote = remote;
+    this.loader = versions::loadValue;
+    this.layouts = layouts;
+    this.ownership = new BucketOwnership(dir, config.totalBuckets(), ownedRanges);
+    this.fold = new MemTableFold(this::layouts, loader);
+  }
+
+  Layouts layouts() {
+    return layouts;
+  }
+
+  /** Installs the layouts of a new schema. Under the mutex. */
+  void layouts(Layouts next) {
+    layouts = next;
+  }
+
+  boolean closed() {
+    return closed;
+  }
+
+  /** Marks the shard closed: background work stops at its next check. Under the mutex. */
+  void markClosed() {
+    closed = true;
+  }
+
+  Throwable backgroundError() {
+    return backgroundError;
+  }
+
+  /** Records a background failure that disables writes. Under the mutex. */
+  void failBackground(Throwable t) {
+    backgroundError = t;
+  }
+
+  Storage ownedVolume() {
+    return ownedVolume;
+  }
+
+  void ownedVolume(Storage volume) {
+    ownedVolume = volume;
+  }
+
+  void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("Db " + dir + " is closed");
+    }
+  }
+
+  void checkBackground() {
+    Throwable bg = backgroundError;
+    if (bg != null) {
+      throw new CobbleException("background work failed: " + bg.getMessage(), bg);
+    }
+  }
+
+  /** Waits up to 50 ms for a change. Under the mutex. */
+  void awaitChange() {
+    try {
+      changed.await(50, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CobbleException("interrupted", e);
+    }
+  }
+
+  /** A new empty memtable of the configured type. Under the mutex (or before the Db is shared). */
+  MemTable newMemTable() {
+    long id = ++memtableIds;
+    switch (config.memtableType()) {
+      case SKIPLIST:
+        return new SkipListMemTable(id, fold);
+      case HASH:
+        return new HashMemTable(id, fold);
+      case VEC:
+        return new VecMemTable(id, fold);
+      default:
+        return new AdaptiveMemTable(id, fold, nextAdaptiveType);
+    }
+  }
+
+  /** Lets the next adaptive memtable start as the type {@code sealed} ended up as. */
+  void noteSealed(MemTable sealed) {
+    if (sealed instanceof AdaptiveMemTable) {
+      nextAdaptiveType = ((AdaptiveMemTable) sealed).nextType();
+    }
+  }
+
+  /** Opens a table; {@code size} comes from the manifest, or is -1 for a file just written. */
+  Table openTable(long number, int level, long size) {
+    MetadataCacheMode mode = config.metadataCacheMode();
+    boolean pin = mode != MetadataCacheMode.OFF && level <= config.pinnedMetadataMaxLevel();
+    return Table.open(
+        versions.tableFile(number),
+        size,
+        cacheIds.applyAsLong(number),
+        cache,
+        pin,
+        pin && config.pinPartitions(),
+        mode == MetadataCacheMode.LAZY,
+        directIo);
+  }
+
+  private TableOptions tableOptions(int level) {
+    return new TableOptions(
+        config.blockSize(),
+        config.blockRestartInterval(),
+        config.bloomFilterEnabled(),
+        config.bloomBitsPerKey(),
+        config.partitionedIndex(),
+        config.lz4ForLevel(level),
+        config.fsyncEnabled());
+  }
+
+  /** A writer of {@code level} tables of {@code family}, uploaded (when remote) as they finish. */
+  OutputWriter outputWriter(int family, int level, long targetSize) {
+    return new OutputWriter(
+        versions,
+        family,
+        layouts.schema().id(),
+        tableOptions(level),
+        targetSize,
+        config.valueSeparationThreshold(),
+        n -> {
+          upload(n, false);
+          return openTable(n, level, -1);
+        });
+  }
+
+  /**
+   * With a remote primary, uploads a finished output before any version edit names it; a failure
+   * fails the flush or compaction, which then installs nothing.
+   */
+  void upload(long number, boolean vlog) {
+    if (remote != null) {
+      remote.upload(number, vlog, vlog ? versions.vlogPath(number) : versions.tablePath(number));
+    }
+  }
+
+  /** A factory of daemon threads named {@code name-1}, {@code name-2}, ... */
+  static ThreadFactory daemon(String name) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  static void deleteQuietly(Path p) {
+    try {
+      Files.deleteIfExists(p);
+    } catch (IOException ignored) {
+      // Swept as an orphan on the next open.
+    }
+  }
+
+  static void closeQuietly(AutoCloseable c) {
+    try {
+      c.close();
+    } catch (Exception ignored) {
+      // Best effort during failure handling.
+    }
+  }
+}
