@@ -3,6 +3,7 @@ package io.cobble.reader;
 import io.cobble.CobbleException;
 import io.cobble.Config;
 import io.cobble.Db;
+import io.cobble.EngineOptions;
 import io.cobble.ReadOptions;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
@@ -59,13 +60,13 @@ public final class ReadOnlyDb implements AutoCloseable {
     Config readOnly =
         Config.builder()
             .setAll(config.values())
-            .set("total-buckets", s.totalBuckets())
-            .set("bucket-ranges", BucketRange.toConfigValue(s.ranges()))
+            .set(EngineOptions.TOTAL_BUCKETS.key(), s.totalBuckets())
+            .set(EngineOptions.BUCKET_RANGES.key(), BucketRange.toConfigValue(s.ranges()))
             // Never due: the snapshot's shape is kept as it is.
-            .set("compaction.l0-file-limit", 1000)
-            .set("compaction.write-stall-limit", 100_000)
-            .set("compaction.level-base-size", Long.MAX_VALUE / 2048)
-            .set("ttl.default", 0)
+            .set(EngineOptions.L0_FILE_LIMIT.key(), 1000)
+            .set(EngineOptions.WRITE_STALL_LIMIT.key(), 100_000)
+            .set(EngineOptions.LEVEL_BASE_SIZE.key(), Long.MAX_VALUE / 2048)
+            .set(EngineOptions.DEFAULT_TTL.key(), 0)
             .clock(config.clock())
             .mergeOperatorResolver(config.mergeOperatorResolver())
             .build();

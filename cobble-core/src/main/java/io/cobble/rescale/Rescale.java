@@ -2,6 +2,7 @@ package io.cobble.rescale;
 
 import io.cobble.Config;
 import io.cobble.Db;
+import io.cobble.EngineOptions;
 import io.cobble.snapshot.BucketRange;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.ShardSnapshot;
@@ -177,7 +178,7 @@ public final class Rescale {
   static Config owning(Config config, List<BucketRange> ranges) {
     return Config.builder()
         .setAll(config.values())
-        .set("bucket-ranges", BucketRange.toConfigValue(ranges))
+        .set(EngineOptions.BUCKET_RANGES.key(), BucketRange.toConfigValue(ranges))
         .clock(config.clock())
         .mergeOperatorResolver(config.mergeOperatorResolver())
         .build();

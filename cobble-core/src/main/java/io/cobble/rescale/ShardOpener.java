@@ -3,6 +3,7 @@ package io.cobble.rescale;
 import io.cobble.CobbleException;
 import io.cobble.Config;
 import io.cobble.Db;
+import io.cobble.EngineOptions;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
@@ -285,7 +286,7 @@ public final class ShardOpener {
       Config reading =
           Config.builder()
               .setAll(r.config().values())
-              .set("block-cache.size", COPY_CACHE)
+              .set(EngineOptions.BLOCK_CACHE_SIZE.key(), COPY_CACHE)
               .mergeOperatorResolver(r.config().mergeOperatorResolver())
               .build();
       WriteBatch batch = new WriteBatch();

@@ -3,6 +3,7 @@ package io.cobble.snapshot;
 import io.cobble.CobbleException;
 import io.cobble.Config;
 import io.cobble.Db;
+import io.cobble.EngineOptions;
 import io.cobble.storage.Storage;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.Manifest;
@@ -95,7 +96,7 @@ public final class SnapshotRestore {
   private static Config withRanges(Config config, List<BucketRange> ranges) {
     return Config.builder()
         .setAll(config.values())
-        .set("bucket-ranges", BucketRange.toConfigValue(ranges))
+        .set(EngineOptions.BUCKET_RANGES.key(), BucketRange.toConfigValue(ranges))
         .clock(config.clock())
         .mergeOperatorResolver(config.mergeOperatorResolver())
         .build();
