@@ -289,7 +289,8 @@ public final class Db implements AutoCloseable {
           newMemTable(),
           trees,
           m == null ? Collections.emptyList() : m.vlogs,
-          recovered.previousFiles);
+          recovered.previousFiles,
+          recovered.previousVlogs);
       // A new writer of a remote primary publishes at once: from then on the writer it replaced
       // can publish nothing, and the orphan sweep below cannot race its uploads into a manifest.
       if (m == null || remote != null) {
@@ -1826,7 +1827,14 @@ public final class Db implements AutoCloseable {
     versions.awaitDeletions();
   }
 
-  /** Waits until no compaction is running or due (tests and benchmarks use this). */
+  /**
+   * Waits until no compaction is running or due, then until every file they made dead is deleted
+   * (tests and benchmarks use this). When it returns, and no cursor or snapshot still pins an older
+   * version, the directory holds exactly the live data files: those of the current version and
+   * those the previous (fallback) manifest lists. A Db reopened after a crash is in that state once
+   * this returns too: open removes every other file before it returns, and the compactions it
+   * starts are waited for here.
+   */
   public void waitForCompactions() {
     mutex.lock();
     try {
