@@ -18,9 +18,12 @@ import java.util.List;
 import java.util.NoSuchElementException;
 
 /**
- * Iterates the rows of a scan in key order over a pinned {@link Version}. Rows whose projected
- * columns are all absent or expired are skipped. {@link #lastKey()} is the resume point for a
- * follow-up scan ({@link ScanOptions#startAfter}). Not thread-safe; close it when done.
+ * Iterates the rows of a scan in key order over a pinned {@link Version}, as they were when the
+ * cursor was created (see {@link Db#scan}): each memtable's iterator reads that memtable as of its
+ * creation, and the version keeps the files it lists alive until {@link #close()}. Rows whose
+ * projected columns are all absent, or expired at the cursor's creation, are skipped. {@link
+ * #lastKey()} is the resume point for a follow-up scan ({@link ScanOptions#startAfter}). Not
+ * thread-safe; close it when done.
  */
 public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   private final Db db;
@@ -30,6 +33,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   private final int[] projection;
   private final byte[] resumeAfter;
   private final long maxRows;
+  private final long now;
   private long returned;
   private Row next;
   private byte[] lastKey;
@@ -49,6 +53,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     this.projection = projection;
     this.maxRows = options.maxRows();
     this.resumeAfter = options.resumeAfter();
+    this.now = db.now();
     byte[] bucketPrefix = {(byte) (bucket >>> 8), (byte) bucket};
     this.endKey = end != null ? concat(bucketPrefix, end) : Bytes.successor(bucketPrefix);
     byte[] from = resumeAfter != null ? resumeAfter : start != null ? start : Bytes.EMPTY;
@@ -99,7 +104,6 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     if (closed || returned >= maxRows) {
       return false;
     }
-    long now = db.now();
     while (merged.valid()) {
       byte[] key = merged.key();
       if (endKey != null && Bytes.compare(key, endKey) >= 0) {

@@ -125,7 +125,8 @@ public final class VersionSet {
       this.previousManifestFiles = new HashSet<>(previousManifestFiles);
       this.newestManifestFiles = fileNumbers(v);
       // Files only the fallback lists died before the last writer stopped (its deferred set is
-      // gone with it): they go when the next manifest replaces the fallback, like any deferred file.
+      // gone with it): they go when the next manifest replaces the fallback, like any deferred
+      // file.
       for (long n : previousManifestFiles) {
         if (!newestManifestFiles.contains(n) && !external.containsKey(n)) {
           deferred.put(n, previousVlogs.contains(n));

@@ -198,6 +198,16 @@ class SnapshotCrashTest {
         }
         assertEquals(referenced, new HashSet<>(store.dataFiles(SHARD)), "uploads after " + it);
         assertEquals(LocalFiles.live(db), LocalFiles.onDisk(work), "local files after " + it);
+        // Writing on replaces the fallback manifest: what only it listed goes (the crashed writer
+        // had kept those files for it), and again nothing else is left.
+        byte[][] marker = db.get(0, "default", ROUND_KEY);
+        if (marker != null) {
+          db.put(0, "default", ROUND_KEY, 0, marker[0]);
+          db.flush();
+          db.waitForCompactions();
+          assertEquals(
+              LocalFiles.live(db), LocalFiles.onDisk(work), "local files written on after " + it);
+        }
       }
     }
     return round;
