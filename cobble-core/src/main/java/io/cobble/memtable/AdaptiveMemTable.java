@@ -81,11 +81,7 @@ public final class AdaptiveMemTable extends MemTable {
       MemTable old = delegate;
       MemTable next = create(target);
       if (old instanceof VecMemTable) {
-        if (next instanceof SkipListMemTable) {
-          ((VecMemTable) old).replayInto((SkipListMemTable) next);
-        } else {
-          ((VecMemTable) old).replayInto((HashMemTable) next);
-        }
+        ((VecMemTable) old).replayInto(next);
       } else {
         Cursor c = old.cursor();
         for (c.seekToFirst(); c.valid(); c.next()) {
