@@ -142,6 +142,26 @@ class ScanViewTest {
     assertEquals(e.getKey() + "=" + e.getValue(), text(row.key()) + "=" + text(row.column(0)));
   }
 
+  /** Expiry is judged at the scan's opening too: a row alive then stays in the view. */
+  @Test
+  void rowsExpiringWhileTheCursorIsOpenStayInItsView() {
+    ManualClock clock = new ManualClock(1_000_000);
+    Config config = Config.builder().set("memtable.type", "skiplist").clock(clock).build();
+    try (Db db = Db.open(dir, config)) {
+      db.put(0, "default", bytes("a"), 0, bytes("1"), 1000);
+      db.put(0, "default", bytes("b"), 0, bytes("1"), 1000);
+      db.put(0, "default", bytes("c"), 0, bytes("1"));
+      try (ScanCursor c = db.scan(0, "default", null, null, ScanOptions.DEFAULT)) {
+        assertEquals("a", text(c.next().key()));
+        clock.advance(2000);
+        assertEquals("b=1 c=1", rest(c));
+      }
+      try (ScanCursor c = db.scan(0, "default", null, null, ScanOptions.DEFAULT)) {
+        assertEquals("c=1", rest(c));
+      }
+    }
+  }
+
   @Test
   void startAfterEndIsRejected() {
     try (Db db = Db.open(dir, config("adaptive"))) {
