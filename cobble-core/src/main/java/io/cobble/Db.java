@@ -359,7 +359,14 @@ public final class Db implements AutoCloseable {
     compactor.compactAll();
   }
 
-  /** Waits until no compaction is running or due (tests and benchmarks use this). */
+  /**
+   * Waits until no compaction is running or due, then until every file they made dead is deleted
+   * (tests and benchmarks use this). When it returns, and no cursor or snapshot still pins an older
+   * version, the directory holds exactly the live data files: those of the current version and
+   * those the previous (fallback) manifest lists. A Db reopened after a crash is in that state once
+   * this returns too: open removes every other file before it returns, and the compactions it
+   * starts are waited for here.
+   */
   public void waitForCompactions() {
     compactor.awaitIdle();
   }
@@ -538,7 +545,19 @@ public final class Db implements AutoCloseable {
 
   /**
    * Scans rows of one bucket with keys in {@code [start, end)} (null = unbounded), in key order.
-   * The cursor sees a consistent set of files; close it to release them.
+   *
+   * <p>The cursor reads one consistent view: the Db as it was when this method was called, like a
+   * RocksDB iterator. Every write that completed before the call is in it; no write made after it
+   * returns is, whether a new key, an overwrite, a delete or a merge, with any {@code
+   * memtable.type}, and also when flushes, compactions or an adaptive memtable's change of index
+   * run while the cursor is open. A write running concurrently with the call shows entirely or not
+   * at all for each row it changes. TTL expiry is judged against the time of the call as well. The
+   * view pins the memtables and files it reads: close the cursor (it also closes itself once
+   * exhausted) to release them for deletion.
+   *
+   * @throws IllegalArgumentException when {@code start} sorts after {@code end} (equal keys give an
+   *     empty scan), the bucket is not owned by this shard, the family is unknown or the projection
+   *     names a column the family does not have
    */
   public ScanCursor scan(int bucket, String family, byte[] start, byte[] end, ScanOptions options) {
     checkOpen();

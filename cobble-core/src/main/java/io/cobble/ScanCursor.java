@@ -19,13 +19,17 @@ import java.util.List;
 import java.util.NoSuchElementException;
 
 /**
- * Iterates the rows of a scan in key order over a pinned {@link Version}. Rows whose projected
- * columns are all absent or expired are skipped. {@link #lastKey()} is the resume point for a
- * follow-up scan ({@link ScanOptions#startAfter}). Not thread-safe; close it when done.
+ * Iterates the rows of a scan in key order over a pinned {@link Version}, as they were when the
+ * cursor was created (see {@link Db#scan}): each memtable's iterator reads that memtable as of its
+ * creation, and the version keeps the files it lists alive until {@link #close()}. Rows whose
+ * projected columns are all absent, or expired at the cursor's creation, are skipped. {@link
+ * #lastKey()} is the resume point for a follow-up scan ({@link ScanOptions#startAfter}). Not
+ * thread-safe; close it when done.
  */
 public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   private final ValueLoader loader;
-  private final Clock clock;
+  // Expiry is judged as of the cursor's creation, so a row alive then stays in its view.
+  private final long now;
   private final Version version;
   private final RowMergingIterator merged;
   private final byte[] endKey;
@@ -48,7 +52,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
       int[] projection,
       ScanOptions options) {
     this.loader = loader;
-    this.clock = clock;
+    this.now = clock.nowMillis();
     this.version = version;
     this.projection = projection;
     this.maxRows = options.maxRows();
@@ -103,7 +107,6 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     if (closed || returned >= maxRows) {
       return false;
     }
-    long now = clock.nowMillis();
     while (merged.valid()) {
       byte[] key = merged.key();
       if (endKey != null && Bytes.compare(key, endKey) >= 0) {

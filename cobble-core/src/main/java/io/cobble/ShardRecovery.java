@@ -123,7 +123,8 @@ final class ShardRecovery {
           state.newMemTable(),
           trees,
           m == null ? Collections.emptyList() : m.vlogs,
-          recovered.previousFiles);
+          recovered.previousFiles,
+          recovered.previousVlogs);
       // A new writer of a remote primary publishes at once: from then on the writer it replaced
       // can publish nothing, and the orphan sweep below cannot race its uploads into a manifest.
       if (m == null || remote != null) {

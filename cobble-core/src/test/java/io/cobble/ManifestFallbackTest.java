@@ -3,6 +3,7 @@ package io.cobble;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -128,6 +130,41 @@ class ManifestFallbackTest {
     }
     try (SingleDb db = SingleDb.open(dir, config())) {
       assertContent(db, expected);
+    }
+  }
+
+  /**
+   * A reopened Db keeps the files only the fallback manifest lists (a compaction's inputs the last
+   * writer kept for it) until its first manifest replaces that fallback, and then deletes them: the
+   * directory holds exactly the live files once the writes that replaced it return.
+   */
+  @Test
+  void filesOnlyTheFallbackListsGoOnceAReopenedDbReplacesIt() throws IOException {
+    Path dir = base.resolve("db");
+    Set<String> inputs;
+    try (SingleDb db = SingleDb.open(dir, config())) {
+      for (int round = 0; round < 4; round++) {
+        for (int i = round; i < KEYS; i += 2) {
+          db.put(key(i), value(round, i));
+        }
+        db.flush();
+      }
+      inputs = LocalFiles.current(db.db());
+      db.db().compactAll();
+      inputs.removeAll(LocalFiles.current(db.db()));
+    }
+    Set<String> onDisk = LocalFiles.onDisk(dir);
+    assertFalse(inputs.isEmpty(), "the compaction replaced no file");
+    assertTrue(onDisk.containsAll(inputs), "the fallback keeps the compaction's inputs");
+    try (SingleDb db = SingleDb.open(dir, config())) {
+      assertEquals(LocalFiles.live(db.db()), onDisk, "kept while the fallback lists them");
+      db.put(key(1), value(9, 1));
+      db.flush();
+      db.db().waitForCompactions();
+      assertEquals(LocalFiles.live(db.db()), LocalFiles.onDisk(dir));
+      Set<String> left = LocalFiles.onDisk(dir);
+      left.retainAll(inputs);
+      assertEquals(Set.of(), left, "inputs only the replaced fallback listed");
     }
   }
 

@@ -17,6 +17,9 @@ import java.util.concurrent.atomic.LongAdder;
  * memtable the type only moves towards more capability: vec converts on its first read (to hash, or
  * skiplist if scans were seen), and hash converts to skiplist on its first scan, because sorting an
  * unordered index per read is what those types are bad at.
+ *
+ * <p>An iterator keeps reading the index it was created on, as of its creation: a conversion fills
+ * a new index and leaves the old one untouched, and writes after it go to the new one only.
  */
 public final class AdaptiveMemTable extends MemTable {
   private final LongAdder writes = new LongAdder();
@@ -78,11 +81,7 @@ public final class AdaptiveMemTable extends MemTable {
       MemTable old = delegate;
       MemTable next = create(target);
       if (old instanceof VecMemTable) {
-        if (next instanceof SkipListMemTable) {
-          ((VecMemTable) old).replayInto((SkipListMemTable) next);
-        } else {
-          ((VecMemTable) old).replayInto((HashMemTable) next);
-        }
+        ((VecMemTable) old).replayInto(next);
       } else {
         Cursor c = old.cursor();
         for (c.seekToFirst(); c.valid(); c.next()) {

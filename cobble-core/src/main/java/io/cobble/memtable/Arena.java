@@ -10,7 +10,13 @@ import java.util.Arrays;
  * Append-only storage of memtable records in large byte pages (growing from 16 KiB to 1 MiB). A
  * record is addressed by a long ({@code page << 32 | offset}); indexes hold these longs instead of
  * objects so the GC sees a handful of big arrays regardless of entry count. Record layout: key
- * length (4), value length (4), key, value.
+ * length (4), value length (4), key, value, and for a record that replaces an older version of its
+ * key ({@link #add(byte[], int, byte[], int, int, long)}) that version's address (8), flagged by
+ * the value length's top bit.
+ *
+ * <p>Addresses grow in append order (a later record lies on a later page, or further into the same
+ * one), so an address doubles as the record's sequence number: a reader that noted the newest
+ * address at some moment tells every record appended after that moment by its address alone.
  *
  * <p>One thread appends; any thread reads a record whose address it obtained through the memtable's
  * release/acquire publication (see {@link MemTable}). Bytes of a published record never change, and
@@ -26,6 +32,12 @@ final class Arena {
    * uses); the arena ignores it when it reads the record.
    */
   static final long REPLACES_OLDER = 1L << 31;
+
+  /** An address no record has: no older version, or nothing appended yet. */
+  static final long NONE = -1L;
+
+  /** Value-length bit of a record that ends with its older version's address. */
+  private static final int HAS_OLDER = 1 << 31;
 
   /** Key bytes held in a normalized key; the sixteenth byte holds the clipped key length. */
   static final int NORMALIZED_BYTES = 15;
@@ -50,7 +62,16 @@ final class Arena {
   private long used;
 
   long add(byte[] key, int keyLen, byte[] value, int valueOff, int valueLen) {
-    int size = 8 + keyLen + valueLen;
+    return add(key, keyLen, value, valueOff, valueLen, NONE);
+  }
+
+  /**
+   * Appends a new version of a key whose previous version is the record at {@code older} ({@link
+   * #NONE} for none), which stays reachable through {@link #older} for readers of an earlier
+   * moment.
+   */
+  long add(byte[] key, int keyLen, byte[] value, int valueOff, int valueLen, long older) {
+    int size = 8 + keyLen + valueLen + (older == NONE ? 0 : 8);
     if (pageCount == 0 || pageUsed + size > pages[pageCount - 1].length) {
       newPage(Math.max(nextPageSize, size));
       nextPageSize = Math.min(MAX_PAGE_SIZE, nextPageSize * 2);
@@ -58,9 +79,12 @@ final class Arena {
     byte[] page = pages[pageCount - 1];
     int off = pageUsed;
     Bytes.putInt(page, off, keyLen);
-    Bytes.putInt(page, off + 4, valueLen);
+    Bytes.putInt(page, off + 4, older == NONE ? valueLen : valueLen | HAS_OLDER);
     System.arraycopy(key, 0, page, off + 8, keyLen);
     System.arraycopy(value, valueOff, page, off + 8 + keyLen, valueLen);
+    if (older != NONE) {
+      Bytes.putLong(page, off + 8 + keyLen + valueLen, older);
+    }
     pageUsed += size;
     USED.setOpaque(this, (long) USED.getOpaque(this) + size);
     return ((long) (pageCount - 1) << 32) | off;
@@ -142,8 +166,19 @@ final class Arena {
     byte[] page = pages[(int) (addr >>> 32)];
     int off = offset(addr);
     int klen = Bytes.getInt(page, off);
-    int vlen = Bytes.getInt(page, off + 4);
+    int vlen = Bytes.getInt(page, off + 4) & ~HAS_OLDER;
     int start = off + 8 + klen;
     return Arrays.copyOfRange(page, start, start + vlen);
+  }
+
+  /** The address of the version this record replaced, or {@link #NONE}. */
+  long older(long addr) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = offset(addr);
+    int vlen = Bytes.getInt(page, off + 4);
+    if ((vlen & HAS_OLDER) == 0) {
+      return NONE;
+    }
+    return Bytes.getLong(page, off + 8 + Bytes.getInt(page, off) + (vlen & ~HAS_OLDER));
   }
 }

@@ -63,8 +63,9 @@ public abstract class MemTable {
   }
 
   /**
-   * Sorted iterator over combined rows. It sees every write that completed before it was created;
-   * later writes may or may not show.
+   * Sorted iterator over combined rows as they were when it was created: it sees every write that
+   * completed before that and none that starts after it (new keys, overwrites, deletes and merges
+   * alike), whatever the memtable does meanwhile.
    */
   public KvIterator iterator() {
     return new CursorIterator(cursor());
@@ -100,7 +101,10 @@ public abstract class MemTable {
 
   protected abstract long doApproximateBytes();
 
-  /** Creates a raw cursor; safe to use concurrently with {@link #doPut}. */
+  /**
+   * Creates a raw cursor over the rows as of its creation (see {@link #iterator()}); safe to use
+   * concurrently with {@link #doPut}.
+   */
   protected abstract Cursor cursor();
 
   /** Raw positional cursor. */

@@ -1,5 +1,7 @@
 package io.cobble.memtable;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -13,10 +15,27 @@ import java.util.concurrent.ThreadLocalRandom;
  * the new record's address into the node. Readers load links and records with acquire loads and
  * re-read the (volatile) arrays after each, so an array replaced by a bigger copy is never indexed
  * with a node it does not hold.
+ *
+ * <p>Cursors read the memtable as it was when they were created. An update appends the key's new
+ * row as a record that keeps the address of the row it replaced, and every put ends by publishing
+ * its record's address; a cursor notes the newest published address and, since arena addresses grow
+ * in append order, steps from a node's record back to the newest one at or below that mark, and
+ * skips nodes that have none (keys inserted later). This costs a store per put and eight bytes per
+ * update, and nothing on a cursor's path but for keys written after it opened.
  */
 public class SkipListMemTable extends MemTable {
   private static final int MAX_HEIGHT = 12;
   private static final int HEAD = 0;
+  private static final VarHandle PUBLISHED;
+
+  static {
+    try {
+      PUBLISHED =
+          MethodHandles.lookup().findVarHandle(SkipListMemTable.class, "published", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   private final Arena arena = new Arena();
   private volatile long[] records = new long[1024];
@@ -26,6 +45,9 @@ public class SkipListMemTable extends MemTable {
   private int linkCount;
   private volatile int height = 1;
   private final int[] prev = new int[MAX_HEIGHT];
+  // Address of the newest record whose put completed; release-stored by the writer, read with an
+  // acquire load by a cursor when it is created.
+  private long published = Arena.NONE;
 
   public SkipListMemTable(long id, RowCombiner combiner) {
     super(id, combiner);
@@ -83,21 +105,23 @@ public class SkipListMemTable extends MemTable {
     return -1;
   }
 
-  /** Appends the fold of a delta onto the key's older row; returns its address. */
-  private long combined(byte[] key, int keyLen, byte[] older, byte[] row, int rowLen) {
-    byte[] combined = combiner.combine(key, older, Arrays.copyOf(row, rowLen));
-    return arena.add(key, keyLen, combined, 0, combined.length);
+  /** Appends the fold of a delta onto the key's row at {@code older}; returns its address. */
+  private long combined(byte[] key, int keyLen, long older, byte[] row, int rowLen) {
+    byte[] combined = combiner.combine(key, arena.value(older), Arrays.copyOf(row, rowLen));
+    return arena.add(key, keyLen, combined, 0, combined.length, older);
   }
 
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
     int n = findGreaterOrEqual(key, keyLen, true);
     if (n >= 0 && arena.compareKey(records[n], key, keyLen) == 0) {
+      long older = records[n];
       long addr =
           replacesOlder
-              ? arena.add(key, keyLen, row, 0, rowLen)
-              : combined(key, keyLen, arena.value(records[n]), row, rowLen);
+              ? arena.add(key, keyLen, row, 0, rowLen, older)
+              : combined(key, keyLen, older, row, rowLen);
       LONGS.setRelease(records, n, addr);
+      PUBLISHED.setRelease(this, addr);
       return;
     }
     int h = randomHeight();
@@ -106,7 +130,8 @@ public class SkipListMemTable extends MemTable {
         prev[l] = HEAD;
       }
     }
-    int node = newNode(arena.add(key, keyLen, row, 0, rowLen), h);
+    long addr = arena.add(key, keyLen, row, 0, rowLen);
+    int node = newNode(addr, h);
     int[] l = links;
     int[] base = linkBase;
     int own = base[node];
@@ -119,6 +144,7 @@ public class SkipListMemTable extends MemTable {
     if (h > height) {
       height = h;
     }
+    PUBLISHED.setRelease(this, addr);
   }
 
   private static int randomHeight() {
@@ -154,39 +180,64 @@ public class SkipListMemTable extends MemTable {
 
   @Override
   protected Cursor cursor() {
-    return new Cursor() {
-      private int node = -1;
+    return new SnapshotCursor((long) PUBLISHED.getAcquire(this));
+  }
 
-      @Override
-      public void seekToFirst() {
-        node = link(HEAD, 0);
-      }
+  /** Reads the rows as of the moment the newest record was {@code mark}. */
+  private final class SnapshotCursor implements Cursor {
+    private final long mark;
+    private int node = -1;
+    private long record;
 
-      @Override
-      public void seek(byte[] target) {
-        node = findGreaterOrEqual(target, target.length, false);
-      }
+    SnapshotCursor(long mark) {
+      this.mark = mark;
+    }
 
-      @Override
-      public boolean valid() {
-        return node >= 0;
+    /** Moves on from {@code n} to the first node that has a row at the mark. */
+    private void settle(int n) {
+      while (n >= 0) {
+        long r = record(n);
+        while (r > mark) {
+          r = arena.older(r);
+        }
+        if (r != Arena.NONE) {
+          record = r;
+          break;
+        }
+        n = link(n, 0);
       }
+      node = n;
+    }
 
-      @Override
-      public void next() {
-        node = link(node, 0);
-      }
+    @Override
+    public void seekToFirst() {
+      settle(link(HEAD, 0));
+    }
 
-      @Override
-      public byte[] key() {
-        return arena.key(record(node));
-      }
+    @Override
+    public void seek(byte[] target) {
+      settle(findGreaterOrEqual(target, target.length, false));
+    }
 
-      @Override
-      public byte[] value() {
-        return arena.value(record(node));
-      }
-    };
+    @Override
+    public boolean valid() {
+      return node >= 0;
+    }
+
+    @Override
+    public void next() {
+      settle(link(node, 0));
+    }
+
+    @Override
+    public byte[] key() {
+      return arena.key(record);
+    }
+
+    @Override
+    public byte[] value() {
+      return arena.value(record);
+    }
   }
 
   /** Replays an already combined row (used when the adaptive memtable converts). */

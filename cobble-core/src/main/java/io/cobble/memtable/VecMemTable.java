@@ -148,14 +148,11 @@ public class VecMemTable extends MemTable {
     return new SortedRecords.ArrayCursor(arena, s.keys, s.values, s.unique);
   }
 
-  /** Replays every appended delta in order into another memtable. */
-  void replayInto(SkipListMemTable target) {
-    for (int i = 0; i < count; i++) {
-      target.load(arena.key(records[i]), arena.value(records[i]));
-    }
-  }
-
-  void replayInto(HashMemTable target) {
+  /**
+   * Replays every appended delta in order into another memtable, each marked as replacing older
+   * ones exactly when it was appended so.
+   */
+  void replayInto(MemTable target) {
     for (int i = 0; i < count; i++) {
       byte[] k = arena.key(records[i]);
       byte[] v = arena.value(records[i]);

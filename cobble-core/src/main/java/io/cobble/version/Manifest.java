@@ -201,6 +201,15 @@ public final class Manifest {
     return out;
   }
 
+  /** Numbers of the value logs this manifest references. */
+  public Set<Long> vlogNumbers() {
+    Set<Long> out = new HashSet<>();
+    for (ValueLogFile f : vlogs) {
+      out.add(f.number());
+    }
+    return out;
+  }
+
   /** What {@link #recover} found in a Db directory. */
   public static final class Recovered {
     /** The manifest to open from; null for a new Db. */
@@ -215,10 +224,15 @@ public final class Manifest {
      */
     public final Set<Long> previousFiles;
 
-    Recovered(Manifest manifest, long seq, Set<Long> previousFiles) {
+    /** The value logs among {@link #previousFiles}. */
+    public final Set<Long> previousVlogs;
+
+    /** {@code previous}: the fallback manifest to keep whole, or null for none. */
+    Recovered(Manifest manifest, long seq, Manifest previous) {
       this.manifest = manifest;
       this.seq = seq;
-      this.previousFiles = previousFiles;
+      this.previousFiles = previous == null ? Collections.emptySet() : previous.fileNumbers();
+      this.previousVlogs = previous == null ? Collections.emptySet() : previous.vlogNumbers();
     }
   }
 
@@ -245,17 +259,17 @@ public final class Manifest {
       throw new CobbleException("cannot list " + dir, e);
     }
     if (seqs.isEmpty()) {
-      return new Recovered(null, 0, Collections.emptySet());
+      return new Recovered(null, 0, null);
     }
     seqs.sort(Collections.reverseOrder());
     long newest = seqs.get(0);
     Long previous = seqs.size() > 1 ? seqs.get(1) : null;
     try {
       Manifest m = read(dir, newest);
-      Set<Long> kept = Collections.emptySet();
+      Manifest kept = null;
       if (previous != null) {
         try {
-          kept = read(dir, previous).fileNumbers();
+          kept = read(dir, previous);
         } catch (CorruptionException e) {
           // An unreadable fallback protects nothing; the next manifest write replaces it.
         }
@@ -266,7 +280,7 @@ public final class Manifest {
         throw e;
       }
       try {
-        return new Recovered(read(dir, previous), previous, Collections.emptySet());
+        return new Recovered(read(dir, previous), previous, null);
       } catch (CorruptionException older) {
         e.addSuppressed(older);
         throw e;

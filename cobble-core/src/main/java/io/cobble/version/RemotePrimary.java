@@ -118,7 +118,7 @@ public final class RemotePrimary {
       }
       if (candidates.isEmpty() && !pointerExists) {
         storage.cache().retainOnly(Collections.emptySet());
-        return new Manifest.Recovered(null, 0, Collections.emptySet());
+        return new Manifest.Recovered(null, 0, null);
       }
       Loaded current = null;
       Loaded previous = null;
@@ -163,9 +163,8 @@ public final class RemotePrimary {
       storage.cache().retainOnly(live);
       currentManifest = current.name;
       previousManifest = previous == null ? null : previous.name;
-      Set<Long> previousFiles =
-          previous == null ? Collections.emptySet() : previous.manifest.fileNumbers();
-      return new Manifest.Recovered(current.manifest, current.seq, previousFiles);
+      return new Manifest.Recovered(
+          current.manifest, current.seq, previous == null ? null : previous.manifest);
     } catch (IOException e) {
       throw new CobbleException("cannot read the Db state on " + storage.uri(), e);
     }

@@ -106,13 +106,14 @@ public final class VersionSet {
   /**
    * Installs the first version (recovered files, fresh memtable) without writing a manifest. {@code
    * previousManifestFiles} are the files the previous manifest on disk references (kept while it is
-   * the fallback).
+   * the fallback), {@code previousVlogs} the value logs among them.
    */
   public void initialize(
       MemTable active,
       List<Tree> trees,
       List<ValueLogFile> vlogFiles,
-      Set<Long> previousManifestFiles) {
+      Set<Long> previousManifestFiles,
+      Set<Long> previousVlogs) {
     Map<Long, ValueLogFile> byNumber = new TreeMap<>();
     for (ValueLogFile f : vlogFiles) {
       byNumber.put(f.number(), f);
@@ -123,6 +124,14 @@ public final class VersionSet {
     synchronized (fallbackLock) {
       this.previousManifestFiles = new HashSet<>(previousManifestFiles);
       this.newestManifestFiles = fileNumbers(v);
+      // Files only the fallback lists died before the last writer stopped (its deferred set is
+      // gone with it): they go when the next manifest replaces the fallback, like any deferred
+      // file.
+      for (long n : previousManifestFiles) {
+        if (!newestManifestFiles.contains(n) && !external.containsKey(n)) {
+          deferred.put(n, previousVlogs.contains(n));
+        }
+      }
     }
   }
 

@@ -165,6 +165,20 @@ class MemTableTest {
     assertFalse(it.valid());
   }
 
+  /** A scan converts an append-only adaptive memtable to a skiplist keeping replacing deltas. */
+  @Test
+  void scanConversionKeepsReplacingDeltas() {
+    AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
+    byte[] k = {7};
+    m.put(k, 1, new byte[] {1}, 1, false);
+    m.put(k, 1, new byte[] {2}, 1, true);
+    m.put(k, 1, new byte[] {3}, 1, false);
+    KvIterator it = m.scanIterator();
+    assertEquals(MemTableType.SKIPLIST, m.currentType());
+    it.seekToFirst();
+    assertArrayEquals(new byte[] {2, 3}, it.value());
+  }
+
   /** The plain put asks the combiner, so a combiner that says "replaces" skips the fold. */
   @Test
   void plainPutAsksTheCombinerWhetherADeltaReplaces() {

@@ -9,17 +9,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
 import io.cobble.Db;
+import io.cobble.LocalFiles;
 import io.cobble.storage.file.FileStorage;
 import io.cobble.util.Bytes;
 import java.io.File;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,7 +26,16 @@ import org.junit.jupiter.api.io.TempDir;
  * Kills a child JVM that writes, flushes, compacts and snapshots in rounds, at random moments
  * (SIGKILL), then checks that the newest published snapshot restores exactly one round's data,
  * every file it lists reads back, and orphaned uploads and local files are cleaned up on reopen.
- * More iterations: {@code -Dcobble.snapshot-crash.iterations=100}.
+ *
+ * <p>Nothing here waits for time to pass before judging: the reopened writer's directory is
+ * compared with its live files right after {@link Db#waitForCompactions()} returns. To check that
+ * this holds on a starved machine, load every core with busy loops and run 100 iterations:
+ *
+ * <pre>{@code
+ * for i in $(seq $(nproc)); do (while :; do :; done) & done
+ * mvn -o -pl cobble-core test -Dtest=SnapshotCrashTest -Dcobble.snapshot-crash.iterations=100
+ * kill $(jobs -p)
+ * }</pre>
  */
 class SnapshotCrashTest {
   private static final int KEYS = 1200;
@@ -128,18 +135,17 @@ class SnapshotCrashTest {
       Thread.sleep(400 + random.nextInt(1200));
       assertTrue(child.isAlive(), "child died on its own: see child-" + it + ".log");
       child.destroyForcibly();
-      assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+      child.waitFor();
       lastRound = verify(work, volumeDir, lastRound, it);
     }
     assertTrue(lastRound > 0, "no snapshot was ever published");
   }
 
+  /** Waits for the child's first publication, however long its start takes, or its death. */
   private static void awaitFirstSnapshot(Path volumeDir, Process child, int it) throws Exception {
     Path shard = volumeDir.resolve("shards").resolve(SHARD);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (!hasSnapshot(shard)) {
       assertTrue(child.isAlive(), "child died on its own: see child-" + it + ".log");
-      assertTrue(System.nanoTime() < deadline, "child published no snapshot within 60 s");
       Thread.sleep(20);
     }
   }
@@ -181,56 +187,27 @@ class SnapshotCrashTest {
       // snapshots that never got published.
       try (Db db = Db.open(work, config());
           SnapshotManager snaps = SnapshotManager.open(db, volume, SHARD)) {
+        // Compactions the reopen started may still run; once they are done the directory holds
+        // exactly the live files, with no deletion left on its way.
         db.waitForCompactions();
-        db.versionSet().awaitDeletions();
         Set<String> referenced = new HashSet<>();
         for (long id : snaps.published()) {
           store.require(SHARD, id).files().forEach(f -> referenced.add(f.volumePath()));
         }
         assertEquals(referenced, new HashSet<>(store.dataFiles(SHARD)), "uploads after " + it);
-        // A finished compaction drops its last reference to its inputs just after it reports
-        // done, so their deletion may still be on its way: poll briefly before judging.
-        long cleanDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (true) {
-          Set<String> live = liveFiles(db);
-          Set<String> onDisk = localDataFiles(work);
-          if (live.equals(onDisk) || System.nanoTime() > cleanDeadline) {
-            assertEquals(live, onDisk, "local files after " + it);
-            break;
-          }
-          Thread.sleep(50);
-          db.versionSet().awaitDeletions();
+        assertEquals(LocalFiles.live(db), LocalFiles.onDisk(work), "local files after " + it);
+        // Writing on replaces the fallback manifest: what only it listed goes (the crashed writer
+        // had kept those files for it), and again nothing else is left.
+        byte[][] marker = db.get(0, "default", ROUND_KEY);
+        if (marker != null) {
+          db.put(0, "default", ROUND_KEY, 0, marker[0]);
+          db.flush();
+          db.waitForCompactions();
+          assertEquals(
+              LocalFiles.live(db), LocalFiles.onDisk(work), "local files written on after " + it);
         }
       }
     }
     return round;
-  }
-
-  /** Files of the current version plus those the fallback manifest still lists. */
-  private static Set<String> liveFiles(Db db) throws IOException {
-    Set<String> live = new HashSet<>();
-    db.versionSet()
-        .current()
-        .trees()
-        .forEach(t -> t.allFiles().forEach(f -> live.add(String.format("%06d.sst", f.number()))));
-    db.versionSet().current().vlogs().forEach(n -> live.add(String.format("%06d.vlog", n)));
-    Set<String> onDisk = localDataFiles(db.directory());
-    // Files the previous (fallback) manifest lists stay until a newer manifest replaces it.
-    for (long n : db.versionSet().previousManifestFiles()) {
-      String sst = String.format("%06d.sst", n);
-      String vlog = String.format("%06d.vlog", n);
-      assertTrue(onDisk.contains(sst) || onDisk.contains(vlog), "fallback file " + n + " missing");
-      live.add(onDisk.contains(sst) ? sst : vlog);
-    }
-    return live;
-  }
-
-  private static Set<String> localDataFiles(Path dir) throws IOException {
-    try (Stream<Path> files = Files.list(dir)) {
-      return files
-          .map(p -> p.getFileName().toString())
-          .filter(n -> n.endsWith(".sst") || n.endsWith(".vlog"))
-          .collect(Collectors.toSet());
-    }
   }
 }

@@ -12,13 +12,15 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Kills a process that keeps publishing metadata; what it leaves must read whole or not at all. */
-@Timeout(60)
+/**
+ * Kills a process that keeps publishing metadata; what it leaves must read whole or not at all. The
+ * timeout only guards against a hang.
+ */
+@Timeout(300)
 class FileStorageCrashTest {
 
   @TempDir Path dir;
@@ -39,16 +41,18 @@ class FileStorageCrashTest {
               .redirectOutput(dir.resolve("child-" + round + ".log").toFile())
               .start();
       try {
+        // However long the child takes to start on a busy machine: wait for its first
+        // publication, or its death.
         Path current = root.resolve("meta/CURRENT");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!Files.exists(current) && System.nanoTime() < deadline && child.isAlive()) {
+        while (!Files.exists(current) && child.isAlive()) {
           Thread.sleep(5);
         }
-        assertTrue(Files.exists(current), "the child never published; see its log in " + dir);
+        assertTrue(
+            Files.exists(current), "the child died before publishing; see its log in " + dir);
         Thread.sleep(50L + 70L * round); // land the kill somewhere in the loop
       } finally {
         child.destroyForcibly();
-        assertTrue(child.waitFor(10, TimeUnit.SECONDS), "child did not die");
+        child.waitFor();
       }
       try (Storage storage = StorageProviders.open(root.toString(), StorageOptions.empty())) {
         Optional<byte[]> payload = MetadataFile.read(storage, "meta/CURRENT");
