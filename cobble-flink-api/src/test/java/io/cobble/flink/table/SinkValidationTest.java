@@ -106,10 +106,13 @@ class SinkValidationTest {
   }
 
   @Test
-  void aPathWithoutStorageProviderIsNamed() {
+  void aSchemeWithoutAnyFileSystemIsNamed() {
+    // No built-in provider: Flink's file systems are asked, and none serves the scheme either.
     valid()
         .option("path", "nosuch://bucket/table")
-        .sinkFails("No storage provider for URI scheme 'nosuch'");
+        .sinkFails(
+            "The Flink file system provider cannot open 'nosuch://bucket/table' (scheme 'nosuch'",
+            "Flink has no file system for scheme 'nosuch'");
   }
 
   @Test

@@ -53,6 +53,7 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -60,6 +61,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * updates and deletes is written with {@code INSERT INTO}, then the table's current global snapshot
  * is read with the engine's {@link Reader} and must hold exactly the upsert result.
  */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
 class CobbleSinkIT {
 
   @RegisterExtension
