@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * storage.option.*} key, the source scans it and serves a lookup join, every row as written, and
  * the key is in none of the table's files.
  */
-@Timeout(value = 3, unit = TimeUnit.MINUTES)
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class FlinkFileSystemTableTest {
 
   @RegisterExtension

@@ -115,6 +115,19 @@ class SinkValidationTest {
             "Flink has no file system for scheme 'nosuch'");
   }
 
+  /** A built-in provider keeps rejecting keys it does not know, and says which provider it is. */
+  @Test
+  void aKeyTheBuiltInProviderDoesNotKnowIsNamedWithTheProvider() {
+    valid()
+        .option("storage.option.fs.azure.account.key.acct", "k")
+        .sinkFails(
+            "Unknown storage option 'fs.azure.account.key.acct' for the 'file' storage provider");
+    valid()
+        .option("path", "s3://bucket/table")
+        .option("storage.option.regoin", "us-east-1")
+        .sinkFails("Unknown storage option 'regoin' for the 's3' storage provider");
+  }
+
   @Test
   void unknownOptionsAreNamed() {
     valid().option("sink.paralelism", "2").sinkFails("sink.paralelism");

@@ -56,7 +56,7 @@ import org.junit.jupiter.api.io.TempDir;
  * compaction, live files and bytes, memtable bytes, stall time); a lookup join counts its hits and
  * misses.
  */
-@Timeout(value = 4, unit = TimeUnit.MINUTES)
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
 class SinkDefaultsAndMetricsTest {
 
   private static final long DEFAULT_BUFFER = 256L << 20;

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * is discovered, validates its options, and the line guard accepts the running Flink. The same
  * source runs in it-minicluster-1.17, -1.19 and -2.0.
  */
-@Timeout(value = 3, unit = TimeUnit.MINUTES)
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CobbleOnMiniClusterIT {
 
   @RegisterExtension

@@ -44,7 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  * join read it, and batch reads running concurrently with the streaming write only ever see whole
  * global snapshots.
  */
-@Timeout(value = 3, unit = TimeUnit.MINUTES)
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CobbleOnObjectStorageIT {
 
   @RegisterExtension

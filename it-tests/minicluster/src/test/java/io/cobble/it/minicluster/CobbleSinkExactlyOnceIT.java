@@ -181,7 +181,7 @@ class CobbleSinkExactlyOnceIT {
   }
 
   @Test
-  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  @Timeout(value = 10, unit = TimeUnit.MINUTES)
   void everyPublishedSnapshotIsTheTableAtACompletedCheckpoint() throws Exception {
     Path table = DATA.resolve("sink-exactly-once").toAbsolutePath();
     // Every global snapshot on the table is judged: none may be left from an earlier run.
@@ -220,7 +220,7 @@ class CobbleSinkExactlyOnceIT {
             + "', 'sink.parallelism' = '3', 'sink.writer-buffer-memory' = '1mb',"
             + " 'snapshot.retention' = '100000')");
     tEnv.executeSql("INSERT INTO cobble_sink SELECT id, name FROM changes")
-        .await(4, TimeUnit.MINUTES);
+        .await(8, TimeUnit.MINUTES);
     assertTrue(FailOnce.FAILED.get(), "the failure was never injected");
 
     List<GlobalSnapshot> published = new ArrayList<>();

@@ -61,7 +61,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * updates and deletes is written with {@code INSERT INTO}, then the table's current global snapshot
  * is read with the engine's {@link Reader} and must hold exactly the upsert result.
  */
-@Timeout(value = 3, unit = TimeUnit.MINUTES)
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CobbleSinkIT {
 
   @RegisterExtension

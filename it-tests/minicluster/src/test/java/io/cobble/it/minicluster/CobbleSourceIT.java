@@ -35,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * engine API exactly as the sink lays them out ({@link FixtureTable}); the last test writes one
  * with the SQL sink itself.
  */
-@Timeout(value = 3, unit = TimeUnit.MINUTES)
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CobbleSourceIT {
 
   @RegisterExtension
