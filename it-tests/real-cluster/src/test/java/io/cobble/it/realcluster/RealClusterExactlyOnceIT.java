@@ -166,6 +166,7 @@ class RealClusterExactlyOnceIT {
     GlobalSnapshot last = published.get(published.size() - 1);
     assertEquals(expected(), read(table, last.id()), "the end-of-input snapshot");
     long maxPrefix = 0;
+    boolean midStream = false;
     for (GlobalSnapshot global : published.subList(0, published.size() - 1)) {
       assertTrue(
           completed.contains(global.checkpointId()),
@@ -186,8 +187,9 @@ class RealClusterExactlyOnceIT {
           "global snapshot " + global.id() + " of checkpoint " + global.checkpointId());
       assertTrue(prefix >= maxPrefix, "global snapshot " + global.id() + " went back in time");
       maxPrefix = prefix;
+      midStream |= prefix < ROWS;
     }
-    assertTrue(maxPrefix < ROWS, "no global snapshot was published mid-stream");
+    assertTrue(midStream, "no global snapshot was published mid-stream");
   }
 
   /**
