@@ -547,6 +547,13 @@ class SinkExactlyOnceTest {
       if (!job.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()) {
         job.cancel().get(1, TimeUnit.MINUTES);
       }
+      // The cancel is only acknowledged: wait until no task writes into the temporary directory
+      // that JUnit is about to delete.
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+      while (!job.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()
+          && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
     }
   }
 
