@@ -41,6 +41,15 @@ class S3StorageFailureTest {
 
   @RegisterExtension static final S3ProxyExtension S3 = new S3ProxyExtension(BUCKET);
 
+  /**
+   * The timeout tests set a socket timeout of minutes beside the 3 s call timeout: a call that is
+   * not cut by the call timeout waits for the socket, far beyond this bound, which leaves a loaded
+   * machine plenty of room while still telling the two apart.
+   */
+  static final String SLOW_SOCKET_TIMEOUT = "300s";
+
+  static final long CALL_TIMEOUT_BOUND_MS = 60_000;
+
   @TempDir Path blobs;
 
   /** {@code server}'s options, failing within seconds. */
@@ -128,6 +137,8 @@ class S3StorageFailureTest {
       URI endpoint = doomed.endpoint();
       Map<String, String> options = options(doomed);
       options.put("part_size", "5mb");
+      // Only the 3 s call timeout may end the wait; the socket's would take minutes.
+      options.put("socket_timeout", SLOW_SOCKET_TIMEOUT);
       try (Storage storage = open(BUCKET, options)) {
         StorageOutput out = storage.create("interrupted.sst");
         byte[] chunk = new byte[1024 * 1024];
@@ -146,7 +157,7 @@ class S3StorageFailureTest {
                   out.close();
                 });
         long elapsedMs = (System.nanoTime() - start) / 1_000_000;
-        assertTrue(elapsedMs < 3_000 + 2_000, "took " + elapsedMs + "ms");
+        assertTrue(elapsedMs < CALL_TIMEOUT_BOUND_MS, "took " + elapsedMs + "ms");
         assertTrue(failure.getMessage().contains(endpoint.toString()), failure::getMessage);
         assertNoSecret(fullText(failure));
         assertFalse(fullText(failure).contains(doomed.secretKey()), "secret leaked");
@@ -180,12 +191,12 @@ class S3StorageFailureTest {
       acceptor.start();
       URI endpoint = URI.create("http://127.0.0.1:" + silent.getLocalPort());
       Map<String, String> options = options(endpoint);
-      options.put("socket_timeout", "30s"); // only the SDK's call timeouts may end the wait
+      options.put("socket_timeout", SLOW_SOCKET_TIMEOUT); // only the call timeouts may end it
       try (Storage storage = open(BUCKET, options)) {
         long start = System.nanoTime();
         IOException failure = assertThrows(IOException.class, () -> storage.readAll("x"));
         long elapsedMs = (System.nanoTime() - start) / 1_000_000;
-        assertTrue(elapsedMs < 3_000 + 2_000, "took " + elapsedMs + "ms");
+        assertTrue(elapsedMs < CALL_TIMEOUT_BOUND_MS, "took " + elapsedMs + "ms");
         assertTrue(failure.getMessage().contains("timed out"), failure::getMessage);
         assertTrue(failure.getMessage().contains(endpoint.toString()), failure::getMessage);
         assertNoSecret(fullText(failure));

@@ -1,5 +1,7 @@
 package io.cobble.flink.table;
 
+import io.cobble.flink.fs.FlinkFileSystemStorageProvider;
+import io.cobble.flink.fs.S3ClusterDefaults;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
@@ -7,6 +9,7 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.net.URI;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -58,8 +61,20 @@ public final class TableStorage implements Serializable {
     return root.hashCode() * 31 + providerOptions.hashCode();
   }
 
-  /** Opens the storage rooted at the table path; the caller closes it. */
+  /**
+   * Opens the storage rooted at the table path; the caller closes it. A scheme with a built-in
+   * provider ({@code file}, {@code s3}) uses it, {@code s3} with the cluster's S3 settings as
+   * defaults; every other scheme goes through Flink's own file systems.
+   */
   public Storage open() throws IOException {
-    return StorageProviders.open(root, StorageOptions.of(providerOptions));
+    StorageOptions options = StorageOptions.of(providerOptions);
+    String scheme = root.getScheme() == null ? "" : root.getScheme().toLowerCase(Locale.ROOT);
+    if (!StorageProviders.installed().containsKey(scheme)) {
+      return new FlinkFileSystemStorageProvider().open(root, options);
+    }
+    if (scheme.equals("s3")) {
+      options = S3ClusterDefaults.withClusterDefaults(options);
+    }
+    return StorageProviders.open(root, options);
   }
 }

@@ -106,10 +106,26 @@ class SinkValidationTest {
   }
 
   @Test
-  void aPathWithoutStorageProviderIsNamed() {
+  void aSchemeWithoutAnyFileSystemIsNamed() {
+    // No built-in provider: Flink's file systems are asked, and none serves the scheme either.
     valid()
         .option("path", "nosuch://bucket/table")
-        .sinkFails("No storage provider for URI scheme 'nosuch'");
+        .sinkFails(
+            "The Flink file system provider cannot open 'nosuch://bucket/table' (scheme 'nosuch'",
+            "Flink has no file system for scheme 'nosuch'");
+  }
+
+  /** A built-in provider keeps rejecting keys it does not know, and says which provider it is. */
+  @Test
+  void aKeyTheBuiltInProviderDoesNotKnowIsNamedWithTheProvider() {
+    valid()
+        .option("storage.option.fs.azure.account.key.acct", "k")
+        .sinkFails(
+            "Unknown storage option 'fs.azure.account.key.acct' for the 'file' storage provider");
+    valid()
+        .option("path", "s3://bucket/table")
+        .option("storage.option.regoin", "us-east-1")
+        .sinkFails("Unknown storage option 'regoin' for the 's3' storage provider");
   }
 
   @Test

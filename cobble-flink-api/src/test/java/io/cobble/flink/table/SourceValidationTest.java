@@ -336,6 +336,18 @@ class SourceValidationTest {
     keyed(checkpoints).sourceFails("(detected from the checkpoint at", "not available yet");
   }
 
+  /** A concrete {@code chk-<n>} directory is a checkpoint by its name, with or without files. */
+  @Test
+  void autoPicksStateForAConcreteCheckpointDirectory() throws Exception {
+    Path chk = dir.resolve("checkpoints").resolve("chk-17");
+    Files.createDirectories(chk);
+    keyed(chk).sourceFails("(detected from the checkpoint at", "not available yet");
+    // Only chk-<digits> names one: a look-alike stays undecided.
+    Path lookAlike = dir.resolve("checkpoints").resolve("chk-latest");
+    Files.createDirectories(lookAlike);
+    keyed(lookAlike).sourceFails("Option 'source.kind' = 'auto' cannot decide");
+  }
+
   @Test
   void autoRejectsWhatItCannotDecideAndNeverPicksRaw() {
     keyed(dir.resolve("nothing"))

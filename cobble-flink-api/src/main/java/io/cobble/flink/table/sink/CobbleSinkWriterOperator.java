@@ -161,6 +161,7 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
    * another manifest on the table root per idle checkpoint.
    */
   private void publishSnapshot(long checkpointId) throws IOException {
+    writer.flush();
     if (lastSnapshot > 0 && !writer.changedSinceSnapshot()) {
       output.collect(
           new StreamRecord<>(new ShardCommit(checkpointId, shardId.toString(), lastSnapshot)));

@@ -6,6 +6,7 @@ import io.cobble.flink.table.codec.EncodeBuffer;
 import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.BucketRouter;
 import io.cobble.flink.table.layout.TableLayout;
+import java.util.Arrays;
 import java.util.function.ToLongFunction;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
@@ -15,11 +16,15 @@ import org.apache.flink.table.data.RowData;
 
 /**
  * Upserts rows into the writer's own shard: INSERT and UPDATE_AFTER replace every value column of
- * the key's row, DELETE removes the row, UPDATE_BEFORE is skipped (the UPDATE_AFTER that follows
- * carries the new row). Each row is one whole-row put ({@link Db#putRow}), encoded into buffers the
+ * the key's row, DELETE and UPDATE_BEFORE remove the row. UPDATE_BEFORE must remove it: when a
+ * filter sits above an updating aggregate, Flink sends UPDATE_BEFORE for a row that leaves the
+ * filter and no UPDATE_AFTER follows (FLINK-9528), as upsert-kafka's tombstones assume. The removal
+ * waits in a one-row buffer: an UPDATE_AFTER, INSERT or DELETE of the same key that comes next
+ * replaces it, so the usual before/after pair costs one write; anything else, and every snapshot,
+ * writes it first. Each row is one whole-row put ({@link Db#putRow}), encoded into buffers the
  * writer reuses, so a reader never sees half a row and a row allocates nothing on the way in.
- * Counts Flink's standard sink counters ({@code numRecordsSend}, {@code numBytesSend}) and exposes
- * the shard's engine metrics as gauges under {@code cobble}.
+ * Counts Flink's standard sink counters ({@code numRecordsSend}, {@code numBytesSend}) per write to
+ * the shard and exposes the shard's engine metrics as gauges under {@code cobble}.
  */
 final class ShardWriter {
 
@@ -27,9 +32,18 @@ final class ShardWriter {
   private final int shardIndex;
   private final TableLayout layout;
   private final RowCodec codec;
-  private final EncodeBuffer key = new EncodeBuffer(64);
+  private EncodeBuffer key = new EncodeBuffer(64);
   private final EncodeBuffer values = new EncodeBuffer(256);
   private final int[] columnEnds;
+
+  /**
+   * The key of an UPDATE_BEFORE not written yet, valid while {@link #removalPending}; it swaps
+   * buffers with {@link #key}, so holding a key copies nothing.
+   */
+  private EncodeBuffer pendingKey = new EncodeBuffer(64);
+
+  private int pendingBucket;
+  private boolean removalPending;
   private final Counter recordsSent;
   private final Counter bytesSent;
 
@@ -52,35 +66,64 @@ final class ShardWriter {
 
   void write(RowData row) {
     changed = true;
+    codec.keyInto(row, key);
+    int bucket = ownedBucket();
+    if (removalPending && !samePendingKey()) {
+      writePendingRemoval();
+    }
+    // A pending removal of this key is superseded by whatever this row writes.
+    removalPending = false;
     switch (row.getRowKind()) {
       case INSERT:
       case UPDATE_AFTER:
-        upsert(row);
+        upsert(row, bucket);
         break;
       case DELETE:
-        delete(row);
+        remove(key, bucket);
         break;
       case UPDATE_BEFORE:
+        holdRemoval(bucket);
         break;
       default:
         throw new IllegalArgumentException("Unknown row kind " + row.getRowKind());
     }
   }
 
-  private void upsert(RowData row) {
-    codec.keyInto(row, key);
-    int bucket = ownedBucket();
+  /** Writes a removal still held back; called before every snapshot of the shard. */
+  void flush() {
+    if (removalPending) {
+      writePendingRemoval();
+      removalPending = false;
+    }
+  }
+
+  private void upsert(RowData row, int bucket) {
     codec.valuesInto(row, values, columnEnds);
     shard.putRow(bucket, TableLayout.FAMILY, key.array(), key.size(), values.array(), columnEnds);
     recordsSent.inc();
     bytesSent.inc(key.size() + values.size());
   }
 
-  private void delete(RowData row) {
-    codec.keyInto(row, key);
-    shard.deleteRow(ownedBucket(), TableLayout.FAMILY, key.toByteArray());
+  private void remove(EncodeBuffer removed, int bucket) {
+    shard.deleteRow(bucket, TableLayout.FAMILY, removed.toByteArray());
     recordsSent.inc();
-    bytesSent.inc(key.size());
+    bytesSent.inc(removed.size());
+  }
+
+  private void holdRemoval(int bucket) {
+    EncodeBuffer held = key;
+    key = pendingKey;
+    pendingKey = held;
+    pendingBucket = bucket;
+    removalPending = true;
+  }
+
+  private void writePendingRemoval() {
+    remove(pendingKey, pendingBucket);
+  }
+
+  private boolean samePendingKey() {
+    return Arrays.equals(key.array(), 0, key.size(), pendingKey.array(), 0, pendingKey.size());
   }
 
   /** The key's bucket, which must belong to this shard: the stream is partitioned by bucket. */

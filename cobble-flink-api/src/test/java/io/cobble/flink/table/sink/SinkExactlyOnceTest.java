@@ -21,6 +21,7 @@ import io.cobble.storage.StorageProviders;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -33,6 +34,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
@@ -102,7 +105,7 @@ class SinkExactlyOnceTest {
 
   @BeforeEach
   void resetSwitches() {
-    FailOnce.FAILED.set(false);
+    FailOnce.reset();
     HoldAfterB.RELEASE_B.set(false);
     HoldAfterB.RELEASE_CHECKPOINTS.set(false);
   }
@@ -195,39 +198,111 @@ class SinkExactlyOnceTest {
 
   // ------------------------------------------------------------------ (a) failure
 
-  /** Paces the changelog and fails the task once, after two completed checkpoints. */
+  /**
+   * Paces the changelog, records how many changes each checkpoint's barrier followed and which
+   * checkpoints completed, and fails the task once after two completed checkpoints. Until then the
+   * second half of the input is slowed down, so the two checkpoints always come first, however
+   * loaded the machine.
+   */
   static final class FailOnce extends RichFlatMapFunction<Long, Long>
-      implements CheckpointListener {
+      implements CheckpointListener, CheckpointedFunction {
     static final AtomicBoolean FAILED = new AtomicBoolean();
+    static final Map<Long, Long> PREFIX_AT_CHECKPOINT = new ConcurrentHashMap<>();
+    static final Set<Long> COMPLETED = ConcurrentHashMap.newKeySet();
     private static final long FAIL_FROM = 1500;
+    private transient ListState<Long> prefixState;
+    private long prefix;
     private int completed;
+
+    static void reset() {
+      FAILED.set(false);
+      PREFIX_AT_CHECKPOINT.clear();
+      COMPLETED.clear();
+    }
 
     @Override
     public void flatMap(Long i, Collector<Long> out) throws Exception {
       Thread.sleep(1);
-      if (completed >= 2 && i >= FAIL_FROM && FAILED.compareAndSet(false, true)) {
-        throw new IllegalStateException("injected failure at change " + i);
+      if (i >= FAIL_FROM && !FAILED.get()) {
+        if (completed >= 2) {
+          FAILED.set(true);
+          throw new IllegalStateException("injected failure at change " + i);
+        }
+        Thread.sleep(20);
       }
+      prefix = i + 1;
       out.collect(i);
     }
 
     @Override
+    public void snapshotState(FunctionSnapshotContext context) throws Exception {
+      PREFIX_AT_CHECKPOINT.put(context.getCheckpointId(), prefix);
+      prefixState.update(Collections.singletonList(prefix));
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) throws Exception {
+      prefixState =
+          context
+              .getOperatorStateStore()
+              .getListState(new ListStateDescriptor<>("prefix", Types.LONG));
+      for (long restored : prefixState.get()) {
+        prefix = restored;
+      }
+      context.getRestoredCheckpointId().ifPresent(COMPLETED::add);
+    }
+
+    @Override
     public void notifyCheckpointComplete(long checkpointId) {
+      COMPLETED.add(checkpointId);
       completed++;
     }
   }
 
+  /**
+   * Every global snapshot the table ever published (retention keeps them all) is the table after
+   * the prefix of the changelog its completed checkpoint had consumed, so no reader could see rows
+   * of an unfinished checkpoint or of the failed attempt; the last (end of input) is the whole.
+   */
   @Test
   void upsertsAndDeletesSurviveATaskFailureExactlyOnce() throws Exception {
     Path table = dir.resolve("failure");
     long changes = 3000;
     StreamExecutionEnvironment env = streaming(100);
     StreamTableEnvironment tEnv = withChanges(env, paced(env, changes, new FailOnce()));
-    tEnv.executeSql(sinkDdl(table, 3, ""));
+    tEnv.executeSql(sinkDdl(table, 3, ", 'snapshot.retention' = '100000'"));
     tEnv.executeSql("INSERT INTO cobble_sink SELECT id, name FROM changes")
         .await(3, TimeUnit.MINUTES);
     assertTrue(FailOnce.FAILED.get(), "the failure was never injected");
     assertEquals(expectedAfter(changes), read(table));
+    List<Long> globals;
+    try (Storage storage = open(table)) {
+      SnapshotStore store = new SnapshotStore(storage);
+      globals = store.globalIds();
+      for (long id : globals.subList(0, globals.size() - 1)) {
+        long checkpoint = store.requireGlobal(id).checkpointId();
+        assertTrue(FailOnce.COMPLETED.contains(checkpoint), "checkpoint " + checkpoint);
+        Long prefix = FailOnce.PREFIX_AT_CHECKPOINT.get(checkpoint);
+        assertTrue(prefix != null, "checkpoint " + checkpoint + " never passed the source");
+        assertEquals(expectedAfter(prefix), readGlobal(storage, id), "global snapshot " + id);
+      }
+    }
+    assertTrue(globals.size() >= 3, "global snapshots: " + globals);
+  }
+
+  private static Map<Long, String> readGlobal(Storage storage, long globalId) throws Exception {
+    Map<Long, String> rows = new TreeMap<>();
+    try (Reader reader = Reader.open(storage, globalId, readerConfig())) {
+      for (int bucket = 0; bucket < BUCKETS; bucket++) {
+        try (ScanCursor cursor =
+            reader.scan(bucket, TableLayout.FAMILY, null, null, ScanOptions.DEFAULT)) {
+          while (cursor.hasNext()) {
+            collect(cursor.next(), rows);
+          }
+        }
+      }
+    }
+    return rows;
   }
 
   // ------------------------------------------------------------------ (b) bounded, no checkpoints
@@ -472,6 +547,13 @@ class SinkExactlyOnceTest {
       HoldAfterB.RELEASE_CHECKPOINTS.set(true);
       if (!job.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()) {
         job.cancel().get(1, TimeUnit.MINUTES);
+      }
+      // The cancel is only acknowledged: wait until no task writes into the temporary directory
+      // that JUnit is about to delete.
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+      while (!job.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()
+          && System.nanoTime() < deadline) {
+        Thread.sleep(50);
       }
     }
   }

@@ -26,6 +26,7 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * is discovered, validates its options, and the line guard accepts the running Flink. The same
  * source runs in it-minicluster-1.17, -1.19 and -2.0.
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CobbleOnMiniClusterIT {
 
   @RegisterExtension
@@ -145,9 +147,10 @@ class CobbleOnMiniClusterIT {
   }
 
   @Test
-  void sinkPathWithoutStorageProviderIsNamed() {
+  void sinkPathWithoutAnyFileSystemIsNamed() {
     tEnv.executeSql(sinkDdl("t", KEYED, ", 'path' = 'nosuch://bucket/table'" + SINK_OPTS));
-    assertInsertFails("t", "No storage provider for URI scheme 'nosuch'");
+    assertInsertFails(
+        "t", "The Flink file system provider cannot open 'nosuch://bucket/table' (scheme 'nosuch'");
   }
 
   @Test

@@ -12,6 +12,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
  * join read it, and batch reads running concurrently with the streaming write only ever see whole
  * global snapshots.
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CobbleOnObjectStorageIT {
 
   @RegisterExtension

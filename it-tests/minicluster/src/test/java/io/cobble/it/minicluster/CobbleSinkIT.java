@@ -53,6 +53,7 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -60,6 +61,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * updates and deletes is written with {@code INSERT INTO}, then the table's current global snapshot
  * is read with the engine's {@link Reader} and must hold exactly the upsert result.
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CobbleSinkIT {
 
   @RegisterExtension
@@ -196,6 +198,86 @@ class CobbleSinkIT {
     for (long id = 1; id <= 400; id++) {
       assertEquals((int) id, rows.get(id).getInt(2), "score of " + id);
     }
+  }
+
+  /**
+   * Events for the filtered count: keys 0..99 ten times each, keys 100..109 twice, keys 110..119
+   * once, in a key order that interleaves them, so every key of 0..99 enters the result (count 1
+   * and 2) and must leave it again (count 3).
+   */
+  private static final String EVENTS =
+      "CREATE TABLE events (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '%d',"
+          + " 'number-of-rows' = '1030', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1',"
+          + " 'fields.id.end' = '1030')";
+
+  private static final String FILTERED_COUNT =
+      "INSERT INTO counts SELECT k, cnt FROM (SELECT k, COUNT(*) AS cnt FROM (SELECT CASE"
+          + " WHEN id <= 1000 THEN id % 100 WHEN id <= 1020 THEN 100 + (id - 1001) / 2"
+          + " ELSE 110 + (id - 1021) END AS k FROM events) GROUP BY k) WHERE cnt < 3";
+
+  private static String countsDdl(Path path) {
+    return "CREATE TABLE counts (k BIGINT, cnt BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+        + "'connector' = 'cobble', 'path' = '"
+        + path.toUri()
+        + "', 'bucket' = '4', 'sink.parallelism' = '2', 'sink.writer-buffer-memory' = '1mb')";
+  }
+
+  /** Keys 100..109 stay with count 2 and 110..119 with count 1; every other key left. */
+  private static Map<Long, Long> expectedCounts() {
+    Map<Long, Long> counts = new TreeMap<>();
+    for (long k = 100; k < 120; k++) {
+      counts.put(k, k < 110 ? 2L : 1L);
+    }
+    return counts;
+  }
+
+  /** The committed table through the Cobble source in batch mode. */
+  private static Map<Long, Long> readCounts(Path path) throws Exception {
+    TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+    batch.executeSql(
+        "CREATE TABLE counts_read (k BIGINT, cnt BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+            + "'connector' = 'cobble', 'path' = '"
+            + path.toUri()
+            + "')");
+    Map<Long, Long> rows = new TreeMap<>();
+    try (org.apache.flink.util.CloseableIterator<org.apache.flink.types.Row> it =
+        batch.executeSql("SELECT k, cnt FROM counts_read").collect()) {
+      while (it.hasNext()) {
+        org.apache.flink.types.Row row = it.next();
+        assertEquals(null, rows.put((Long) row.getField(0), (Long) row.getField(1)));
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * A filter above an updating aggregate makes Flink send UPDATE_BEFORE to the upsert sink for a
+   * row that leaves the filter, with no UPDATE_AFTER (FLINK-9528): the sink must remove the key.
+   * Streaming with checkpoints, so the rows go through the sink's exactly-once commits while they
+   * come and go.
+   */
+  @Test
+  void filteredCountRemovesRowsThatLeaveTheFilterInStreaming() throws Exception {
+    Path table = DATA.resolve("sink-filtered-count-streaming").toAbsolutePath();
+    env.enableCheckpointing(200);
+    tEnv.executeSql(String.format(EVENTS, 400));
+    tEnv.executeSql(countsDdl(table));
+    TableResult result = tEnv.executeSql(FILTERED_COUNT);
+    result.await(3, TimeUnit.MINUTES);
+    assertTrue(
+        completedCheckpoints(result.getJobClient().get().getJobID().toString()) > 0,
+        "no checkpoint completed while the job ran");
+    assertEquals(expectedCounts(), readCounts(table));
+  }
+
+  @Test
+  void filteredCountInBatchMode() throws Exception {
+    Path table = DATA.resolve("sink-filtered-count-batch").toAbsolutePath();
+    TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
+    batch.executeSql(String.format(EVENTS, 1_000_000));
+    batch.executeSql(countsDdl(table));
+    batch.executeSql(FILTERED_COUNT).await(3, TimeUnit.MINUTES);
+    assertEquals(expectedCounts(), readCounts(table));
   }
 
   /** The job's completed checkpoints, from the MiniCluster's REST API. */

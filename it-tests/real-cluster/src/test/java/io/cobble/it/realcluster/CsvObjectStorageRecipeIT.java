@@ -237,6 +237,82 @@ class CsvObjectStorageRecipeIT {
     }
 
     /**
+     * Tables on object storage with credentials only in the cluster configuration (Flink's own
+     * {@code s3.*} keys, which the plugin reads): one on {@code s3a://}, served by Flink's {@code
+     * flink-s3-fs-hadoop} plugin through Cobble's provider over Flink's file systems, and one on
+     * {@code s3://}, served by Cobble's built-in provider with the cluster's keys as defaults. Each
+     * is written, read back row by row and looked up; the objects land in the store; the cluster's
+     * secret key is in none of the table's objects, no file Cobble wrote and no Cobble log entry.
+     */
+    @Test
+    void tablesOnS3aAndS3WithCredentialsOnlyInTheClusterConfiguration() throws Exception {
+      String secret = flinkS3.secretKey();
+      withLogsOnFailure(
+          () -> {
+            for (String scheme : List.of("s3a", "s3")) {
+              String tablePath = "cobble/" + version + "/cluster-credentials-" + scheme;
+              try (SqlSession sql =
+                  cluster.openSqlSession(Map.of("execution.runtime-mode", "batch"))) {
+                sql.execute(PRODUCTS_DDL);
+                sql.execute(
+                    "CREATE TABLE dim (id STRING, name STRING, price DOUBLE,"
+                        + " PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'cobble', 'path' = '"
+                        + scheme
+                        + "://"
+                        + BUCKET
+                        + "/"
+                        + tablePath
+                        + "', 'bucket' = '4', 'sink.parallelism' = '2')");
+                StatementResult insert = sql.execute("INSERT INTO dim SELECT * FROM products");
+                String job =
+                    insert.jobId().orElseThrow(() -> new AssertionError(insert.toString()));
+                assertEquals("FINISHED", cluster.waitForJob(job, JOB_TIMEOUT), scheme);
+                Path onDisk = s3.directory().resolve(BUCKET).resolve(tablePath);
+                assertTrue(hasFiles(onDisk.resolve("global")), "no commit on " + scheme);
+                assertEquals(PRODUCTS, sorted(sql.execute("SELECT * FROM dim").rows()), scheme);
+
+                sql.execute("SET 'execution.runtime-mode' = 'streaming'");
+                StatementResult joined =
+                    sql.execute(
+                        "SELECT p.id, d.name FROM (SELECT id, PROCTIME() AS pt FROM (VALUES"
+                            + " ('p-102'), ('p-999')) AS t(id)) AS p LEFT JOIN dim"
+                            + " FOR SYSTEM_TIME AS OF p.pt AS d ON p.id = d.id");
+                assertEquals(
+                    List.of(Arrays.asList("p-102", "USB-C Hub"), Arrays.asList("p-999", null)),
+                    sorted(joined.rows()),
+                    scheme);
+              }
+            }
+            assertClusterSecretNotInCobbleOutput(secret);
+          },
+          secret);
+    }
+
+    /**
+     * The cluster's own secret is in {@code conf/} by design; it must be in no object of the store,
+     * no other file the cluster wrote apart from Flink's blob stores, and no entry of a Cobble
+     * logger.
+     */
+    private void assertClusterSecretNotInCobbleOutput(String secret) throws IOException {
+      List<Path> files = new ArrayList<>(SecretScan.filesContaining(s3.directory(), secret));
+      try (Stream<Path> dirs = Files.list(cluster.home())) {
+        for (Path dir : dirs.collect(Collectors.toList())) {
+          if (!List.of("conf", "log", "lib", "opt", "plugins")
+              .contains(dir.getFileName().toString())) {
+            files.addAll(SecretScan.filesContaining(dir, secret));
+          }
+        }
+      }
+      files.removeIf(CsvObjectStorageRecipeIT::inBlobStore);
+      assertEquals(List.of(), files, "files holding the cluster's secret key");
+      List<SecretScan.Hit> cobble =
+          SecretScan.logEntriesContaining(cluster.logDir(), secret).stream()
+              .filter(h -> h.fromLoggerUnder("io.cobble"))
+              .collect(Collectors.toList());
+      assertEquals(List.of(), cobble, "Cobble log entries holding the cluster's secret key");
+    }
+
+    /**
      * Fails on the secret in a file the cluster wrote ({@code conf/} included: Flink's plugin has
      * its own key pair; {@code log/} apart) or in an object of the store, and in a log entry of a
      * Cobble logger ({@code io.cobble}). Reports without failing what only Flink itself wrote:

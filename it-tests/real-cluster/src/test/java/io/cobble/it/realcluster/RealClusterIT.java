@@ -80,8 +80,9 @@ class RealClusterIT {
   private static final java.util.regex.Pattern MISSING_PATH =
       java.util.regex.Pattern.compile("Missing required options are:\\s+path\\b");
 
+  /** Ids 1..200, each with the value {@code v<id>}, so a read-back can check every value. */
   private static final String DATAGEN =
-      "CREATE TABLE gen (id BIGINT, v STRING) WITH ("
+      "CREATE TABLE gen (id BIGINT, v AS CONCAT('v', CAST(id AS STRING))) WITH ("
           + "'connector' = 'datagen', 'number-of-rows' = '200', 'rows-per-second' = '100000',"
           + " 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '200')";
 
@@ -148,9 +149,13 @@ class RealClusterIT {
       throws Exception {
     sql.execute("SET 'execution.runtime-mode' = 'batch'");
     sql.execute(cobbleSinkDdl("read_back", dir, ", 'scan.mode' = 'batch'"));
-    StatementResult scan =
-        sql.execute("SELECT COUNT(*) AS n, MIN(id) AS lo, MAX(id) AS hi FROM read_back");
-    assertEquals(List.of(200L, 1L, 200L), longs(scan.rows().get(0)), scan.rows().toString());
+    StatementResult scan = sql.execute("SELECT id, v FROM read_back");
+    Map<Long, Object> scanned = new java.util.TreeMap<>();
+    for (List<Object> row : scan.rows()) {
+      assertEquals(
+          null, scanned.put(((Number) row.get(0)).longValue(), row.get(1)), "scanned twice");
+    }
+    assertEquals(writtenRows(), scanned, "batch read-back");
 
     sql.execute("SET 'execution.runtime-mode' = 'streaming'");
     sql.execute(
@@ -200,12 +205,8 @@ class RealClusterIT {
     }
     assertEquals(List.of(7L, 150L, 999L), List.copyOf(byId.keySet()), joined.rows().toString());
     assertEquals("changed-7", byId.get(7L));
-    assertTrue(byId.get(150L) != null, "id 150 is in the table: " + joined.rows());
+    assertEquals("v150", byId.get(150L), joined.rows().toString());
     assertEquals(null, byId.get(999L));
-  }
-
-  private static List<Long> longs(List<Object> row) {
-    return row.stream().map(v -> ((Number) v).longValue()).collect(Collectors.toList());
   }
 
   /** The rows a print sink with {@code identifier} wrote to the TaskManager's stdout. */
@@ -262,6 +263,46 @@ class RealClusterIT {
   }
 
   /**
+   * The filtered COUNT of issue 14 in streaming mode with checkpoints: a filter above an updating
+   * aggregate makes Flink send UPDATE_BEFORE with no UPDATE_AFTER for a key whose count passes 2,
+   * and the sink must remove it. Keys 0..49 are counted four times (enter the result, then leave
+   * it), keys 50..59 twice and 60..69 once (stay): exactly the latter 20 rows remain.
+   */
+  static void assertFilteredCountRemovesRows(FlinkCluster cluster, SqlSession sql, Path dir)
+      throws Exception {
+    deleteTree(dir);
+    sql.execute("SET 'execution.runtime-mode' = 'streaming'");
+    sql.execute("SET 'execution.checkpointing.interval' = '500 ms'");
+    sql.execute(
+        "CREATE TABLE events (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '500',"
+            + " 'number-of-rows' = '230', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1',"
+            + " 'fields.id.end' = '230')");
+    sql.execute(
+        "CREATE TABLE counts (k BIGINT, cnt BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+            + "'connector' = 'cobble', 'path' = '"
+            + dir.toUri()
+            + "', 'bucket' = '4', 'sink.parallelism' = '2')");
+    StatementResult insert =
+        sql.execute(
+            "INSERT INTO counts SELECT k, cnt FROM (SELECT k, COUNT(*) AS cnt FROM (SELECT CASE"
+                + " WHEN id <= 200 THEN MOD(id, 50) WHEN id <= 220 THEN 50 + (id - 201) / 2"
+                + " ELSE 60 + (id - 221) END AS k FROM events) GROUP BY k) WHERE cnt < 3");
+    String job = insert.jobId().orElseThrow(() -> new AssertionError(insert.toString()));
+    assertEquals("FINISHED", cluster.waitForJob(job, JOB_TIMEOUT));
+    sql.execute("SET 'execution.runtime-mode' = 'batch'");
+    StatementResult rows = sql.execute("SELECT k, cnt FROM counts");
+    Map<Long, Long> counts = new java.util.TreeMap<>();
+    for (List<Object> row : rows.rows()) {
+      counts.put(((Number) row.get(0)).longValue(), ((Number) row.get(1)).longValue());
+    }
+    Map<Long, Long> expected = new java.util.TreeMap<>();
+    for (long k = 50; k < 70; k++) {
+      expected.put(k, k < 60 ? 2L : 1L);
+    }
+    assertEquals(expected, counts, "rows left by the filtered count");
+  }
+
+  /**
    * (a) The matching dist jar in lib/: a job runs, the factory is found and validates, the sink
    * writes a table and the source reads it back (batch, streaming follow, lookup join).
    */
@@ -302,6 +343,8 @@ class RealClusterIT {
                   cobbleSinkDdl("valid_sink", data, ", 'bucket' = '4', 'sink.parallelism' = '2'"));
               assertSinkWrites(cluster, sql, "valid_sink", data, 2);
               assertSourceReadsBack(cluster, sql, "valid_sink", data);
+
+              assertFilteredCountRemovesRows(cluster, sql, workDir("counts-" + version));
 
               // Rows come back through the gateway (REST v2, JSON rows) on every minor.
               sql.execute("SET 'execution.runtime-mode' = 'batch'");
@@ -344,12 +387,14 @@ class RealClusterIT {
   }
 
   /**
-   * (c) The recipe's setup on 1.19.3: the dist jar is not in lib/ but added to the session as a
-   * user artifact, loaded child-first with {@code org.apache.flink.} removed from the parent-first
-   * patterns.
+   * (c) The job-side artifacts on 1.19.3, nothing of Cobble in lib/: a job jar bundling {@code
+   * cobble-flink-sink} and {@code cobble-flink-source} (service files merged, as a shaded job jar
+   * has them) is added to the session as a user artifact and loaded child-first, with {@code
+   * org.apache.flink.} removed from the parent-first patterns. The sink writes the table, the
+   * source reads every row back and serves a lookup join, and the factory still validates.
    */
   @Test
-  void childFirstUserArtifact() throws Exception {
+  void childFirstJobJarWithTheJobSideArtifacts() throws Exception {
     String version = "1.19.3";
     org.junit.jupiter.api.Assumptions.assumeTrue(isMinorSelected(version), "1.19.3 not selected");
     FlinkDistribution dist = distribution(version);
@@ -359,6 +404,14 @@ class RealClusterIT {
         patterns.stream()
             .filter(p -> !p.equals("org.apache.flink."))
             .collect(Collectors.joining(";"));
+    Path jobJar =
+        ServicesMergingBundle.write(
+            workDir("child-first-job").resolve("cobble-job.jar"),
+            List.of(
+                jobSideJar("cobble-flink-sink", version),
+                jobSideJar("cobble-flink-source", version)));
+    Path data = workDir("data-child-first");
+    deleteTree(data);
     try (FlinkCluster cluster =
         FlinkCluster.builder(dist, workDir("flink-" + version + "-child-first"))
             .config("classloader.resolve-order", "child-first")
@@ -371,22 +424,60 @@ class RealClusterIT {
             try (SqlSession sql = cluster.openSqlSession(Map.of())) {
               sql.execute(DATAGEN);
               sql.execute(
-                  cobbleSinkDdl(
-                      "valid_sink",
-                      workDir("data-child-first"),
-                      ", 'bucket' = '4', 'sink.parallelism' = '1'"));
-              // Not in lib/: without the artifact, Flink knows no 'cobble' factory.
+                  cobbleSinkDdl("valid_sink", data, ", 'bucket' = '4', 'sink.parallelism' = '1'"));
+              // Not in lib/: without the job jar, Flink knows no 'cobble' factory.
               assertMentions(
                   expectError(sql, "INSERT INTO valid_sink SELECT id, v FROM gen"), "'cobble'");
 
-              sql.execute("ADD JAR '" + distJar(lineOf(version)) + "'");
-              assertSinkWrites(cluster, sql, "valid_sink", workDir("data-child-first"), 1);
-              sql.execute(cobbleSinkDdl("no_bucket", workDir("data-child-first"), ""));
+              sql.execute("ADD JAR '" + jobJar + "'");
+              assertSinkWrites(cluster, sql, "valid_sink", data, 1);
+              sql.execute("SET 'execution.runtime-mode' = 'batch'");
+              sql.execute(cobbleSinkDdl("read_back", data, ""));
+              StatementResult scan = sql.execute("SELECT id, v FROM read_back");
+              Map<Long, Object> scanned = new java.util.TreeMap<>();
+              for (List<Object> row : scan.rows()) {
+                scanned.put(((Number) row.get(0)).longValue(), row.get(1));
+              }
+              assertEquals(writtenRows(), scanned, "batch read-back");
+              sql.execute("SET 'execution.runtime-mode' = 'streaming'");
+              StatementResult joined =
+                  sql.execute(
+                      "SELECT p.id, d.v FROM (SELECT id, PROCTIME() AS pt FROM (VALUES"
+                          + " (CAST(42 AS BIGINT)), (CAST(999 AS BIGINT))) AS t(id)) AS p"
+                          + " LEFT JOIN read_back FOR SYSTEM_TIME AS OF p.pt AS d ON p.id = d.id");
+              Map<Long, Object> byId = new java.util.TreeMap<>();
+              for (List<Object> row : joined.rows()) {
+                byId.put(((Number) row.get(0)).longValue(), row.get(1));
+              }
+              Map<Long, Object> expectedJoin = new java.util.TreeMap<>();
+              expectedJoin.put(42L, "v42");
+              expectedJoin.put(999L, null);
+              assertEquals(expectedJoin, byId, joined.rows().toString());
+
+              sql.execute(cobbleSinkDdl("no_bucket", data, ""));
               assertMentions(
                   expectError(sql, "INSERT INTO no_bucket SELECT id, v FROM gen"), "bucket");
             }
           });
     }
+  }
+
+  /** A job-side artifact ({@code cobble-flink-sink} or {@code -source}) of the minor's line. */
+  static Path jobSideJar(String artifact, String flinkVersion) {
+    Path jar =
+        Paths.get(System.getProperty("cobble.it.distDir", "target/dist"))
+            .resolve(artifact + "-" + DIST_PREFIX + "-flink-" + lineOf(flinkVersion) + ".jar");
+    assertTrue(Files.isRegularFile(jar), "missing " + jar);
+    return jar;
+  }
+
+  /** What {@link #DATAGEN} generates: ids 1..200 with the value {@code v<id>}. */
+  private static Map<Long, Object> writtenRows() {
+    Map<Long, Object> rows = new java.util.TreeMap<>();
+    for (long id = 1; id <= 200; id++) {
+      rows.put(id, "v" + id);
+    }
+    return rows;
   }
 
   /** The harness can SIGKILL the TaskManager and start a new one that runs jobs. */
