@@ -3,11 +3,11 @@ package io.cobble.flink.table.sink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.cobble.testing.table.TestSinkTable;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.table.TestSinkTable;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
