@@ -159,8 +159,8 @@ class CobbleCatalogIT {
         "INSERT INTO orders_v2 /*+ OPTIONS('sink.parallelism' = '2') */"
             + " VALUES (1, 1, 1.00, 1, 'x')",
         "keeps its writer parallelism");
-    assertRejected(env, "DROP DATABASE analytics", "is not empty");
     run(env, "USE `default`");
+    assertRejected(env, "DROP DATABASE analytics", "is not empty");
     run(env, "DROP DATABASE analytics CASCADE");
     assertFalse(collect(env, "SHOW DATABASES").contains(Row.of("analytics")));
   }
