@@ -25,12 +25,10 @@ final class CatalogLocation {
   static final String TABLES = "tables/";
 
   private final URI root;
-  private final String storageId;
   private final Map<String, String> providerOptions;
 
-  private CatalogLocation(URI root, String storageId, Map<String, String> providerOptions) {
+  private CatalogLocation(URI root, Map<String, String> providerOptions) {
     this.root = root;
-    this.storageId = storageId;
     this.providerOptions = Collections.unmodifiableMap(new TreeMap<>(providerOptions));
   }
 
@@ -59,7 +57,7 @@ final class CatalogLocation {
     mapS3(options, warehouse, provider, CobbleCatalogOptions.S3_ENDPOINT, "endpoint");
     String base = warehouse.toString();
     URI root = URI.create((base.endsWith("/") ? base : base + "/") + storageId + "/");
-    return new CatalogLocation(root, storageId, provider);
+    return new CatalogLocation(root, provider);
   }
 
   /** The Flink-style {@code s3.*} keys are the s3 provider's keys under other names. */
@@ -97,10 +95,6 @@ final class CatalogLocation {
   /** {@code <path>/<storage-id>/}. */
   URI root() {
     return root;
-  }
-
-  String storageId() {
-    return storageId;
   }
 
   Storage open() throws IOException {

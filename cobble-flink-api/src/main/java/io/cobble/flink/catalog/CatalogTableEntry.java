@@ -1,9 +1,7 @@
 package io.cobble.flink.catalog;
 
 import io.cobble.flink.table.layout.TableSchemaFile;
-import java.util.List;
 import java.util.Objects;
-import org.apache.flink.table.types.logical.LogicalType;
 
 /**
  * A table of the catalog: its id (which names its directory, so a rename moves nothing) and its
@@ -30,14 +28,6 @@ final class CatalogTableEntry {
 
   CatalogTableEntry withSchema(TableSchemaFile evolved) {
     return new CatalogTableEntry(id, evolved);
-  }
-
-  List<String> columnNames() {
-    return schema.columnNames();
-  }
-
-  List<LogicalType> columnTypes() {
-    return schema.columnTypes();
   }
 
   @Override
