@@ -174,7 +174,40 @@ class CobbleCatalogIT {
             + warehouse()
             + "', 'buckets' = '70000')",
         "Option 'buckets' must be between 1 and 65536");
+    String[][] catalogs = {
+      {"'buckets' = '0'", "Option 'buckets' must be between 1 and 65536, but is 0"},
+      {"'buckets' = '4', 's3.access-key' = 'AK'", "Option 's3.access-key' applies to an s3://"},
+      {"'buckets' = '4', 'storage-id' = '../up'", "Option 'storage-id' must be a non-empty name"},
+      {"'buckets' = '4', 'bucket-count' = '3'", "bucket-count"},
+    };
+    for (int i = 0; i < catalogs.length; i++) {
+      assertRejected(
+          env,
+          "CREATE CATALOG bad"
+              + i
+              + " WITH ('type' = 'cobble', 'path' = '"
+              + warehouse()
+              + "', "
+              + catalogs[i][0]
+              + ")",
+          catalogs[i][1]);
+    }
+    assertRejected(
+        env,
+        "CREATE CATALOG nobuckets WITH ('type' = 'cobble', 'path' = '" + warehouse() + "')",
+        "buckets");
+    assertRejected(
+        env,
+        "CREATE CATALOG twice WITH ('type' = 'cobble', 'path' = 's3://b/w', 'buckets' = '4',"
+            + " 's3.endpoint' = 'http://a', 'storage.option.endpoint' = 'http://b')",
+        "Options 's3.endpoint' and 'storage.option.endpoint' set the same s3 setting");
     env = session(batch(), "lake", warehouse(), Map.of());
+    assertRejected(
+        batch(),
+        "CREATE CATALOG wider WITH ('type' = 'cobble', 'path' = '"
+            + warehouse()
+            + "', 'buckets' = '8')",
+        "Option 'buckets' is 8, but the Cobble catalog at");
     String[][] cases = {
       {"CREATE TABLE t (id BIGINT, v INT)", "has no PRIMARY KEY"},
       {"CREATE TABLE t (id BIGINT NOT NULL, PRIMARY KEY (id) NOT ENFORCED)", "at least one column"},
@@ -218,14 +251,28 @@ class CobbleCatalogIT {
         "has table options [path]"
       },
       {"CREATE DATABASE d COMMENT 'c'", "Database 'd' has a COMMENT"},
+      {"CREATE DATABASE d WITH ('k' = 'v')", "Database 'd' has properties [k]"},
+      {
+        "CREATE TABLE t (id BIGINT NOT NULL, v CHAR(3), PRIMARY KEY (id) NOT ENFORCED)",
+        "bounded type CHAR(3)"
+      },
+      {
+        "CREATE TABLE t (id BIGINT NOT NULL, v BINARY(3), PRIMARY KEY (id) NOT ENFORCED)",
+        "bounded type BINARY(3)"
+      },
+      {
+        "CREATE TABLE t (id BIGINT NOT NULL, v TIMESTAMP_LTZ(3), PRIMARY KEY (id) NOT ENFORCED)",
+        "has type TIMESTAMP_LTZ(3), which the Cobble catalog does not support"
+      },
+      {"CREATE VIEW t AS SELECT 1 AS x", "the Cobble catalog stores tables only"},
     };
     for (String[] c : cases) {
       assertRejected(env, c[0], c[1]);
     }
     run(
         env,
-        "CREATE TABLE t (id BIGINT NOT NULL, a INT, c DECIMAL(10, 2), ts TIMESTAMP(3),"
-            + " PRIMARY KEY (id) NOT ENFORCED)");
+        "CREATE TABLE t (id BIGINT NOT NULL, a INT, c DECIMAL(10, 2), f STRING,"
+            + " ts TIMESTAMP(3), PRIMARY KEY (id) NOT ENFORCED)");
     String[][] alters = {
       {"ALTER TABLE t MODIFY id INT NOT NULL", "PRIMARY KEY column 'id'"},
       {"ALTER TABLE t MODIFY a SMALLINT", "from INT to SMALLINT"},
@@ -237,10 +284,22 @@ class CobbleCatalogIT {
       {"ALTER TABLE t SET ('k' = 'v')", "sets or resets table options"},
       {"ALTER TABLE t ADD WATERMARK FOR ts AS ts", "changes a WATERMARK"},
       {"ALTER TABLE t DROP PRIMARY KEY", "changes the PRIMARY KEY"},
+      {"ALTER TABLE t MODIFY a DOUBLE", "from INT to DOUBLE"},
+      {"ALTER TABLE t MODIFY a INT NOT NULL", "a column cannot become NOT NULL"},
+      {"ALTER TABLE t MODIFY c DECIMAL(8, 2)", "lowering DECIMAL precision"},
+      {"ALTER TABLE t MODIFY f VARCHAR(10)", "bounded type VARCHAR(10)"},
+      {"ALTER TABLE t ADD g INT AFTER a", "new columns are appended"},
+      {"ALTER TABLE t ADD g VARBINARY(3)", "bounded type VARBINARY(3)"},
+      {"ALTER TABLE t ADD g AS a + 1", "is a computed column"},
+      {"ALTER TABLE t ADD g INT COMMENT 'x'", "Column 'g' of table 'analytics.t' has a COMMENT"},
+      {"ALTER TABLE t MODIFY a INT COMMENT 'x'", "sets a comment on column 'a'"},
+      {"ALTER TABLE t MODIFY a INT FIRST", "moves column 'a'"},
     };
     for (String[] c : alters) {
       assertRejected(env, c[0], c[1]);
     }
+    run(env, "ALTER TABLE t DROP (a, c, f)");
+    assertRejected(env, "ALTER TABLE t DROP ts", "the last column outside the PRIMARY KEY");
     assertRejected(env, "SELECT * FROM t", "has no committed rows yet");
   }
 
