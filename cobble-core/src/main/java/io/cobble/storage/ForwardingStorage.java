@@ -73,6 +73,11 @@ public abstract class ForwardingStorage implements Storage {
   }
 
   @Override
+  public boolean createExclusively(String path, byte[] bytes) throws IOException {
+    return delegate.createExclusively(path, bytes);
+  }
+
+  @Override
   public void close() throws IOException {
     delegate.close();
   }

@@ -73,4 +73,18 @@ public interface Storage extends Closeable {
    * upload on object stores. Durable on return.
    */
   void publishAtomically(String path, byte[] bytes) throws IOException;
+
+  /**
+   * Writes {@code bytes} at {@code path} only if no file is there, atomically and durably: readers
+   * see no file or all of {@code bytes}, and of two concurrent calls for one path exactly one
+   * returns {@code true}. This is the compare-and-swap that optimistic concurrency (a catalog's
+   * numbered metadata versions) builds on.
+   *
+   * @return false if a file already exists at {@code path}
+   * @throws UnsupportedOperationException if the storage cannot create files exclusively
+   */
+  default boolean createExclusively(String path, byte[] bytes) throws IOException {
+    throw new UnsupportedOperationException(
+        "Storage at " + uri() + " cannot create files exclusively");
+  }
 }

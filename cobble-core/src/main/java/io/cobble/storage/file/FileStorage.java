@@ -161,6 +161,38 @@ public final class FileStorage implements Storage {
     }
   }
 
+  /**
+   * Writes a synced temporary file and hard-links it to {@code path}: a link never replaces an
+   * existing name, so of two racing creators exactly one succeeds, and the name appears with its
+   * whole content.
+   */
+  @Override
+  public boolean createExclusively(String path, byte[] bytes) throws IOException {
+    Path target = resolve(path);
+    Path directory = target.getParent();
+    createDirectories(directory);
+    Path temp = directory.resolve(TEMP_PREFIX + target.getFileName() + "." + UUID.randomUUID());
+    try {
+      try (FileChannel channel =
+          FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        ByteBuffer source = ByteBuffer.wrap(bytes);
+        while (source.hasRemaining()) {
+          channel.write(source);
+        }
+        sync.file(channel);
+      }
+      try {
+        Files.createLink(target, temp);
+      } catch (FileAlreadyExistsException e) {
+        return false;
+      }
+      sync.directory(directory);
+      return true;
+    } finally {
+      Files.deleteIfExists(temp);
+    }
+  }
+
   @Override
   public void close() {}
 

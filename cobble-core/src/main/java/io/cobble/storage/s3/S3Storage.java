@@ -315,6 +315,25 @@ public final class S3Storage implements Storage {
     putObject(path, RequestBody.fromBytes(bytes));
   }
 
+  /** A conditional PUT ({@code If-None-Match: *}): the store refuses it when the key exists. */
+  @Override
+  public boolean createExclusively(String path, byte[] bytes) throws IOException {
+    String key = key(path);
+    try {
+      client.putObject(
+          b -> b.bucket(location.bucket()).key(key).ifNoneMatch("*"), RequestBody.fromBytes(bytes));
+      return true;
+    } catch (S3Exception e) {
+      // 412: the key exists. 409: a concurrent conditional write to the key is in progress.
+      if (e.statusCode() == 412 || e.statusCode() == 409) {
+        return false;
+      }
+      throw errors.translate("conditional upload", location.describe(path), e);
+    } catch (SdkException e) {
+      throw errors.translate("conditional upload", location.describe(path), e);
+    }
+  }
+
   void putObject(String path, RequestBody body) throws IOException {
     String key = key(path);
     try {

@@ -38,6 +38,49 @@ class FileStorageTest {
   }
 
   @Test
+  void createExclusivelyWritesOnlyTheFirstOfRacingCreators() throws Exception {
+    try (Storage storage = open()) {
+      byte[] first = "first".getBytes(StandardCharsets.UTF_8);
+      assertTrue(storage.createExclusively("meta/v-1", first));
+      assertFalse(storage.createExclusively("meta/v-1", "second".getBytes(StandardCharsets.UTF_8)));
+      assertArrayEquals(first, storage.readAll("meta/v-1"));
+      // Many threads race for each name: exactly one wins, and the file holds the winner's bytes.
+      for (int round = 0; round < 20; round++) {
+        String path = "race/v-" + round;
+        java.util.concurrent.ConcurrentLinkedQueue<String> winners =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+        List<Thread> threads = new java.util.ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          String content = "writer-" + t;
+          Thread thread =
+              new Thread(
+                  () -> {
+                    try {
+                      start.await();
+                      if (storage.createExclusively(
+                          path, content.getBytes(StandardCharsets.UTF_8))) {
+                        winners.add(content);
+                      }
+                    } catch (Exception e) {
+                      winners.add("error: " + e);
+                    }
+                  });
+          thread.start();
+          threads.add(thread);
+        }
+        start.countDown();
+        for (Thread thread : threads) {
+          thread.join();
+        }
+        assertEquals(1, winners.size(), winners.toString());
+        assertEquals(winners.peek(), new String(storage.readAll(path), StandardCharsets.UTF_8));
+      }
+      assertEquals(21, storage.list("").size(), "no temporary files left: " + storage.list(""));
+    }
+  }
+
+  @Test
   void plainPathOpensFileStorageAndCreatesTheRoot() throws IOException {
     try (Storage storage = open()) {
       assertTrue(storage instanceof FileStorage, storage.toString());

@@ -106,6 +106,16 @@ class S3StorageTest {
   }
 
   @Test
+  void createExclusivelyRefusesAnExistingKey() throws IOException {
+    try (Storage storage = open("exclusive", options())) {
+      byte[] first = "first".getBytes(StandardCharsets.UTF_8);
+      assertTrue(storage.createExclusively("meta/v-1", first));
+      assertFalse(storage.createExclusively("meta/v-1", "second".getBytes(StandardCharsets.UTF_8)));
+      assertArrayEquals(first, storage.readAll("meta/v-1"));
+    }
+  }
+
+  @Test
   void multipartUploadAndRangedReadsAcrossParts() throws IOException {
     Map<String, String> options = options();
     options.put("part_size", "5mb");

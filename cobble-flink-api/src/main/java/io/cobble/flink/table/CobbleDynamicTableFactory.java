@@ -95,10 +95,13 @@ public final class CobbleDynamicTableFactory
     }
     ResolvedSchema schema = context.getCatalogTable().getResolvedSchema();
     KeyedTableRules.check(schema, "sink");
-    TableSchemaFile declared = TableSchemaFile.of(schema, buckets, writers);
+    TableSchemaFile ddl = TableSchemaFile.of(schema, buckets, writers);
     TableStorage table =
         TableStorage.fromTableOptions(root, context.getCatalogTable().getOptions());
-    readPublishedSchema(table).ifPresent(published -> checkSinkAgainst(published, declared, root));
+    Optional<TableSchemaFile> published = readPublishedSchema(table);
+    published.ifPresent(stored -> checkSinkAgainst(stored, ddl, root));
+    // Columns keep the Cobble columns the table stores them in (moved by a catalog's ALTER TABLE).
+    TableSchemaFile declared = published.map(ddl::withSlotsOf).orElse(ddl);
     return new CobbleDynamicTableSink(
         table,
         declared,
@@ -159,7 +162,11 @@ public final class CobbleDynamicTableFactory
       return CobbleDynamicTableSource.raw(settings, rowType, rawColumns);
     }
     return CobbleDynamicTableSource.sinkTable(
-        settings, rowType, keyPositions(rowType, published.primaryKey()), published.bucketCount());
+        settings,
+        rowType,
+        keyPositions(rowType, published.primaryKey()),
+        published.bucketCount(),
+        published.slots());
   }
 
   private static int[] keyPositions(RowType rowType, List<String> primaryKey) {

@@ -50,23 +50,24 @@ abstract class FieldCodec {
       case BOOLEAN:
         return fixed(1, (r, p, o) -> o.putByte(r.getBoolean(p) ? 1 : 0), b -> b.get() != 0);
       case TINYINT:
-        return fixed(1, (r, p, o) -> o.putByte(r.getByte(p)), ByteBuffer::get);
+        return widened(1, (r, p, o) -> o.putByte(r.getByte(p)), (b, n) -> (byte) integer(b, n));
       case SMALLINT:
-        return fixed(2, (r, p, o) -> o.putShort(r.getShort(p)), ByteBuffer::getShort);
+        return widened(2, (r, p, o) -> o.putShort(r.getShort(p)), (b, n) -> (short) integer(b, n));
       case INTEGER:
+        return widened(4, (r, p, o) -> o.putInt(r.getInt(p)), (b, n) -> (int) integer(b, n));
       case DATE:
       case TIME_WITHOUT_TIME_ZONE:
         return fixed(4, (r, p, o) -> o.putInt(r.getInt(p)), ByteBuffer::getInt);
       case BIGINT:
-        return fixed(8, (r, p, o) -> o.putLong(r.getLong(p)), ByteBuffer::getLong);
+        return widened(8, (r, p, o) -> o.putLong(r.getLong(p)), FieldCodec::integer);
       case FLOAT:
         return fixed(
             4, (r, p, o) -> o.putInt(Float.floatToRawIntBits(r.getFloat(p))), ByteBuffer::getFloat);
       case DOUBLE:
-        return fixed(
+        return widened(
             8,
             (r, p, o) -> o.putLong(Double.doubleToRawLongBits(r.getDouble(p))),
-            ByteBuffer::getDouble);
+            (b, n) -> n == 4 ? (double) b.getFloat() : b.getDouble());
       case TIMESTAMP_WITHOUT_TIME_ZONE:
       case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
         int precision = LogicalTypeChecks.getPrecision(type);
@@ -95,6 +96,25 @@ abstract class FieldCodec {
             bytes -> DecimalData.fromUnscaledBytes(bytes, decimalPrecision, scale));
       default:
         return Optional.empty();
+    }
+  }
+
+  /**
+   * An integer written as a narrower (or equally wide) integer type: a column widened by ALTER
+   * TABLE keeps the values written before in their old width, and reads them sign-extended.
+   */
+  private static long integer(ByteBuffer in, int length) {
+    switch (length) {
+      case 1:
+        return in.get();
+      case 2:
+        return in.getShort();
+      case 4:
+        return in.getInt();
+      case 8:
+        return in.getLong();
+      default:
+        throw new IllegalArgumentException(length + "-byte value is not an integer");
     }
   }
 
@@ -137,6 +157,39 @@ abstract class FieldCodec {
           @Override
           Object decode(ByteBuffer in, int ignoredLength) {
             return decoder.decode(in);
+          }
+        });
+  }
+
+  private interface WidthDecoder {
+    Object decode(ByteBuffer in, int length);
+  }
+
+  /**
+   * A fixed-width type whose column may hold values of a narrower type of its family (written
+   * before an ALTER TABLE widened it): the value's length tells which. A longer value cannot come
+   * from a widening and is rejected.
+   */
+  private static Optional<FieldCodec> widened(int length, Writer writer, WidthDecoder decoder) {
+    return Optional.of(
+        new FieldCodec() {
+          @Override
+          int fixedLength() {
+            return length;
+          }
+
+          @Override
+          void write(RowData row, int pos, EncodeBuffer out) {
+            writer.write(row, pos, out);
+          }
+
+          @Override
+          Object decode(ByteBuffer in, int valueLength) {
+            if (valueLength > length) {
+              throw new IllegalArgumentException(
+                  valueLength + "-byte value is wider than the column's " + length + " bytes");
+            }
+            return decoder.decode(in, valueLength);
           }
         });
   }

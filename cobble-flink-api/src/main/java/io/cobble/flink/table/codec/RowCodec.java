@@ -26,13 +26,25 @@ public final class RowCodec implements Serializable {
   private final RowType rowType;
   private final int[] keyPositions;
   private final int[] valuePositions;
+  private final ColumnSlots slots;
   private final KeyEncoder keys;
   private transient FieldCodec[] valueCodecs;
+  // Per Cobble column, the value column it holds, or -1 for an unused one.
+  private transient int[] slotValues;
 
   /**
    * @param keyPositions the primary-key columns' positions in {@code rowType}, in key order
    */
   public RowCodec(RowType rowType, int[] keyPositions) {
+    this(rowType, keyPositions, null);
+  }
+
+  /**
+   * @param keyPositions the primary-key columns' positions in {@code rowType}, in key order
+   * @param slots the Cobble column of each value column; null for value column {@code i} in Cobble
+   *     column {@code i}
+   */
+  public RowCodec(RowType rowType, int[] keyPositions, ColumnSlots slots) {
     this.rowType = rowType;
     this.keyPositions = keyPositions.clone();
     List<LogicalType> keyTypes = new ArrayList<>();
@@ -47,6 +59,11 @@ public final class RowCodec implements Serializable {
       }
     }
     this.valuePositions = values.stream().mapToInt(Integer::intValue).toArray();
+    this.slots = slots == null ? ColumnSlots.identity(valuePositions.length) : slots;
+    if (this.slots.valueColumns() != valuePositions.length) {
+      throw new IllegalArgumentException(
+          "Cobble columns " + this.slots + " for " + valuePositions.length + " value columns");
+    }
     init();
   }
 
@@ -62,14 +79,20 @@ public final class RowCodec implements Serializable {
 
   private void init() {
     valueCodecs = new FieldCodec[valuePositions.length];
+    slotValues = new int[slots.count()];
+    Arrays.fill(slotValues, -1);
     for (int i = 0; i < valuePositions.length; i++) {
       valueCodecs[i] = codecOf(rowType.getTypeAt(valuePositions[i]));
+      slotValues[slots.slot(i)] = i;
     }
   }
 
-  /** The number of Cobble columns a row has: one per non-key column. */
+  /**
+   * The number of Cobble columns a row has: one per non-key column, plus the unused columns of
+   * dropped ones.
+   */
   public int valueColumnCount() {
-    return valuePositions.length;
+    return slots.count();
   }
 
   public byte[] key(RowData row) {
@@ -81,10 +104,10 @@ public final class RowCodec implements Serializable {
     keys.encodeInto(row, out);
   }
 
-  /** The row's Cobble column values, in table order of the non-key columns. */
+  /** The row's Cobble column values, by Cobble column (see {@link ColumnSlots}). */
   public byte[][] values(RowData row) {
     EncodeBuffer out = new EncodeBuffer(64);
-    int[] ends = new int[valuePositions.length];
+    int[] ends = new int[slots.count()];
     valuesInto(row, out, ends);
     byte[][] columns = new byte[ends.length][];
     int start = 0;
@@ -104,39 +127,60 @@ public final class RowCodec implements Serializable {
       init();
     }
     out.clear();
-    for (int i = 0; i < valuePositions.length; i++) {
-      int position = valuePositions[i];
-      if (row.isNullAt(position)) {
+    for (int slot = 0; slot < slotValues.length; slot++) {
+      int i = slotValues[slot];
+      int position = i < 0 ? -1 : valuePositions[i];
+      if (i < 0 || row.isNullAt(position)) {
         out.putByte(NULL);
       } else {
         out.putByte(PRESENT);
         valueCodecs[i].write(row, position, out);
       }
-      columnEnds[i] = out.size();
+      columnEnds[slot] = out.size();
     }
   }
 
-  /** The table row of a Cobble key and its column values (as {@link #values} wrote them). */
+  /**
+   * The table row of a Cobble key and its column values (as {@link #values} wrote them). Rows
+   * written before columns were appended have fewer Cobble columns: the new columns read as NULL.
+   * Values written before a column was widened read in the wider type.
+   *
+   * @throws IllegalArgumentException naming the column when a value cannot be a value of its type
+   *     (the rows were written with an incompatible type)
+   */
   public RowData decode(byte[] key, byte[][] columns) {
     if (valueCodecs == null) {
       init();
     }
-    if (columns.length != valuePositions.length) {
+    if (columns.length > slotValues.length) {
       throw new IllegalArgumentException(
-          "expected " + valuePositions.length + " columns, got " + columns.length);
+          "expected at most " + slotValues.length + " columns, got " + columns.length);
     }
     GenericRowData row = new GenericRowData(rowType.getFieldCount());
     Object[] keyValues = keys.decode(key);
     for (int i = 0; i < keyPositions.length; i++) {
       row.setField(keyPositions[i], keyValues[i]);
     }
-    for (int i = 0; i < columns.length; i++) {
-      byte[] column = columns[i];
+    for (int i = 0; i < valuePositions.length; i++) {
+      int slot = slots.slot(i);
+      byte[] column = slot < columns.length ? columns[slot] : null;
       if (column == null || column.length == 0 || column[0] == NULL) {
         continue;
       }
       ByteBuffer in = ByteBuffer.wrap(column, 1, column.length - 1);
-      row.setField(valuePositions[i], valueCodecs[i].decode(in, column.length - 1));
+      try {
+        row.setField(valuePositions[i], valueCodecs[i].decode(in, column.length - 1));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "Column '"
+                + rowType.getFieldNames().get(valuePositions[i])
+                + "' ("
+                + rowType.getTypeAt(valuePositions[i]).asSummaryString()
+                + ") cannot read a stored value: "
+                + e.getMessage()
+                + ". The rows were written with a type this column cannot be widened from.",
+            e);
+      }
     }
     return row;
   }

@@ -1,5 +1,6 @@
 package io.cobble.flink.table.layout;
 
+import io.cobble.flink.table.codec.ColumnSlots;
 import io.cobble.storage.MetadataFile;
 import io.cobble.storage.Storage;
 import java.io.ByteArrayInputStream;
@@ -26,9 +27,11 @@ import org.apache.flink.table.types.logical.utils.LogicalTypeParser;
  * lets a reader expose typed columns without the writing job, and lets every later writer or reader
  * check that its DDL still describes the stored rows.
  *
- * <p>Payload (big-endian, strings as modified UTF-8): format version (int, 1), bucket count (int),
- * shard count (int), column count (int), per column name and type string, key column count (int),
- * key column names.
+ * <p>Payload (big-endian, strings as modified UTF-8): format version (int, 1 or 2), bucket count
+ * (int), shard count (int), column count (int), per column name and type string, key column count
+ * (int), key column names; format 2 (written only for a table whose value columns are not stored in
+ * Cobble columns 0, 1, ... in order, see {@link ColumnSlots}) adds the Cobble column count (int)
+ * and the Cobble column of each value column (int each).
  */
 public final class TableSchemaFile implements Serializable {
 
@@ -37,12 +40,14 @@ public final class TableSchemaFile implements Serializable {
   public static final String PATH = TableLayout.SCHEMA_DIRECTORY + "/table-schema";
 
   private static final int FORMAT = 1;
+  private static final int FORMAT_WITH_SLOTS = 2;
 
   private final List<String> columnNames;
   private final List<String> columnTypes;
   private final List<String> primaryKey;
   private final int bucketCount;
   private final int shardCount;
+  private final ColumnSlots slots;
 
   public TableSchemaFile(
       List<String> columnNames,
@@ -50,6 +55,20 @@ public final class TableSchemaFile implements Serializable {
       List<String> primaryKey,
       int bucketCount,
       int shardCount) {
+    this(columnNames, columnTypes, primaryKey, bucketCount, shardCount, null);
+  }
+
+  /**
+   * @param slots the Cobble column of each value column; null for value column {@code i} in Cobble
+   *     column {@code i}
+   */
+  public TableSchemaFile(
+      List<String> columnNames,
+      List<String> columnTypes,
+      List<String> primaryKey,
+      int bucketCount,
+      int shardCount,
+      ColumnSlots slots) {
     if (columnNames.size() != columnTypes.size()) {
       throw new IllegalArgumentException("one type per column expected");
     }
@@ -58,6 +77,12 @@ public final class TableSchemaFile implements Serializable {
     this.primaryKey = Collections.unmodifiableList(new ArrayList<>(primaryKey));
     this.bucketCount = bucketCount;
     this.shardCount = shardCount;
+    int valueColumns = (int) columnNames.stream().filter(c -> !primaryKey.contains(c)).count();
+    this.slots = slots == null ? ColumnSlots.identity(valueColumns) : slots;
+    if (this.slots.valueColumns() != valueColumns) {
+      throw new IllegalArgumentException(
+          "Cobble columns " + this.slots + " for " + valueColumns + " value columns");
+    }
   }
 
   /** The schema a DDL declares; {@code bucketCount} and {@code shardCount} may be 0 (unknown). */
@@ -98,6 +123,22 @@ public final class TableSchemaFile implements Serializable {
 
   public int shardCount() {
     return shardCount;
+  }
+
+  /** Where the value columns are stored. */
+  public ColumnSlots slots() {
+    return slots;
+  }
+
+  /** This schema with another shard count (a sink's writer count). */
+  public TableSchemaFile withShardCount(int shards) {
+    return new TableSchemaFile(columnNames, columnTypes, primaryKey, bucketCount, shards, slots);
+  }
+
+  /** This schema with the Cobble columns of {@code stored} (same columns, as published). */
+  public TableSchemaFile withSlotsOf(TableSchemaFile stored) {
+    return new TableSchemaFile(
+        columnNames, columnTypes, primaryKey, bucketCount, shardCount, stored.slots);
   }
 
   /**
@@ -170,7 +211,7 @@ public final class TableSchemaFile implements Serializable {
   byte[] encode() {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeInt(FORMAT);
+      out.writeInt(slots.isIdentity() ? FORMAT : FORMAT_WITH_SLOTS);
       out.writeInt(bucketCount);
       out.writeInt(shardCount);
       out.writeInt(columnNames.size());
@@ -182,6 +223,12 @@ public final class TableSchemaFile implements Serializable {
       for (String key : primaryKey) {
         out.writeUTF(key);
       }
+      if (!slots.isIdentity()) {
+        out.writeInt(slots.count());
+        for (int slot : slots.slots()) {
+          out.writeInt(slot);
+        }
+      }
     } catch (IOException e) {
       throw new IllegalStateException("in-memory write failed", e);
     }
@@ -191,7 +238,7 @@ public final class TableSchemaFile implements Serializable {
   static TableSchemaFile decode(byte[] payload) throws IOException {
     DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload));
     int format = in.readInt();
-    if (format != FORMAT) {
+    if (format != FORMAT && format != FORMAT_WITH_SLOTS) {
       throw new IOException(
           "Table schema format " + format + " is not readable by this Cobble; upgrade Cobble.");
     }
@@ -209,7 +256,16 @@ public final class TableSchemaFile implements Serializable {
     for (int i = 0; i < keys; i++) {
       key.add(in.readUTF());
     }
-    return new TableSchemaFile(names, types, key, buckets, shards);
+    ColumnSlots slots = null;
+    if (format == FORMAT_WITH_SLOTS) {
+      int count = in.readInt();
+      int[] values = new int[columns - keys];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = in.readInt();
+      }
+      slots = new ColumnSlots(values, count);
+    }
+    return new TableSchemaFile(names, types, key, buckets, shards, slots);
   }
 
   @Override
@@ -220,6 +276,7 @@ public final class TableSchemaFile implements Serializable {
     TableSchemaFile other = (TableSchemaFile) o;
     return bucketCount == other.bucketCount
         && shardCount == other.shardCount
+        && slots.equals(other.slots)
         && columnNames.equals(other.columnNames)
         && columnTypes.equals(other.columnTypes)
         && primaryKey.equals(other.primaryKey);
@@ -227,7 +284,7 @@ public final class TableSchemaFile implements Serializable {
 
   @Override
   public int hashCode() {
-    return Objects.hash(columnNames, columnTypes, primaryKey, bucketCount, shardCount);
+    return Objects.hash(columnNames, columnTypes, primaryKey, bucketCount, shardCount, slots);
   }
 
   @Override
@@ -242,6 +299,7 @@ public final class TableSchemaFile implements Serializable {
         + bucketCount
         + ", shards="
         + shardCount
+        + (slots.isIdentity() ? "" : ", cobbleColumns=" + slots)
         + "}";
   }
 }

@@ -63,7 +63,7 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
     return new CobbleSinkProvider(
         table,
         schema,
-        new RowCodec(rowType, keyPositions),
+        new RowCodec(rowType, keyPositions, schema.slots()),
         new KeyEncoder(keyTypes, keyPositions),
         new WriterMemory(writerBufferBytes, managedMemory),
         retention);

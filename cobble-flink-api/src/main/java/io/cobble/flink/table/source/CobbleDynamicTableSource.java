@@ -1,5 +1,6 @@
 package io.cobble.flink.table.source;
 
+import io.cobble.flink.table.codec.ColumnSlots;
 import io.cobble.flink.table.codec.KeyEncoder;
 import io.cobble.flink.table.codec.RowCodec;
 import java.util.ArrayList;
@@ -28,26 +29,41 @@ public final class CobbleDynamicTableSource implements ScanTableSource, LookupTa
   private final int[] keyPositions;
   private final int buckets;
   private final int[] rawColumns;
+  private final ColumnSlots slots;
 
   private CobbleDynamicTableSource(
-      SourceSettings settings, RowType rowType, int[] keyPositions, int buckets, int[] rawColumns) {
+      SourceSettings settings,
+      RowType rowType,
+      int[] keyPositions,
+      int buckets,
+      int[] rawColumns,
+      ColumnSlots slots) {
     this.settings = settings;
     this.rowType = rowType;
     this.keyPositions = keyPositions;
     this.buckets = buckets;
     this.rawColumns = rawColumns;
+    this.slots = slots;
   }
 
-  /** A sink table's typed source; {@code keyPositions} are the primary key's physical positions. */
+  /**
+   * A sink table's typed source; {@code keyPositions} are the primary key's physical positions,
+   * {@code slots} the Cobble columns of its value columns.
+   */
   public static CobbleDynamicTableSource sinkTable(
-      SourceSettings settings, RowType rowType, int[] keyPositions, int buckets) {
-    return new CobbleDynamicTableSource(settings, rowType, keyPositions.clone(), buckets, null);
+      SourceSettings settings,
+      RowType rowType,
+      int[] keyPositions,
+      int buckets,
+      ColumnSlots slots) {
+    return new CobbleDynamicTableSource(
+        settings, rowType, keyPositions.clone(), buckets, null, slots);
   }
 
   /** A raw source of the Cobble columns {@code rawColumns}. */
   public static CobbleDynamicTableSource raw(
       SourceSettings settings, RowType rowType, int[] rawColumns) {
-    return new CobbleDynamicTableSource(settings, rowType, new int[0], 0, rawColumns.clone());
+    return new CobbleDynamicTableSource(settings, rowType, new int[0], 0, rawColumns.clone(), null);
   }
 
   private boolean isRaw() {
@@ -62,7 +78,7 @@ public final class CobbleDynamicTableSource implements ScanTableSource, LookupTa
   @Override
   public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
     RowDecoder decoder =
-        isRaw() ? RowDecoder.raw(rawColumns) : RowDecoder.typed(rowType, keyPositions);
+        isRaw() ? RowDecoder.raw(rawColumns) : RowDecoder.typed(rowType, keyPositions, slots);
     return SourceProvider.of(new CobbleSource(settings, decoder));
   }
 
@@ -106,7 +122,7 @@ public final class CobbleDynamicTableSource implements ScanTableSource, LookupTa
     }
     return LookupFunctionProvider.of(
         new CobbleLookupFunction(
-            settings, new RowCodec(rowType, keyPositions), probeKeyEncoder(keys), buckets));
+            settings, new RowCodec(rowType, keyPositions, slots), probeKeyEncoder(keys), buckets));
   }
 
   /** Encodes the primary key from the planner's key row, whose fields follow the lookup keys. */
@@ -126,7 +142,8 @@ public final class CobbleDynamicTableSource implements ScanTableSource, LookupTa
 
   @Override
   public DynamicTableSource copy() {
-    return new CobbleDynamicTableSource(settings, rowType, keyPositions, buckets, rawColumns);
+    return new CobbleDynamicTableSource(
+        settings, rowType, keyPositions, buckets, rawColumns, slots);
   }
 
   @Override

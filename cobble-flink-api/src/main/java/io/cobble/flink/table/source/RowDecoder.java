@@ -1,6 +1,7 @@
 package io.cobble.flink.table.source;
 
 import io.cobble.Row;
+import io.cobble.flink.table.codec.ColumnSlots;
 import io.cobble.flink.table.codec.RowCodec;
 import java.io.Serializable;
 import org.apache.flink.table.data.GenericArrayData;
@@ -14,8 +15,8 @@ public interface RowDecoder extends Serializable {
   RowData decode(Row row);
 
   /** A sink table's typed columns, decoded with the codec the sink wrote them with. */
-  static RowDecoder typed(RowType physicalRowType, int[] keyPositions) {
-    RowCodec codec = new RowCodec(physicalRowType, keyPositions);
+  static RowDecoder typed(RowType physicalRowType, int[] keyPositions, ColumnSlots slots) {
+    RowCodec codec = new RowCodec(physicalRowType, keyPositions, slots);
     return row -> codec.decode(row.key(), row.columns());
   }
 

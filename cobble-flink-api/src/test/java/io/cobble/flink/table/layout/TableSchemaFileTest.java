@@ -87,4 +87,27 @@ class TableSchemaFileTest {
                 TableSchemaFile.of(schema("id", "BIGINT NOT NULL", "v", "INT", "x", "INT"), 0, 0))
             .get());
   }
+
+  @Test
+  void keepsTheCobbleColumnsOfAnEvolvedTable() throws Exception {
+    TableSchemaFile evolved =
+        new TableSchemaFile(
+            Arrays.asList("id", "a", "b"),
+            Arrays.asList("BIGINT NOT NULL", "INT", "INT"),
+            Collections.singletonList("id"),
+            8,
+            2,
+            new io.cobble.flink.table.codec.ColumnSlots(new int[] {2, 0}, 3));
+    try (Storage storage = StorageProviders.open(dir.toUri(), StorageOptions.empty())) {
+      evolved.publish(storage);
+      TableSchemaFile back = TableSchemaFile.read(storage).get();
+      assertEquals(evolved, back);
+      assertEquals(evolved.slots(), back.slots());
+      assertFalse(
+          back.equals(
+              evolved.withSlotsOf(
+                  TableSchemaFile.of(
+                      schema("id", "BIGINT NOT NULL", "a", "INT", "b", "INT"), 8, 2))));
+    }
+  }
 }

@@ -76,7 +76,7 @@ class CobbleLookupFunctionTest {
                   throw new UnsupportedOperationException(method.getName());
                 });
     LookupTableSource source =
-        CobbleDynamicTableSource.sinkTable(settings, ROW, new int[] {2, 0}, 8);
+        CobbleDynamicTableSource.sinkTable(settings, ROW, new int[] {2, 0}, 8, null);
     LookupFunction function =
         ((LookupFunctionProvider) source.getLookupRuntimeProvider(context)).createLookupFunction();
     function.open(new FunctionContext(null));

@@ -69,7 +69,7 @@ class CobbleSourceReaderTest {
     CobbleSourceReader reader =
         new CobbleSourceReader(
             settings(mode),
-            RowDecoder.typed(ROW, KEY),
+            RowDecoder.typed(ROW, KEY, null),
             UnregisteredMetricsGroup.createSourceReaderMetricGroup(),
             event -> {});
     reader.start();
@@ -296,7 +296,7 @@ class CobbleSourceReaderTest {
     CobbleSourceReader reader =
         new CobbleSourceReader(
             settings(ScanMode.STREAMING),
-            RowDecoder.typed(ROW, KEY),
+            RowDecoder.typed(ROW, KEY, null),
             metricGroup(new SimpleCounter(), new SimpleCounter(), gauges),
             event -> {});
     try {
@@ -330,7 +330,7 @@ class CobbleSourceReaderTest {
     CobbleSourceReader reader =
         new CobbleSourceReader(
             settings(ScanMode.STREAMING),
-            RowDecoder.typed(ROW, KEY),
+            RowDecoder.typed(ROW, KEY, null),
             UnregisteredMetricsGroup.createSourceReaderMetricGroup(),
             events::add);
     try {
@@ -366,7 +366,7 @@ class CobbleSourceReaderTest {
     CobbleSourceReader reader =
         new CobbleSourceReader(
             settings(ScanMode.BATCH),
-            RowDecoder.typed(ROW, KEY),
+            RowDecoder.typed(ROW, KEY, null),
             metricGroup(records, bytes, gauges),
             event -> {});
     try {

@@ -209,6 +209,60 @@ class RealClusterIT {
     assertEquals(null, byId.get(999L));
   }
 
+  /**
+   * The Cobble catalog through the gateway: CREATE CATALOG, a database and a table, INSERT, a scan,
+   * a lookup join, ALTER TABLE (widen a column, append one), and a scan of the snapshot written
+   * before the ALTERs through the new schema. Returns the session to the default catalog.
+   */
+  static void assertCatalogWorks(FlinkCluster cluster, SqlSession sql, Path warehouse)
+      throws Exception {
+    deleteTree(warehouse);
+    sql.execute("SET 'execution.runtime-mode' = 'batch'");
+    sql.execute(
+        "CREATE CATALOG lake WITH ('type' = 'cobble', 'path' = '"
+            + warehouse.toAbsolutePath().toUri()
+            + "', 'buckets' = '4')");
+    sql.execute("USE CATALOG lake");
+    sql.execute("CREATE DATABASE analytics");
+    sql.execute("USE analytics");
+    sql.execute(
+        "CREATE TABLE orders (id BIGINT NOT NULL, item STRING, qty INT,"
+            + " PRIMARY KEY (id) NOT ENFORCED)");
+    StatementResult insert =
+        sql.execute(
+            "INSERT INTO orders VALUES (CAST(1 AS BIGINT), 'apple', 3), (CAST(2 AS BIGINT),"
+                + " 'pear', 5), (CAST(3 AS BIGINT), 'fig', 7)");
+    assertEquals(
+        "FINISHED",
+        cluster.waitForJob(
+            insert.jobId().orElseThrow(() -> new AssertionError(insert.toString())), JOB_TIMEOUT));
+    StatementResult scan = sql.execute("SELECT COUNT(*) AS n, SUM(qty) AS total FROM orders");
+    assertEquals(List.of(3L, 15L), longs(scan.rows().get(0)), scan.rows().toString());
+    StatementResult joined =
+        sql.execute(
+            "SELECT p.id, o.item FROM (SELECT id, PROCTIME() AS pt FROM (VALUES (CAST(2 AS"
+                + " BIGINT)), (CAST(9 AS BIGINT))) AS t(id)) AS p LEFT JOIN orders FOR"
+                + " SYSTEM_TIME AS OF p.pt AS o ON p.id = o.id");
+    Map<Long, Object> byId = new java.util.TreeMap<>();
+    for (List<Object> row : joined.rows()) {
+      byId.put(((Number) row.get(0)).longValue(), row.get(1));
+    }
+    assertEquals("pear", byId.get(2L), joined.rows().toString());
+    assertTrue(byId.containsKey(9L) && byId.get(9L) == null, joined.rows().toString());
+    sql.execute("ALTER TABLE orders MODIFY qty BIGINT");
+    sql.execute("ALTER TABLE orders ADD note STRING");
+    StatementResult altered = sql.execute("SELECT id, qty, note FROM orders WHERE id = 3");
+    assertEquals(1, altered.rows().size(), altered.rows().toString());
+    assertEquals(7L, ((Number) altered.rows().get(0).get(1)).longValue());
+    assertEquals(null, altered.rows().get(0).get(2));
+    sql.execute("USE CATALOG default_catalog");
+    sql.execute("USE default_database");
+  }
+
+  private static List<Long> longs(List<Object> row) {
+    return row.stream().map(v -> ((Number) v).longValue()).collect(Collectors.toList());
+  }
+
   /** The rows a print sink with {@code identifier} wrote to the TaskManager's stdout. */
   private static List<String> printed(Path out, String identifier) throws java.io.IOException {
     try (java.util.stream.Stream<String> lines = Files.lines(out)) {
@@ -343,6 +397,7 @@ class RealClusterIT {
                   cobbleSinkDdl("valid_sink", data, ", 'bucket' = '4', 'sink.parallelism' = '2'"));
               assertSinkWrites(cluster, sql, "valid_sink", data, 2);
               assertSourceReadsBack(cluster, sql, "valid_sink", data);
+              assertCatalogWorks(cluster, sql, workDir("catalog-" + version));
 
               assertFilteredCountRemovesRows(cluster, sql, workDir("counts-" + version));
 
