@@ -1,5 +1,6 @@
 package io.cobble.flink.v1_17;
 
+import org.apache.flink.runtime.state.StateBackend;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
@@ -60,5 +61,10 @@ public final class Line117Shim implements FlinkLineShim {
       ClassLoader userCodeClassLoader) {
     return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
         ManagedMemoryUseCase.OPERATOR, taskManagerConfig, userCodeClassLoader);
+  }
+
+  @Override
+  public StateBackend newCobbleStateBackend() {
+    return new CobbleStateBackend();
   }
 }

@@ -1,8 +1,10 @@
 package io.cobble.flink.v2_0;
 
+import org.apache.flink.runtime.state.StateBackend;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
+import io.cobble.flink.shim.RunningFlink;
 import java.util.Map;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -65,5 +67,16 @@ public final class Line20Shim implements FlinkLineShim {
       ClassLoader userCodeClassLoader) {
     return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
         ManagedMemoryUseCase.OPERATOR, jobConfig, taskManagerConfig, userCodeClassLoader);
+  }
+
+  /**
+   * Flink 2.1 changed the constructor of {@code AbstractKeyedStateBackend}, so 2.1 and later get the
+   * backend of the adapter compiled against 2.1; its classes are only loaded there.
+   */
+  @Override
+  public StateBackend newCobbleStateBackend() {
+    return RunningFlink.version().startsWith("2.0")
+        ? new CobbleStateBackend()
+        : new io.cobble.flink.v2_1.CobbleStateBackend();
   }
 }

@@ -94,10 +94,11 @@ public final class CobbleKeyedStateCore<K> {
       Db db,
       KeyAccess<K> keys,
       CobbleBackendSpec<K> spec,
+      TypeSerializer<K> keySerializer,
       List<StateMetaInfoSnapshot> restoredMetaInfos) {
     this.db = db;
     this.keys = keys;
-    this.keySerializer = spec.keySerializer;
+    this.keySerializer = keySerializer;
     this.keyGroupRange = spec.keyGroupRange;
     this.numberOfKeyGroups = spec.numberOfKeyGroups;
     this.workDir = spec.workDir;
@@ -140,8 +141,10 @@ public final class CobbleKeyedStateCore<K> {
       deleteQuietly(spec.workDir);
       throw e;
     }
+    @SuppressWarnings("unchecked")
+    TypeSerializer<K> keySerializer = (TypeSerializer<K>) restored.keySerializer;
     CobbleKeyedStateCore<K> core =
-        new CobbleKeyedStateCore<>(restored.db, keys, spec, restored.states);
+        new CobbleKeyedStateCore<>(restored.db, keys, spec, keySerializer, restored.states);
     if (restored.checkpointId >= 0) {
       core.files.restored(restored.checkpointId, restored.files);
     }
@@ -375,6 +378,10 @@ public final class CobbleKeyedStateCore<K> {
     if (heapQueues != null) {
       return heapQueues.create(stateName, byteOrderedElementSerializer, allowFutureMetadataUpdates);
     }
+    KeyGroupedInternalPriorityQueue<?> existing = queues.get(stateName);
+    if (existing != null) {
+      return (KeyGroupedInternalPriorityQueue<T>) existing;
+    }
     RegisteredPriorityQueueStateBackendMetaInfo<T> meta =
         (RegisteredPriorityQueueStateBackendMetaInfo<T>) queueStates.get(stateName);
     if (meta != null) {
@@ -401,10 +408,6 @@ public final class CobbleKeyedStateCore<K> {
       meta = meta.withSerializerUpgradesAllowed();
     }
     queueStates.put(stateName, meta);
-    KeyGroupedInternalPriorityQueue<?> existing = queues.get(stateName);
-    if (existing != null) {
-      return (KeyGroupedInternalPriorityQueue<T>) existing;
-    }
     String family = queueFamily(stateName);
     ensureFamily(family, ColumnSpec.of(VALUE_COLUMN));
     KeyGroupedInternalPriorityQueue<T> queue =

@@ -52,6 +52,8 @@ final class CobbleRestore {
     final List<StateMetaInfoSnapshot> states;
     final long checkpointId;
     final Map<String, StreamStateHandle> files;
+    /** The key serializer to use: reconfigured when the restored one asked for it. */
+    Object keySerializer;
 
     Result(
         Db db,
@@ -102,14 +104,17 @@ final class CobbleRestore {
     }
     Path dbDir = workDir.resolve(DB_DIR);
     if (handles.isEmpty()) {
-      return new Result(Db.open(dbDir, config), new ArrayList<>(), -1, new HashMap<>());
+      Result fresh = new Result(Db.open(dbDir, config), new ArrayList<>(), -1, new HashMap<>());
+      fresh.keySerializer = keySerializer;
+      return fresh;
     }
     long started = System.nanoTime();
     List<SnapshotMeta> metas = new ArrayList<>();
+    TypeSerializer<K> restoredKeySerializer = keySerializer;
     Map<String, StateMetaInfoSnapshot> states = new LinkedHashMap<>();
     for (IncrementalRemoteKeyedStateHandle h : handles) {
       SnapshotMeta meta = readMeta(metaHandleOf.apply(h), classLoader, cancel);
-      checkKeySerializer(keySerializer, meta);
+      restoredKeySerializer = checkKeySerializer(keySerializer, meta);
       for (StateMetaInfoSnapshot s : meta.stateMetaInfos()) {
         states.putIfAbsent(s.getName(), s);
       }
@@ -159,6 +164,7 @@ final class CobbleRestore {
       }
       result = new Result(target, new ArrayList<>(states.values()), -1, new HashMap<>());
     }
+    result.keySerializer = restoredKeySerializer;
     LOG.info(
         "Restored Cobble shard for key groups {} from {} handle(s) ({} in place) in {} ms",
         range,
@@ -168,15 +174,17 @@ final class CobbleRestore {
     return result;
   }
 
-  private static <K> void checkKeySerializer(TypeSerializer<K> keySerializer, SnapshotMeta meta)
-      throws StateMigrationException {
+  /** Checks the key serializer against the restored one; returns the one to use. */
+  private static <K> TypeSerializer<K> checkKeySerializer(
+      TypeSerializer<K> keySerializer, SnapshotMeta meta) throws StateMigrationException {
     @SuppressWarnings("unchecked")
     org.apache.flink.api.common.typeutils.TypeSerializerSnapshot<K> previous =
         (org.apache.flink.api.common.typeutils.TypeSerializerSnapshot<K>)
             meta.proxy.getKeySerializerSnapshot();
+    StateSerializerProvider<K> provider =
+        StateSerializerProvider.fromNewRegisteredSerializer(keySerializer);
     TypeSerializerSchemaCompatibility<K> compat =
-        StateSerializerProvider.fromNewRegisteredSerializer(keySerializer)
-            .setPreviousSerializerSnapshotForRestoredState(previous);
+        provider.setPreviousSerializerSnapshotForRestoredState(previous);
     if (compat.isCompatibleAfterMigration() || compat.isIncompatible()) {
       throw new StateMigrationException(
           "The new key serializer ("
@@ -185,6 +193,7 @@ final class CobbleRestore {
               + previous
               + ").");
     }
+    return provider.currentSchemaSerializer();
   }
 
   private static SnapshotMeta readMeta(
