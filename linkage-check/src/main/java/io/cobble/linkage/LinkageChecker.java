@@ -18,11 +18,26 @@ final class LinkageChecker {
   private final Path moduleLocation;
   private final List<Path> projectLocations = new ArrayList<>();
 
+  private final java.util.function.Predicate<String> checked;
+
   /**
    * @param moduleLocation the module's jar or class directory; only its classes are checked
    * @param dependencies our other jars it runs with, so that members inherited through them resolve
    */
   LinkageChecker(String module, Path moduleLocation, List<Path> dependencies) {
+    this(module, moduleLocation, dependencies, name -> true);
+  }
+
+  /**
+   * @param checked which of the module's classes (internal names) to check: a line may carry
+   *     classes that its shim loads on some of its minors only
+   */
+  LinkageChecker(
+      String module,
+      Path moduleLocation,
+      List<Path> dependencies,
+      java.util.function.Predicate<String> checked) {
+    this.checked = checked;
     this.module = module;
     this.moduleLocation = moduleLocation;
     projectLocations.add(moduleLocation);
@@ -38,6 +53,9 @@ final class LinkageChecker {
     Set<FlinkReference> references = new TreeSet<>();
     try (ClassFiles classes = ClassFiles.open(moduleLocation)) {
       for (String name : classes.names()) {
+        if (!checked.test(name)) {
+          continue;
+        }
         classNames.add(name);
         references.addAll(ReferenceCollector.collect(classes.read(name)));
       }

@@ -8,6 +8,7 @@ import io.cobble.flink.shim.FlinkLine;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -28,12 +29,19 @@ class FlinkLinkageTest {
   private static final List<String> LINE_MODULE_DEPENDENCIES =
       List.of("cobble-flink-api", "shims", "cobble");
 
+  /**
+   * The 2.0 line's state backend classes that Line20Shim loads on Flink 2.0 only; from 2.1 it loads
+   * those of cobble-flink-2.1-adapter instead.
+   */
+  private static final Predicate<String> ONLY_ON_2_0 =
+      name -> name.startsWith("io/cobble/flink/v2_0/Cobble");
+
   @TestFactory
   Stream<DynamicTest> everyModuleLinksOnEveryMinorItServes() {
     Stream<DynamicTest> neutral =
         Stream.of(
-            check("shims", List.of(), SUPPORTED),
-            check("cobble-flink-api", List.of("shims", "cobble"), SUPPORTED));
+            check("shims", List.of(), SUPPORTED, name -> true),
+            check("cobble-flink-api", List.of("shims", "cobble"), SUPPORTED, name -> true));
     Stream<DynamicTest> lines =
         FlinkLine.all().stream()
             .map(
@@ -41,8 +49,17 @@ class FlinkLinkageTest {
                     check(
                         "cobble-flink-" + line.lineName(),
                         LINE_MODULE_DEPENDENCIES,
-                        SUPPORTED.stream().filter(line::serves).collect(Collectors.toList())));
-    return Stream.concat(neutral, lines);
+                        SUPPORTED.stream().filter(line::serves).collect(Collectors.toList()),
+                        line == FlinkLine.LINE_2_0 ? ONLY_ON_2_0.negate() : name -> true));
+    Stream<DynamicTest> minorSpecific =
+        Stream.of(
+            check("cobble-flink-2.0", LINE_MODULE_DEPENDENCIES, List.of("2.0.0"), ONLY_ON_2_0),
+            check(
+                "cobble-flink-2.1-adapter",
+                LINE_MODULE_DEPENDENCIES,
+                List.of("2.1.1", "2.2.0", "2.3.0"),
+                name -> true));
+    return Stream.concat(Stream.concat(neutral, lines), minorSpecific);
   }
 
   @Test
@@ -55,7 +72,8 @@ class FlinkLinkageTest {
     }
   }
 
-  private static DynamicTest check(String module, List<String> dependencies, List<String> minors) {
+  private static DynamicTest check(
+      String module, List<String> dependencies, List<String> minors, Predicate<String> classes) {
     return DynamicTest.dynamicTest(
         module + " on " + String.join(", ", minors),
         () -> {
@@ -67,7 +85,8 @@ class FlinkLinkageTest {
                       modulePath(module),
                       dependencies.stream()
                           .map(FlinkLinkageTest::modulePath)
-                          .collect(Collectors.toList()))
+                          .collect(Collectors.toList()),
+                      classes)
                   .check(
                       minors.stream()
                           .map(minor -> FlinkMinor.copiedInto(flinkRoot, minor))

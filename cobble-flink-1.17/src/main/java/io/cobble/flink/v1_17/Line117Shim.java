@@ -1,6 +1,5 @@
 package io.cobble.flink.v1_17;
 
-import org.apache.flink.runtime.state.StateBackend;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
@@ -12,6 +11,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
+import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.streaming.api.graph.StreamConfig;
 
 /** Flink 1.17 and 1.18: {@code flink-conf.yaml}, {@code RestoreMode}. */

@@ -35,9 +35,7 @@ public class CobbleStateBackendMigrationTest
           (SupplierWithException<CheckpointStorage, IOException>)
               () ->
                   new FileSystemCheckpointStorage(
-                      new org.apache.flink.core.fs.Path(dir.resolve("checkpoints").toUri()),
-                      0,
-                      -1)
+                      new org.apache.flink.core.fs.Path(dir.resolve("checkpoints").toUri()), 0, -1)
         });
   }
 

@@ -33,6 +33,11 @@ class CobbleTtlStateTest extends TtlStateTestBase {
     };
   }
 
+  /**
+   * Cobble does not drop expired entries while writing a full snapshot (Flink's TTL snapshot
+   * transformers): the base's two cleanup-in-full-snapshot tests are gated by this flag and skipped
+   * (module README).
+   */
   @Override
   public boolean isSavepoint() {
     return false;

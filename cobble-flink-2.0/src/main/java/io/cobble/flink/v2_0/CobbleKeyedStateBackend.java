@@ -36,7 +36,10 @@ import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
 import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 
-/** The keyed backend of the 2.0 line on Flink 2.0 (2.1 changed the base-class constructor); everything but the base-class wiring is in the core. */
+/**
+ * The keyed backend of the 2.0 line on Flink 2.0 (2.1 changed the base-class constructor);
+ * everything but the base-class wiring is in the core.
+ */
 final class CobbleKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     implements KeyAccess<K> {
 
@@ -100,7 +103,9 @@ final class CobbleKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     return core.getKeys(state, namespace);
   }
 
-  /** The multi-state variant of 1.20 and 2.1+ (absent in 2.0): keys present in any of the states. */
+  /**
+   * The multi-state variant of 1.20 and 2.1+ (absent in 2.0): keys present in any of the states.
+   */
   public <N> Stream<K> getKeys(List<String> states, N namespace) {
     return states.stream().flatMap(s -> core.getKeys(s, namespace)).distinct();
   }

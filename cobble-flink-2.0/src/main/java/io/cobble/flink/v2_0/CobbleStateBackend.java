@@ -19,8 +19,8 @@ import org.apache.flink.runtime.state.OperatorStateBackend;
 import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
 
 /**
- * The Cobble state backend on Flink 2.0: {@code StateBackend} takes a parameter object
- * here, and the keyed backend extends this line's {@code AbstractKeyedStateBackend}.
+ * The Cobble state backend on Flink 2.0: {@code StateBackend} takes a parameter object here, and
+ * the keyed backend extends this line's {@code AbstractKeyedStateBackend}.
  */
 public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
     implements ConfigurableStateBackend {

@@ -1,6 +1,5 @@
 package io.cobble.flink.v2_0;
 
-import org.apache.flink.runtime.state.StateBackend;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
@@ -13,6 +12,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
+import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.streaming.api.graph.StreamConfig;
 
@@ -70,8 +70,8 @@ public final class Line20Shim implements FlinkLineShim {
   }
 
   /**
-   * Flink 2.1 changed the constructor of {@code AbstractKeyedStateBackend}, so 2.1 and later get the
-   * backend of the adapter compiled against 2.1; its classes are only loaded there.
+   * Flink 2.1 changed the constructor of {@code AbstractKeyedStateBackend}, so 2.1 and later get
+   * the backend of the adapter compiled against 2.1; its classes are only loaded there.
    */
   @Override
   public StateBackend newCobbleStateBackend() {

@@ -37,7 +37,10 @@ import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
 import org.apache.flink.runtime.state.metrics.SizeTrackingStateConfig;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 
-/** The keyed backend on Flink 2.1 and later (its base-class constructor takes the size tracking); everything but the base-class wiring is in the core. */
+/**
+ * The keyed backend on Flink 2.1 and later (its base-class constructor takes the size tracking);
+ * everything but the base-class wiring is in the core.
+ */
 final class CobbleKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     implements KeyAccess<K> {
 

@@ -52,6 +52,7 @@ final class CobbleRestore {
     final List<StateMetaInfoSnapshot> states;
     final long checkpointId;
     final Map<String, StreamStateHandle> files;
+
     /** The key serializer to use: reconfigured when the restored one asked for it. */
     Object keySerializer;
 

@@ -12,7 +12,9 @@ import io.cobble.version.Version;
 import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
 import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -33,6 +35,8 @@ import org.apache.flink.runtime.state.SnapshotResources;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.SnapshotStrategy;
 import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+import org.apache.flink.runtime.state.filesystem.FsCheckpointStorageLocation;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.IOUtils;
 
@@ -233,7 +237,12 @@ final class CobbleSnapshotStrategy<K>
         + core.keyGroupRange.getEndKeyGroup();
   }
 
-  /** Copies one engine file through the stream factory. */
+  /**
+   * Hands one engine file to the checkpoint. When the checkpoint's shared directory is on the same
+   * local file system the file is hard-linked there, so nothing is copied (engine files never
+   * change once written, and Flink deleting its link later leaves the engine's intact); otherwise
+   * it is copied through the stream factory.
+   */
   private static StreamStateHandle upload(
       DataFile source,
       long size,
@@ -241,6 +250,23 @@ final class CobbleSnapshotStrategy<K>
       CheckpointedStateScope scope,
       CloseableRegistry registry)
       throws IOException {
+    if (scope == CheckpointedStateScope.SHARED
+        && source.isLocal()
+        && factory instanceof FsCheckpointStorageLocation) {
+      org.apache.flink.core.fs.Path shared =
+          ((FsCheckpointStorageLocation) factory).getSharedStateDirectory();
+      URI uri = shared.toUri();
+      if (uri.getScheme() == null || "file".equals(uri.getScheme())) {
+        String name = UUID.randomUUID() + "-" + source.localPath().getFileName();
+        java.nio.file.Path target = Paths.get(uri.getPath()).resolve(name);
+        try {
+          Files.createLink(target, source.localPath());
+          return new FileStateHandle(new org.apache.flink.core.fs.Path(shared, name), size);
+        } catch (IOException | UnsupportedOperationException e) {
+          // Another device, or links not supported: copy below.
+        }
+      }
+    }
     CheckpointStateOutputStream out = factory.createCheckpointStateOutputStream(scope);
     registry.registerCloseable(out);
     try {
