@@ -152,7 +152,8 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
           env.getExecutionConfig(),
           ttlTimeProvider,
           latency,
-          cancelStreamRegistry,
+          // The given registry only covers the restore: Flink closes it once the backend is built.
+          new CloseableRegistry(),
           getCompressionDecorator(env.getExecutionConfig()),
           keyGroupRange,
           numberOfKeyGroups);

@@ -5,6 +5,7 @@ import io.cobble.flink.state.CobbleStateSettings;
 import java.io.IOException;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -103,7 +104,8 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
           env.getExecutionConfig(),
           parameters.getTtlTimeProvider(),
           latency,
-          parameters.getCancelStreamRegistry(),
+          // The given registry only covers the restore: Flink closes it once the backend is built.
+          new CloseableRegistry(),
           getCompressionDecorator(env.getExecutionConfig()),
           parameters.getKeyGroupRange(),
           parameters.getNumberOfKeyGroups());

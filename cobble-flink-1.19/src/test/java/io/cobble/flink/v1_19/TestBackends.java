@@ -2,6 +2,7 @@ package io.cobble.flink.v1_19;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import org.apache.flink.api.common.JobID;
@@ -13,6 +14,7 @@ import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 
@@ -36,6 +38,15 @@ final class TestBackends implements AutoCloseable {
   <K> AbstractKeyedStateBackend<K> create(
       TypeSerializer<K> keySerializer, KeyGroupRange range, int numberOfKeyGroups)
       throws Exception {
+    return create(keySerializer, range, numberOfKeyGroups, Collections.emptyList());
+  }
+
+  <K> AbstractKeyedStateBackend<K> create(
+      TypeSerializer<K> keySerializer,
+      KeyGroupRange range,
+      int numberOfKeyGroups,
+      Collection<KeyedStateHandle> restore)
+      throws Exception {
     Configuration c = new Configuration(config);
     c.setString("state.backend.cobble.localdir", localDir.toString());
     CobbleStateBackend backend = new CobbleStateBackend().configure(c, getClass().getClassLoader());
@@ -53,7 +64,7 @@ final class TestBackends implements AutoCloseable {
                 env.getTaskKvStateRegistry(),
                 TtlTimeProvider.DEFAULT,
                 new UnregisteredMetricsGroup(),
-                Collections.emptyList(),
+                restore,
                 new CloseableRegistry()));
     backends.add(keyed);
     return keyed;

@@ -131,7 +131,7 @@ class CobbleStateBackendIT {
     Optional<Path> latest = Optional.empty();
     while (System.nanoTime() < deadline) {
       latest = latestCompleted(jobDir);
-      if (latest.isPresent() && latest.get().getFileName().toString().compareTo("chk-2") >= 0) {
+      if (latest.isPresent() && checkpointNumber(latest.get()) >= 2) {
         break;
       }
       Thread.sleep(50);
@@ -158,12 +158,12 @@ class CobbleStateBackendIT {
     try (Stream<Path> dirs = Files.list(jobDir)) {
       return dirs.filter(p -> p.getFileName().toString().startsWith("chk-"))
           .filter(p -> Files.exists(p.resolve("_metadata")))
-          .max(
-              (a, b) ->
-                  Long.compare(
-                      Long.parseLong(a.getFileName().toString().substring(4)),
-                      Long.parseLong(b.getFileName().toString().substring(4))));
+          .max((a, b) -> Long.compare(checkpointNumber(a), checkpointNumber(b)));
     }
+  }
+
+  private static long checkpointNumber(Path checkpointDir) {
+    return Long.parseLong(checkpointDir.getFileName().toString().substring("chk-".length()));
   }
 
   private static StreamExecutionEnvironment buildJob(Map<String, String> conf, int parallelism) {
