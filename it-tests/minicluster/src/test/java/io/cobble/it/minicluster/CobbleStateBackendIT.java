@@ -1,6 +1,7 @@
 package io.cobble.it.minicluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.FlinkLineShim;
@@ -35,6 +36,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.ExceptionUtils;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,7 +45,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The Cobble state backend on this line's MiniCluster, with this line's dist jar: a DataStream job
  * using every keyed state kind and both timer kinds fails once and recovers with exact results,
- * and a job resumes from retained checkpoints in CLAIM mode while its parallelism goes 3, 4, 2.
+ * and a job resumes from retained checkpoints in CLAIM mode while its parallelism goes 3, 4, 2 (a
+ * NO_CLAIM restore in between is rejected).
  * Each key's final state is a function of the whole input, so a lost or doubled record, a lost
  * timer or a timer fired twice shows up in the results.
  */
@@ -93,6 +96,18 @@ class CobbleStateBackendIT {
     pauseMicros = 400;
     Path checkpoints = dir.resolve("retained");
     Path first = runUntilCheckpointAndCancel(baseConfig(checkpoints), 3, null);
+
+    Map<String, String> noClaim = baseConfig(checkpoints);
+    restoreFrom(noClaim, first);
+    noClaim.put(ShimLoader.current().recoveryClaimModeKey(RunningFlink.version()), "NO_CLAIM");
+    noClaim.put("restart-strategy.type", "none");
+    assertThatThrownBy(() -> buildJob(noClaim, 4).execute("cobble-state-no-claim"))
+        .satisfies(
+            e ->
+                assertThat(ExceptionUtils.findThrowableWithMessage(e, "restores only in CLAIM"))
+                    .as("a NO_CLAIM restore is rejected naming CLAIM")
+                    .isPresent());
+
     Path second = runUntilCheckpointAndCancel(baseConfig(checkpoints), 4, first);
     pauseMicros = 0;
     Map<String, String> conf = baseConfig(checkpoints);
