@@ -13,8 +13,7 @@ public class CobbleStateBackendMigrationTest
   @Override
   protected CobbleStateBackend getStateBackend() throws IOException {
     Configuration config = new Configuration();
-    config.setString(
-        "state.backend.cobble.localdir", tempFolder.newFolder().getAbsolutePath());
+    config.setString("state.backend.cobble.localdir", tempFolder.newFolder().getAbsolutePath());
     return new CobbleStateBackend().configure(config, getClass().getClassLoader());
   }
 

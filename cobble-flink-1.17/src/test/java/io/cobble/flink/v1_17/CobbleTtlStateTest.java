@@ -21,14 +21,16 @@ public class CobbleTtlStateTest extends TtlStateTestBase {
       @Override
       protected StateBackend createStateBackend() {
         Configuration config = new Configuration();
-        config.setString("state.backend.cobble.localdir", TEMP.getRoot().toPath().resolve("local").toString());
+        config.setString(
+            "state.backend.cobble.localdir", TEMP.getRoot().toPath().resolve("local").toString());
         return new CobbleStateBackend().configure(config, getClass().getClassLoader());
       }
 
       @Override
       protected CheckpointStorage createCheckpointStorage() {
         return new FileSystemCheckpointStorage(
-            new org.apache.flink.core.fs.Path(TEMP.getRoot().toPath().resolve("checkpoints").toUri()));
+            new org.apache.flink.core.fs.Path(
+                TEMP.getRoot().toPath().resolve("checkpoints").toUri()));
       }
     };
   }

@@ -67,8 +67,7 @@ class CobbleCheckpointFilesTest {
     access.initializeBaseLocationsForCheckpoint();
     SharedStateRegistry registry = new SharedStateRegistryImpl();
 
-    AbstractKeyedStateBackend<Integer> backend =
-        backends.create(IntSerializer.INSTANCE, RANGE, 10);
+    AbstractKeyedStateBackend<Integer> backend = backends.create(IntSerializer.INSTANCE, RANGE, 10);
     write(backend, 0, 500, "a");
     IncrementalRemoteKeyedStateHandle first = snapshot(backend, access, 1, registry);
     List<FileStateHandle> firstFiles = files(first);
@@ -100,7 +99,8 @@ class CobbleCheckpointFilesTest {
         backends.create(
             IntSerializer.INSTANCE, RANGE, 10, Collections.<KeyedStateHandle>singletonList(third));
     ValueState<String> state =
-        restored.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, DESC);
+        restored.getPartitionedState(
+            VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, DESC);
     for (int k = 0; k < 800; k++) {
       restored.setCurrentKey(k);
       assertThat(state.value()).isEqualTo((k < 500 ? "a" : "b") + k);

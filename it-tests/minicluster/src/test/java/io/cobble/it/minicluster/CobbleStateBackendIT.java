@@ -101,10 +101,17 @@ class CobbleStateBackendIT {
     restoreFrom(noClaim, first);
     noClaim.put(ShimLoader.current().recoveryClaimModeKey(RunningFlink.version()), "NO_CLAIM");
     noClaim.put("restart-strategy.type", "none");
+    // 1.17 and 1.18 do not pass the restore mode to the TaskManagers, so Cobble cannot reject the
+    // restore before it starts; Flink then fails the job at its first checkpoint, which NO_CLAIM
+    // forces to be a full one (Cobble does not support that).
+    String rejection =
+        RunningFlink.version().startsWith("1.17") || RunningFlink.version().startsWith("1.18")
+            ? "does not support enforcing a full snapshot"
+            : "restores only in CLAIM";
     assertThatThrownBy(() -> buildJob(noClaim, 4).execute("cobble-state-no-claim"))
         .satisfies(
             e ->
-                assertThat(ExceptionUtils.findThrowableWithMessage(e, "restores only in CLAIM"))
+                assertThat(ExceptionUtils.findThrowableWithMessage(e, rejection))
                     .as("a NO_CLAIM restore is rejected naming CLAIM")
                     .isPresent());
 
