@@ -49,6 +49,7 @@ import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTran
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
+import org.apache.flink.runtime.state.ttl.TtlStateFactory;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.FlinkRuntimeException;
 import org.apache.flink.util.StateMigrationException;
@@ -254,7 +255,32 @@ public final class CobbleKeyedStateCore<K> {
                 + ").");
       }
       if (compat.isCompatibleAfterMigration()) {
-        migrate(stateDesc, meta.getPreviousStateSerializer(), stateSerializer);
+        if (withTtl(meta.getPreviousStateSerializer()) != withTtl(stateSerializer)) {
+          throw new StateMigrationException(
+              "State '"
+                  + stateDesc.getName()
+                  + "' was written "
+                  + (withTtl(stateSerializer) ? "without" : "with")
+                  + " TTL and is now registered "
+                  + (withTtl(stateSerializer) ? "with" : "without")
+                  + " it; enabling or disabling TTL on existing state is not supported.");
+        }
+        try {
+          migrate(stateDesc, meta.getPreviousStateSerializer(), stateSerializer);
+        } catch (RuntimeException e) {
+          // A serializer that claims to migrate but cannot read or write the stored values (a
+          // state with TTL registered without it, or the reverse) is an incompatible change.
+          throw new StateMigrationException(
+              "Cannot migrate state '"
+                  + stateDesc.getName()
+                  + "' from "
+                  + previousStateSerializer
+                  + " to "
+                  + stateSerializer
+                  + ": "
+                  + e,
+              e);
+        }
       }
       if (allowFutureMetadataUpdates) {
         meta = meta.withSerializerUpgradesAllowed();
@@ -313,6 +339,17 @@ public final class CobbleKeyedStateCore<K> {
             + " is not supported by the Cobble state backend ("
             + desc.getClass().getName()
             + ")");
+  }
+
+  /** Whether a state serializer stores Flink's TTL wrapper (of the list element or map value). */
+  private static boolean withTtl(TypeSerializer<?> serializer) {
+    TypeSerializer<?> s = serializer;
+    if (s instanceof ListSerializer) {
+      s = ((ListSerializer<?>) s).getElementSerializer();
+    } else if (s instanceof MapSerializer) {
+      s = ((MapSerializer<?, ?>) s).getValueSerializer();
+    }
+    return s instanceof TtlStateFactory.TtlSerializer;
   }
 
   /** Rewrites every stored value of a state from its previous serializer to its new one. */
