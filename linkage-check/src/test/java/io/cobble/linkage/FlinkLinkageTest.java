@@ -46,7 +46,17 @@ class FlinkLinkageTest {
                         "cobble-flink-" + line.lineName(),
                         LINE_MODULE_DEPENDENCIES,
                         SUPPORTED.stream().filter(line::serves).collect(Collectors.toList())));
-    return Stream.concat(neutral, lines);
+    // Compiled against 2.1.1 and bundled by the 2.0 line, whose shim loads it from 2.1 on.
+    Stream<DynamicTest> adapters =
+        Stream.of(
+            check(
+                "cobble-flink-2.1-adapter",
+                LINE_MODULE_DEPENDENCIES,
+                SUPPORTED.stream()
+                    .filter(FlinkLine.LINE_2_0::serves)
+                    .filter(minor -> !minor.startsWith("2.0."))
+                    .collect(Collectors.toList())));
+    return Stream.concat(Stream.concat(neutral, lines), adapters);
   }
 
   @Test

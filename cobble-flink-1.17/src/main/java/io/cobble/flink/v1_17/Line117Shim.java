@@ -11,6 +11,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
+import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.streaming.api.graph.StreamConfig;
 
 /** Flink 1.17 and 1.18: {@code flink-conf.yaml}, {@code RestoreMode}. */
@@ -60,5 +61,10 @@ public final class Line117Shim implements FlinkLineShim {
       ClassLoader userCodeClassLoader) {
     return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
         ManagedMemoryUseCase.OPERATOR, taskManagerConfig, userCodeClassLoader);
+  }
+
+  @Override
+  public StateBackend newCobbleStateBackend() {
+    return new CobbleStateBackend();
   }
 }

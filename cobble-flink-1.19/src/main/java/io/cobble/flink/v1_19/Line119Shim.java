@@ -11,6 +11,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.jobgraph.SavepointConfigOptions;
+import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.streaming.api.graph.StreamConfig;
 
@@ -77,5 +78,10 @@ public final class Line119Shim implements FlinkLineShim {
       ClassLoader userCodeClassLoader) {
     return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
         ManagedMemoryUseCase.OPERATOR, jobConfig, taskManagerConfig, userCodeClassLoader);
+  }
+
+  @Override
+  public StateBackend newCobbleStateBackend() {
+    return new CobbleStateBackend();
   }
 }

@@ -3,6 +3,7 @@ package io.cobble.flink.v2_0;
 import io.cobble.flink.shim.FlinkLine;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RecoveryClaimMode;
+import io.cobble.flink.shim.RunningFlink;
 import java.util.Map;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -11,6 +12,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
+import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.streaming.api.graph.StreamConfig;
 
@@ -65,5 +67,16 @@ public final class Line20Shim implements FlinkLineShim {
       ClassLoader userCodeClassLoader) {
     return operatorConfig.getManagedMemoryFractionOperatorUseCaseOfSlot(
         ManagedMemoryUseCase.OPERATOR, jobConfig, taskManagerConfig, userCodeClassLoader);
+  }
+
+  /**
+   * Flink 2.1 changed the constructor of {@code AbstractKeyedStateBackend}, so 2.1 and later get
+   * the backend of the adapter compiled against 2.1; its classes are only loaded there.
+   */
+  @Override
+  public StateBackend newCobbleStateBackend() {
+    return RunningFlink.version().startsWith("2.0")
+        ? new CobbleStateBackend()
+        : new io.cobble.flink.v2_1.CobbleStateBackend();
   }
 }

@@ -4,6 +4,7 @@ import java.util.Map;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.streaming.api.graph.StreamConfig;
 
 /**
@@ -54,6 +55,16 @@ public interface FlinkLineShim {
       Configuration jobConfig,
       Configuration taskManagerConfig,
       ClassLoader userCodeClassLoader);
+
+  /**
+   * A new Cobble state backend for the running Flink, not yet configured. The keyed-backend entry
+   * method of {@code StateBackend} and the constructor of {@code AbstractKeyedStateBackend} differ
+   * between lines (and inside the 2.x line), so each line builds its own.
+   */
+  default StateBackend newCobbleStateBackend() {
+    throw new UnsupportedOperationException(
+        "the Cobble state backend is not built for Flink line " + line().lineName());
+  }
 
   /**
    * Reads the claim mode from the first key present, in the order given (new key before its

@@ -1,0 +1,120 @@
+package io.cobble.flink.state;
+
+import io.cobble.flink.ShimLoader;
+import io.cobble.flink.shim.FlinkLineShim;
+import io.cobble.flink.shim.RecoveryClaimMode;
+import io.cobble.flink.shim.RunningFlink;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.StreamStateHandle;
+
+/**
+ * What a line's backend passes to {@link CobbleKeyedStateCore#open}: Flink's parameters for one
+ * keyed backend, already taken out of the line's parameter object.
+ */
+public final class CobbleBackendSpec<K> {
+
+  /** The keys naming a restore path: 1.20 renamed it and keeps the old one as an alias. */
+  private static final String[] RESTORE_PATH_KEYS = {
+    "execution.state-recovery.path", "execution.savepoint.path"
+  };
+
+  final CobbleStateSettings settings;
+  final JobID jobId;
+  final String operatorIdentifier;
+  final TypeSerializer<K> keySerializer;
+  final int numberOfKeyGroups;
+  final KeyGroupRange keyGroupRange;
+  final Collection<KeyedStateHandle> stateHandles;
+  final CloseableRegistry cancelStreamRegistry;
+  final ClassLoader classLoader;
+  final long managedMemoryBytes;
+  final Path workDir;
+  final Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf;
+
+  public CobbleBackendSpec(
+      CobbleStateSettings settings,
+      JobID jobId,
+      String operatorIdentifier,
+      TypeSerializer<K> keySerializer,
+      int numberOfKeyGroups,
+      KeyGroupRange keyGroupRange,
+      Collection<KeyedStateHandle> stateHandles,
+      CloseableRegistry cancelStreamRegistry,
+      ClassLoader classLoader,
+      long managedMemoryBytes,
+      String[] tmpDirs,
+      Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf) {
+    this.settings = settings;
+    this.jobId = jobId;
+    this.operatorIdentifier = operatorIdentifier;
+    this.keySerializer = keySerializer;
+    this.numberOfKeyGroups = numberOfKeyGroups;
+    this.keyGroupRange = keyGroupRange;
+    this.stateHandles = stateHandles;
+    this.cancelStreamRegistry = cancelStreamRegistry;
+    this.classLoader = classLoader;
+    this.managedMemoryBytes = managedMemoryBytes;
+    this.metaHandleOf = metaHandleOf;
+    this.workDir = workDir(settings.localDirs(), tmpDirs);
+  }
+
+  private Path workDir(List<Path> configured, String[] tmpDirs) {
+    String name =
+        "cobble-"
+            + jobId
+            + "-"
+            + operatorIdentifier.replaceAll("[^A-Za-z0-9_.-]", "_")
+            + "-kg"
+            + keyGroupRange.getStartKeyGroup()
+            + "-"
+            + keyGroupRange.getEndKeyGroup()
+            + "-"
+            + UUID.randomUUID();
+    int spread = Math.abs((jobId + operatorIdentifier + keyGroupRange).hashCode());
+    if (!configured.isEmpty()) {
+      return configured.get(spread % configured.size()).resolve(name);
+    }
+    if (tmpDirs == null || tmpDirs.length == 0) {
+      return Paths.get(System.getProperty("java.io.tmpdir")).resolve(name);
+    }
+    return Paths.get(tmpDirs[spread % tmpDirs.length]).resolve(name);
+  }
+
+  /**
+   * Rejects a restore from a savepoint or retained checkpoint in NO_CLAIM or LEGACY mode before any
+   * work: Cobble uses the restored files in place and hands its own files to the checkpoints that
+   * follow, which only CLAIM makes safe.
+   */
+  public static void checkClaimMode(Map<String, String> jobConfiguration) {
+    boolean fromPath = false;
+    for (String key : RESTORE_PATH_KEYS) {
+      fromPath |= jobConfiguration.get(key) != null;
+    }
+    if (!fromPath) {
+      return;
+    }
+    FlinkLineShim shim = ShimLoader.current();
+    String version = RunningFlink.version();
+    RecoveryClaimMode mode = shim.recoveryClaimMode(version, jobConfiguration);
+    if (mode != RecoveryClaimMode.CLAIM) {
+      throw new IllegalArgumentException(
+          "The Cobble state backend restores only in CLAIM mode, but this job restores in "
+              + mode
+              + " mode. Set '"
+              + shim.recoveryClaimModeKey(version)
+              + "' to CLAIM (or pass -restoreMode CLAIM / -claimMode CLAIM to 'flink run').");
+    }
+  }
+}

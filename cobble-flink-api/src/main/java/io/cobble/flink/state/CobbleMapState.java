@@ -1,0 +1,338 @@
+package io.cobble.flink.state;
+
+import io.cobble.Row;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.base.MapSerializer;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.internal.InternalMapState;
+import org.apache.flink.util.FlinkRuntimeException;
+
+/**
+ * {@code MapState}: one row per (key, namespace, user key); the column holds a null flag and the
+ * value, so null values are stored. Iteration is a prefix scan read in chunks, so an iterator that
+ * is abandoned holds no engine resources.
+ */
+final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<UK, UV>>
+    implements InternalMapState<K, N, UK, UV> {
+
+  private static final int CHUNK = 128;
+
+  private final TypeSerializer<UK> userKeySerializer;
+  private final TypeSerializer<UV> userValueSerializer;
+
+  CobbleMapState(
+      CobbleKeyedStateCore<K> core,
+      String family,
+      TypeSerializer<N> namespaceSerializer,
+      TypeSerializer<Map<UK, UV>> mapSerializer) {
+    super(core, family, namespaceSerializer, mapSerializer);
+    MapSerializer<UK, UV> ms = (MapSerializer<UK, UV>) mapSerializer;
+    this.userKeySerializer = ms.getKeySerializer();
+    this.userValueSerializer = ms.getValueSerializer();
+  }
+
+  private byte[] entryKey(UK userKey) {
+    try {
+      writePrefix(currentNamespace);
+      userKeySerializer.serialize(userKey, keyOut);
+      return keyOut.getCopyOfBuffer();
+    } catch (IOException e) {
+      throw new FlinkRuntimeException("cannot serialize a user key of " + family, e);
+    }
+  }
+
+  private byte[] encodeValue(UV value) {
+    try {
+      valueOut.clear();
+      valueOut.writeBoolean(value == null);
+      if (value != null) {
+        userValueSerializer.serialize(value, valueOut);
+      }
+      return valueOut.getCopyOfBuffer();
+    } catch (IOException e) {
+      throw new FlinkRuntimeException("cannot serialize a value of " + family, e);
+    }
+  }
+
+  private UV decodeValue(byte[] raw, DataInputDeserializer input) {
+    try {
+      input.setBuffer(raw);
+      return input.readBoolean() ? null : userValueSerializer.deserialize(input);
+    } catch (IOException e) {
+      throw new FlinkRuntimeException("cannot deserialize a value of " + family, e);
+    }
+  }
+
+  @Override
+  public UV get(UK key) {
+    byte[] raw = read(entryKey(key));
+    return raw == null ? null : decodeValue(raw, in);
+  }
+
+  @Override
+  public void put(UK key, UV value) {
+    db.put(bucket(), family, entryKey(key), 0, encodeValue(value));
+  }
+
+  @Override
+  public void putAll(Map<UK, UV> map) {
+    if (map == null) {
+      return;
+    }
+    for (Map.Entry<UK, UV> e : map.entrySet()) {
+      put(e.getKey(), e.getValue());
+    }
+  }
+
+  @Override
+  public void remove(UK key) {
+    db.deleteRow(bucket(), family, entryKey(key));
+  }
+
+  @Override
+  public boolean contains(UK key) {
+    return read(entryKey(key)) != null;
+  }
+
+  @Override
+  public Iterable<Map.Entry<UK, UV>> entries() {
+    return this::iterator;
+  }
+
+  @Override
+  public Iterable<UK> keys() {
+    return () -> mapped(iterator(), true);
+  }
+
+  @Override
+  public Iterable<UV> values() {
+    return () -> mapped(iterator(), false);
+  }
+
+  @SuppressWarnings("unchecked")
+  private <T> Iterator<T> mapped(Iterator<Map.Entry<UK, UV>> entries, boolean keys) {
+    return new Iterator<T>() {
+      @Override
+      public boolean hasNext() {
+        return entries.hasNext();
+      }
+
+      @Override
+      public T next() {
+        Map.Entry<UK, UV> e = entries.next();
+        return (T) (keys ? e.getKey() : e.getValue());
+      }
+
+      @Override
+      public void remove() {
+        entries.remove();
+      }
+    };
+  }
+
+  @Override
+  public Iterator<Map.Entry<UK, UV>> iterator() {
+    writePrefix(currentNamespace);
+    return new EntryIterator(bucket(), keyOut.getCopyOfBuffer());
+  }
+
+  @Override
+  public boolean isEmpty() {
+    writePrefix(currentNamespace);
+    byte[] prefix = keyOut.getCopyOfBuffer();
+    try (ScanCursor c =
+        db.scan(
+            bucket(),
+            family,
+            prefix,
+            RowKeys.prefixEnd(prefix),
+            ScanOptions.defaults().maxRows(1))) {
+      return !c.hasNext();
+    }
+  }
+
+  @Override
+  public void clear() {
+    writePrefix(currentNamespace);
+    byte[] prefix = keyOut.getCopyOfBuffer();
+    int bucket = bucket();
+    byte[] after = null;
+    while (true) {
+      List<byte[]> keys = new ArrayList<>();
+      ScanOptions options = ScanOptions.defaults().maxRows(CHUNK).startAfter(after);
+      try (ScanCursor c = db.scan(bucket, family, prefix, RowKeys.prefixEnd(prefix), options)) {
+        while (c.hasNext()) {
+          keys.add(c.next().key());
+        }
+      }
+      for (byte[] k : keys) {
+        db.deleteRow(bucket, family, k);
+      }
+      if (keys.size() < CHUNK) {
+        return;
+      }
+      after = keys.get(keys.size() - 1);
+    }
+  }
+
+  @Override
+  byte[] serializedValue(int keyGroup, byte[] prefix) throws IOException {
+    DataOutputSerializer out = new DataOutputSerializer(128);
+    boolean any = false;
+    try (ScanCursor c =
+        db.scan(keyGroup, family, prefix, RowKeys.prefixEnd(prefix), ScanOptions.defaults())) {
+      while (c.hasNext()) {
+        Row row = c.next();
+        byte[] key = row.key();
+        // Flink's KvStateSerializer.deserializeMap format: user key, null flag, value.
+        out.write(key, prefix.length, key.length - prefix.length);
+        out.write(row.column(0));
+        any = true;
+      }
+    }
+    return any ? out.getCopyOfBuffer() : null;
+  }
+
+  /** Entries of one (key, namespace), read {@link #CHUNK} rows at a time. */
+  private final class EntryIterator implements Iterator<Map.Entry<UK, UV>> {
+    private final int bucket;
+    private final byte[] prefix;
+    private final byte[] end;
+    private final DataInputDeserializer input = new DataInputDeserializer();
+    private List<Row> chunk = new ArrayList<>();
+    private int index;
+    private byte[] after;
+    private boolean exhausted;
+    private Entry current;
+
+    EntryIterator(int bucket, byte[] prefix) {
+      this.bucket = bucket;
+      this.prefix = prefix;
+      this.end = RowKeys.prefixEnd(prefix);
+    }
+
+    @Override
+    public boolean hasNext() {
+      if (index < chunk.size()) {
+        return true;
+      }
+      if (exhausted) {
+        return false;
+      }
+      chunk = new ArrayList<>();
+      index = 0;
+      ScanOptions options = ScanOptions.defaults().maxRows(CHUNK).startAfter(after);
+      try (ScanCursor c = db.scan(bucket, family, prefix, end, options)) {
+        while (c.hasNext()) {
+          chunk.add(c.next());
+        }
+      }
+      if (chunk.size() < CHUNK) {
+        exhausted = true;
+      }
+      if (!chunk.isEmpty()) {
+        after = chunk.get(chunk.size() - 1).key();
+      }
+      return !chunk.isEmpty();
+    }
+
+    @Override
+    public Map.Entry<UK, UV> next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      Row row = chunk.get(index++);
+      current = new Entry(row.key(), row.column(0));
+      return current;
+    }
+
+    @Override
+    public void remove() {
+      if (current == null || current.removed) {
+        throw new IllegalStateException("next() was not called, or the entry is removed");
+      }
+      current.removed = true;
+      db.deleteRow(bucket, family, current.rowKey);
+    }
+
+    private final class Entry implements Map.Entry<UK, UV> {
+      final byte[] rowKey;
+      private final byte[] rawValue;
+      private UK key;
+      private UV value;
+      private boolean valueRead;
+      boolean removed;
+
+      Entry(byte[] rowKey, byte[] rawValue) {
+        this.rowKey = rowKey;
+        this.rawValue = rawValue;
+      }
+
+      @Override
+      public UK getKey() {
+        if (key == null) {
+          try {
+            input.setBuffer(rowKey, prefix.length, rowKey.length - prefix.length);
+            key = userKeySerializer.deserialize(input);
+          } catch (IOException e) {
+            throw new FlinkRuntimeException("cannot deserialize a user key of " + family, e);
+          }
+        }
+        return key;
+      }
+
+      @Override
+      public UV getValue() {
+        if (removed) {
+          return null;
+        }
+        if (!valueRead) {
+          value = decodeValue(rawValue, input);
+          valueRead = true;
+        }
+        return value;
+      }
+
+      @Override
+      public UV setValue(UV newValue) {
+        if (removed) {
+          throw new IllegalStateException("The entry has been removed");
+        }
+        UV old = getValue();
+        value = newValue;
+        valueRead = true;
+        db.put(bucket, family, rowKey, 0, encodeValue(newValue));
+        return old;
+      }
+
+      @Override
+      public boolean equals(Object o) {
+        if (!(o instanceof Map.Entry)) {
+          return false;
+        }
+        Map.Entry<?, ?> e = (Map.Entry<?, ?>) o;
+        return java.util.Objects.equals(getKey(), e.getKey())
+            && java.util.Objects.equals(getValue(), e.getValue());
+      }
+
+      @Override
+      public int hashCode() {
+        return java.util.Objects.hashCode(getKey()) ^ java.util.Objects.hashCode(getValue());
+      }
+
+      @Override
+      public String toString() {
+        return getKey() + "=" + getValue();
+      }
+    }
+  }
+}
