@@ -11,6 +11,8 @@ import io.cobble.ScanOptions;
 import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.reader.Reader;
+import io.cobble.snapshot.GlobalSnapshot;
+import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
@@ -18,22 +20,20 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import io.cobble.snapshot.GlobalSnapshot;
-import io.cobble.snapshot.SnapshotStore;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.common.state.ListState;
@@ -61,13 +61,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Exactly-once of the Cobble SQL sink on this line's MiniCluster, judged by what readers can see: a
- * checkpointed streaming job writes a changelog of running counters (the n-th change of a key writes
- * {@code n}, every seventh deletes the key), its task fails once after two completed checkpoints and
- * the job restarts from the last one. The table keeps every global snapshot, and each one that was
- * ever published must equal the table after exactly the prefix of the input that its (completed)
- * checkpoint had consumed: a sink that published early, mixed checkpoints or let a failed attempt's
- * rows through shows a counter of another prefix or a mix of prefixes. The last snapshot (end of
- * input) holds the whole changelog.
+ * checkpointed streaming job writes a changelog of running counters (the n-th change of a key
+ * writes {@code n}, every seventh deletes the key), its task fails once after two completed
+ * checkpoints and the job restarts from the last one. The table keeps every global snapshot, and
+ * each one that was ever published must equal the table after exactly the prefix of the input that
+ * its (completed) checkpoint had consumed: a sink that published early, mixed checkpoints or let a
+ * failed attempt's rows through shows a counter of another prefix or a mix of prefixes. The last
+ * snapshot (end of input) holds the whole changelog.
  */
 class CobbleSinkExactlyOnceIT {
 
@@ -129,6 +129,7 @@ class CobbleSinkExactlyOnceIT {
     static final AtomicBoolean FAILED = new AtomicBoolean();
     static final Map<Long, Long> PREFIX_AT_CHECKPOINT = new ConcurrentHashMap<>();
     static final Set<Long> COMPLETED = ConcurrentHashMap.newKeySet();
+
     /** The newest checkpoint that had completed when the failure was injected. */
     static final AtomicLong LAST_BEFORE_FAILURE = new AtomicLong();
 
@@ -237,15 +238,24 @@ class CobbleSinkExactlyOnceIT {
       long checkpoint = global.checkpointId();
       assertTrue(
           FailOnce.COMPLETED.contains(checkpoint),
-          "global snapshot " + global.id() + " is of checkpoint " + checkpoint
-              + ", which never completed; completed: " + new TreeSet<>(FailOnce.COMPLETED));
+          "global snapshot "
+              + global.id()
+              + " is of checkpoint "
+              + checkpoint
+              + ", which never completed; completed: "
+              + new TreeSet<>(FailOnce.COMPLETED));
       Long prefix = FailOnce.PREFIX_AT_CHECKPOINT.get(checkpoint);
       assertNotNull(prefix, "checkpoint " + checkpoint + " never passed the source");
       assertEquals(
           tableAfter(prefix),
           read(table, global.id()),
-          "global snapshot " + global.id() + " of checkpoint " + checkpoint + " (after "
-              + prefix + " changes)");
+          "global snapshot "
+              + global.id()
+              + " of checkpoint "
+              + checkpoint
+              + " (after "
+              + prefix
+              + " changes)");
       if (checkpoint <= FailOnce.LAST_BEFORE_FAILURE.get()) {
         beforeFailure++;
       }

@@ -44,11 +44,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Cobble state backend on this line's MiniCluster, with this line's dist jar: a DataStream job
- * using every keyed state kind and both timer kinds fails once and recovers with exact results,
- * and a job resumes from retained checkpoints in CLAIM mode while its parallelism goes 3, 4, 2 (a
- * NO_CLAIM restore in between is rejected).
- * Each key's final state is a function of the whole input, so a lost or doubled record, a lost
- * timer or a timer fired twice shows up in the results.
+ * using every keyed state kind and both timer kinds fails once and recovers with exact results, and
+ * a job resumes from retained checkpoints in CLAIM mode while its parallelism goes 3, 4, 2 (a
+ * NO_CLAIM restore in between is rejected). Each key's final state is a function of the whole
+ * input, so a lost or doubled record, a lost timer or a timer fired twice shows up in the results.
  */
 class CobbleStateBackendIT {
 
@@ -147,7 +146,9 @@ class CobbleStateBackendIT {
     }
     JobClient job = buildJob(conf, parallelism).executeAsync("cobble-state-p" + parallelism);
     Path jobDir =
-        Path.of(java.net.URI.create(conf.get(ShimLoader.current().checkpointDirKey(RunningFlink.version()))))
+        Path.of(
+                java.net.URI.create(
+                    conf.get(ShimLoader.current().checkpointDirKey(RunningFlink.version()))))
             .resolve(job.getJobID().toString());
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
     Optional<Path> latest = Optional.empty();
@@ -161,7 +162,9 @@ class CobbleStateBackendIT {
     job.cancel().get(1, TimeUnit.MINUTES);
     waitUntilTerminal(job);
     latest = latestCompleted(jobDir);
-    assertThat(latest).as("a completed checkpoint of job at parallelism " + parallelism).isPresent();
+    assertThat(latest)
+        .as("a completed checkpoint of job at parallelism " + parallelism)
+        .isPresent();
     assertThat(RESULTS).as("the job was cancelled before its end").isEmpty();
     return latest.get();
   }
@@ -286,8 +289,7 @@ class CobbleStateBackendIT {
               .getReducingState(new ReducingStateDescriptor<>("sum", Long::sum, Long.class));
       max =
           getRuntimeContext()
-              .getAggregatingState(
-                  new AggregatingStateDescriptor<>("max", new Max(), Long.class));
+              .getAggregatingState(new AggregatingStateDescriptor<>("max", new Max(), Long.class));
     }
 
     @Override
