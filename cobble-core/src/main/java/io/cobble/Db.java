@@ -16,13 +16,13 @@ import io.cobble.memtable.RowCombiner;
 import io.cobble.memtable.SkipListMemTable;
 import io.cobble.memtable.VecMemTable;
 import io.cobble.merge.MergeOperator;
+import io.cobble.read.PointReader;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.Layouts;
 import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.schema.ColumnSpec;
 import io.cobble.schema.Schema;
-import io.cobble.sst.BloomFilter;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableOptions;
 import io.cobble.storage.Storage;
@@ -136,6 +136,7 @@ public final class Db implements AutoCloseable {
       ThreadLocal.withInitial(() -> new RowState[] {new RowState(), new RowState()});
   private final RowCombiner memTableFold = new MemTableFold();
   private final ValueLoader loader;
+  private final PointReader pointReader;
   private volatile Layouts layouts;
   private volatile int[] ownedRanges;
   private volatile boolean closed;
@@ -169,9 +170,6 @@ public final class Db implements AutoCloseable {
   private static final class Scratch {
     final ByteWriter key = new ByteWriter(64);
     final ByteWriter row = new ByteWriter(128);
-    final ByteReader reader = new ByteReader();
-    RowState acc = new RowState();
-    RowState tmp = new RowState();
 
     /** Encodes the internal key (family id, bucket, user key) into {@link #key}. */
     ByteWriter key(ColumnLayout layout, int bucket, byte[] userKey) {
@@ -280,6 +278,7 @@ public final class Db implements AutoCloseable {
               config.fsyncEnabled(),
               remote);
       loader = versions::loadValue;
+      pointReader = new PointReader(versions, clock, loader);
       if (remote == null) {
         ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.locate(sharedVolume, dir)));
       }
@@ -1942,12 +1941,7 @@ public final class Db implements AutoCloseable {
     ColumnLayout layout = l.require(family);
     int[] projection =
         checkProjection(layout, options, options == null ? null : options.projection());
-    Version v = versions.acquire();
-    try {
-      return read(v, layout, bucket, key, projection);
-    } finally {
-      v.unref();
-    }
+    return pointReader.get(layout, bucket, key, projection);
   }
 
   public List<byte[][]> multiGet(
@@ -1957,94 +1951,8 @@ public final class Db implements AutoCloseable {
     ColumnLayout layout = layouts.require(family);
     int[] projection =
         checkProjection(layout, options, options == null ? null : options.projection());
-    List<byte[][]> out = new ArrayList<>(keys.size());
-    Version v = versions.acquire();
-    try {
-      for (byte[] key : keys) {
-        checkKey(key);
-        out.add(read(v, layout, bucket, key, projection));
-      }
-    } finally {
-      v.unref();
-    }
-    return out;
-  }
-
-  private byte[][] read(Version v, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
-    Scratch s = scratch.get();
-    ByteWriter k = s.key(layout, bucket, key);
-    RowState acc = s.acc;
-    RowState tmp = s.tmp;
-    boolean found = false;
-    byte[] raw = v.active().get(k.array(), k.size());
-    if (raw != null) {
-      acc.decode(layout, raw, 0, raw.length, s.reader);
-      found = true;
-    }
-    for (MemTable m : v.immutables()) {
-      if (found && acc.isFinal(projection)) {
-        break;
-      }
-      raw = m.get(k.array(), k.size());
-      if (raw != null) {
-        if (!found) {
-          acc.decode(layout, raw, 0, raw.length, s.reader);
-          found = true;
-        } else {
-          tmp.decode(layout, raw, 0, raw.length, s.reader);
-          acc.mergeOlder(tmp, loader);
-        }
-      }
-    }
-    if (!(found && acc.isFinal(projection)) && layout.familyId() < v.trees().size()) {
-      byte[] sstKey = Arrays.copyOfRange(k.array(), 2, k.size());
-      long hash = BloomFilter.hash(sstKey);
-      Tree tree = v.tree(layout.familyId());
-      levels:
-      for (int level = 0; level < tree.levelCount(); level++) {
-        if (level == 0) {
-          for (FileMeta f : tree.level(0)) {
-            if (f.contains(sstKey)) {
-              found = fold(f, sstKey, hash, layout, found, s);
-              if (found && s.acc.isFinal(projection)) {
-                break levels;
-              }
-            }
-          }
-        } else {
-          FileMeta f = tree.find(level, sstKey);
-          if (f != null) {
-            found = fold(f, sstKey, hash, layout, found, s);
-            if (found && s.acc.isFinal(projection)) {
-              break;
-            }
-          }
-        }
-      }
-    }
-    if (!found) {
-      return null;
-    }
-    return s.acc.toUser(projection, clock.nowMillis(), loader);
-  }
-
-  private boolean fold(
-      FileMeta f, byte[] key, long hash, ColumnLayout layout, boolean found, Scratch s) {
-    byte[] raw = f.table().get(key, hash);
-    if (raw == null) {
-      return found;
-    }
-    try {
-      if (!found) {
-        s.acc.decode(layout, raw, 0, raw.length, s.reader);
-      } else {
-        s.tmp.decode(layout, raw, 0, raw.length, s.reader);
-        s.acc.mergeOlder(s.tmp, loader);
-      }
-    } catch (IllegalStateException | IndexOutOfBoundsException e) {
-      throw new CorruptionException(f.table().name(), "cannot decode row: " + e.getMessage(), e);
-    }
-    return true;
+    keys.forEach(Db::checkKey);
+    return pointReader.multiGet(layout, bucket, keys, projection);
   }
 
   /**

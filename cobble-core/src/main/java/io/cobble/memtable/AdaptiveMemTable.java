@@ -2,6 +2,7 @@ package io.cobble.memtable;
 
 import io.cobble.MemTableType;
 import io.cobble.iterator.KvIterator;
+import io.cobble.util.ValueSink;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -129,6 +130,11 @@ public final class AdaptiveMemTable extends MemTable {
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
     return delegate.doGet(key, keyLen);
+  }
+
+  @Override
+  protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
+    return delegate.doGet(key, keyLen, sink);
   }
 
   @Override

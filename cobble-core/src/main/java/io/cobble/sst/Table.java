@@ -8,11 +8,13 @@ import io.cobble.storage.DataFile;
 import io.cobble.storage.StorageInput;
 import io.cobble.util.ByteReader;
 import io.cobble.util.DirectIo;
+import io.cobble.util.ValueSink;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 
 /**
  * Reader of one table file. Thread-safe: all reads are positional. The top-level index (and, when
@@ -461,47 +463,62 @@ public final class Table implements AutoCloseable {
     return bloom;
   }
 
-  /** Per-thread cursor and reader reused by {@link #get}: a get allocates only its result. */
+  /** Per-thread cursor, reader and cache pin reused by {@link #get}: a get allocates nothing. */
   private static final class GetScratch {
     final BlockIterator it = new BlockIterator();
     final ByteReader reader = new ByteReader();
+    final BlockCache.Pin pin = new BlockCache.Pin();
   }
 
   private static final ThreadLocal<GetScratch> GET_SCRATCH =
       ThreadLocal.withInitial(GetScratch::new);
 
-  private void resetOnto(BlockIterator it, byte[] raw, String kind) {
+  private void resetOnto(BlockIterator it, byte[] raw, int length, String kind) {
     try {
-      it.reset(raw);
+      it.reset(raw, length);
     } catch (RuntimeException e) {
       throw new CorruptionException(name, kind + " block: " + e.getMessage(), e);
     }
   }
 
-  /** The stored value of {@code key}, or null. {@code keyHash} is {@link BloomFilter#hash}. */
+  /**
+   * The stored value of {@code key} (a copy), or null. {@code keyHash} is {@link BloomFilter#hash}.
+   */
   public byte[] get(byte[] key, long keyHash) {
+    byte[][] out = new byte[1][];
+    return get(key, keyHash, (buf, off, len) -> out[0] = Arrays.copyOfRange(buf, off, off + len))
+        ? out[0]
+        : null;
+  }
+
+  /**
+   * Hands the stored value of {@code key} to {@code sink} in place and returns true, or returns
+   * false when the table has no such key. {@code keyHash} is {@link BloomFilter#hash}. Allocates
+   * nothing when the metadata is pinned; exceptions of the sink pass through unchanged.
+   */
+  public boolean get(byte[] key, long keyHash, ValueSink sink) {
+    GetScratch g = GET_SCRATCH.get();
+    long dataOffset;
+    int dataSize;
     try {
-      GetScratch g = GET_SCRATCH.get();
       BlockIterator it = g.it;
       ByteReader r = g.reader;
       Pinned p = pinned();
-      long dataOffset;
-      int dataSize;
       if (p != null && p.indexDecoded != null) {
         // Pinned metadata: both index levels are searched in their decoded form.
         int top = p.topDecoded.lowerBound(key);
         if (top == p.topDecoded.count()) {
-          return null;
+          return false;
         }
         p.topDecoded.value(top, r);
         int ordinal = r.readVarInt();
         if (bloom && !BloomFilter.mayContain(p.filter[ordinal], keyHash)) {
-          return null;
+          return false;
         }
         DecodedIndex index = p.indexDecoded[ordinal];
         int entry = index.lowerBound(key);
         if (entry == index.count()) {
-          return null;
+          return false;
         }
         index.value(entry, r);
         dataOffset = r.readVarLong();
@@ -512,11 +529,12 @@ public final class Table implements AutoCloseable {
         if (p != null) {
           it.reset(p.top);
         } else {
-          resetOnto(it, readBlock(footer.topIndex(), "top-level index", true), "top-level index");
+          byte[] top = readBlock(footer.topIndex(), "top-level index", true);
+          resetOnto(it, top, top.length, "top-level index");
         }
         it.seek(key);
         if (!it.valid()) {
-          return null;
+          return false;
         }
         it.valueReader(r);
         int ordinal = r.readVarInt();
@@ -527,30 +545,115 @@ public final class Table implements AutoCloseable {
           int filterSize = r.readVarInt();
           if (!BloomFilter.mayContain(
               readBlock(filterOffset, filterSize, "filter partition", true), keyHash)) {
-            return null;
+            return false;
           }
         }
-        resetOnto(
-            it, readBlock(indexOffset, indexSize, "index partition", true), "index partition");
+        byte[] index = readBlock(indexOffset, indexSize, "index partition", true);
+        resetOnto(it, index, index.length, "index partition");
         it.seek(key);
         if (!it.valid()) {
-          return null;
+          return false;
         }
         it.valueReader(r);
         dataOffset = r.readVarLong();
         dataSize = r.readVarInt();
       }
-      resetOnto(it, readBlock(dataOffset, dataSize, "data", true), "data");
-      it.seek(key);
-      if (it.valid() && it.compareKey(key) == 0) {
-        return it.value();
-      }
-      return null;
     } catch (CobbleException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "cannot decode block entry: " + e, e);
     }
+    return seekData(dataOffset, dataSize, key, sink, g);
+  }
+
+  /** Searches the data block at {@code offset} for {@code key}, pinned in the cache meanwhile. */
+  private boolean seekData(long offset, int size, byte[] key, ValueSink sink, GetScratch g) {
+    BlockIterator it = g.it;
+    BlockCache.Pin pin = g.pin;
+    byte[] data;
+    int length;
+    if (cache == null) {
+      data = readBlock(offset, size, "data", false);
+      length = data.length;
+    } else {
+      checkHandle(offset, size, "data");
+      long cacheKey = BlockCache.key(fileNumber, offset);
+      if (!cache.acquire(cacheKey, pin)) {
+        readPinned(offset, size, cacheKey, pin);
+      }
+      data = pin.data();
+      length = pin.length();
+    }
+    try {
+      boolean found;
+      try {
+        resetOnto(it, data, length, "data");
+        it.seek(key);
+        found = it.valid() && it.compareKey(key) == 0;
+      } catch (CobbleException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new CorruptionException(name, "cannot decode block entry: " + e, e);
+      }
+      if (found) {
+        it.valueTo(sink);
+      }
+      return found;
+    } finally {
+      if (cache != null) {
+        cache.release(pin);
+      }
+    }
+  }
+
+  /**
+   * Reads and verifies the data block at {@code offset}, decodes it into an array the cache hands
+   * out (one it evicted, when it has one), caches it and pins it into {@code pin}.
+   */
+  private void readPinned(long offset, int size, long cacheKey, BlockCache.Pin pin) {
+    int len = size + BlockHandle.TRAILER_SIZE;
+    byte[] dst;
+    int rawLen;
+    try {
+      if (preadDirect && len <= SCRATCH_MAX) {
+        ByteBuffer framed = directScratch(len);
+        readBuffered(framed, offset);
+        rawLen = BlockCodec.verify(framed, size);
+        dst = cache.allocate(cacheKey, rawLen);
+        BlockCodec.decode(framed, size, dst, rawLen);
+      } else {
+        byte[] framed = scratch(len);
+        readFully(framed, len, offset);
+        rawLen =
+            remote != null ? verifyRemote(framed, len, size, offset) : verifyFrame(framed, size);
+        dst = cache.allocate(cacheKey, rawLen);
+        BlockCodec.decode(framed, 0, size, dst, rawLen);
+      }
+    } catch (CobbleException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new CorruptionException(
+          name, "data block at offset " + offset + ": " + e.getMessage(), e);
+    }
+    cache.insertPinned(cacheKey, dst, rawLen, pin);
+  }
+
+  private static int verifyFrame(byte[] framed, int size) {
+    return BlockCodec.verify(framed, 0, size);
+  }
+
+  /** As {@link #unframeRemote}, verifying only: the decoded length of the (re-read) frame. */
+  private int verifyRemote(byte[] framed, int len, int size, long offset) {
+    try {
+      return BlockCodec.verify(framed, 0, size);
+    } catch (RuntimeException e) {
+      if (!remote.dropCached(offset, len)) {
+        throw e;
+      }
+    }
+    openTail = null;
+    readFully(framed, len, offset);
+    return BlockCodec.verify(framed, 0, size);
   }
 
   /**
