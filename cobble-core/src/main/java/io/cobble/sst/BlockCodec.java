@@ -109,14 +109,6 @@ final class BlockCodec {
     }
   }
 
-  /** As {@link #unframe(byte[], int, int)} for a frame held in {@code framed} from index 0. */
-  static byte[] unframe(ByteBuffer framed, int payloadSize) {
-    int rawLen = verify(framed, payloadSize);
-    byte[] out = new byte[rawLen];
-    decode(framed, payloadSize, out, rawLen);
-    return out;
-  }
-
   /** Verifies and decodes a framed block read from disk; throws IllegalStateException if bad. */
   static byte[] unframe(byte[] framed, int off, int payloadSize) {
     int rawLen = verify(framed, off, payloadSize);

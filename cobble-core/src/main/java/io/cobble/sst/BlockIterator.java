@@ -32,15 +32,8 @@ public final class BlockIterator implements KvIterator {
   }
 
   /**
-   * Repositions this iterator onto a decoded block given as bytes, validating it as {@link Block}
-   * does (IllegalStateException if the trailer is bad).
-   */
-  BlockIterator reset(byte[] raw) {
-    return reset(raw, raw.length);
-  }
-
-  /**
-   * As {@link #reset(byte[])} for a block held in the first {@code length} bytes of {@code raw}.
+   * Repositions this iterator onto a decoded block held in the first {@code length} bytes of {@code
+   * raw}, validating it as {@link Block} does (IllegalStateException if the trailer is bad).
    */
   BlockIterator reset(byte[] raw, int length) {
     int count = Block.restartCountOf(raw, length);
