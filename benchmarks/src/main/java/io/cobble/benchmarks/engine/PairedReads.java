@@ -81,7 +81,7 @@ public final class PairedReads {
       double[] writeRatios = new double[pairs];
       double[][] cobbleRuns = new double[pairs][];
       double[][] rocksRuns = new double[pairs][];
-      double[] sums = new double[6];
+      double[] sums = new double[4];
       for (int i = 0; i < pairs; i++) {
         double[] c;
         double[] r;
@@ -96,8 +96,6 @@ public final class PairedReads {
         sums[1] += r[0];
         sums[2] += c[2];
         sums[3] += r[2];
-        sums[4] += c[3];
-        sums[5] += r[3];
         cobbleRuns[i] = c;
         rocksRuns[i] = r;
         ratios[i] = c[0] / r[0];
@@ -111,19 +109,20 @@ public final class PairedReads {
       int skip = pairs / 4;
       System.out.printf(
           "%s %,d keys, %d pairs of %d ms (%d s per engine): cobble %,.0f reads/s, rocksdb %,.0f"
-              + " reads/s; bytes allocated per get by the reader: cobble %,.1f, rocksdb %,.1f%n",
+              + " reads/s%n",
           shape,
           keys,
           pairs,
           sliceMillis,
           pairs * sliceMillis / 1000,
           sums[0] / pairs,
-          sums[1] / pairs,
-          sums[4] / pairs,
-          sums[5] / pairs);
+          sums[1] / pairs);
       System.out.printf(
           "steady state (pairs %d-%d): read ratio %s; per reader cpu second %s%n",
           skip, pairs - 1, summary(ratios, skip), summary(cpuRatios, skip));
+      System.out.printf(
+          "bytes the reader allocated per get, steady state: cobble %,.1f, rocksdb %,.1f%n",
+          steadyMean(cobbleRuns, 3, skip), steadyMean(rocksRuns, 3, skip));
       System.out.printf(
           "worst window of %d pairs: read ratio %.3f (pairs %s); per reader cpu second %.3f"
               + " (pairs %s)%n",
@@ -182,6 +181,15 @@ public final class PairedReads {
       }
     }
     return worst;
+  }
+
+  /** The mean of {@code field} over the pairs from {@code skip} on. */
+  private static double steadyMean(double[][] runs, int field, int skip) {
+    double sum = 0;
+    for (int i = skip; i < runs.length; i++) {
+      sum += runs[i][field];
+    }
+    return sum / (runs.length - skip);
   }
 
   private static String windowName(double[] window) {
