@@ -111,11 +111,21 @@ public final class AdaptiveMemTable extends MemTable {
 
   @Override
   public byte[] get(byte[] key, int keyLen) {
+    noteGet();
+    return super.get(key, keyLen);
+  }
+
+  @Override
+  public boolean get(byte[] key, int keyLen, ValueSink sink) {
+    noteGet();
+    return super.get(key, keyLen, sink);
+  }
+
+  private void noteGet() {
     gets.increment();
     if (type == MemTableType.VEC && !sealed) {
       convert(scans.sum() > 0 ? MemTableType.SKIPLIST : MemTableType.HASH);
     }
-    return super.get(key, keyLen);
   }
 
   /** An iterator for a user scan; flush and compaction use {@link #iterator()} and do not count. */
