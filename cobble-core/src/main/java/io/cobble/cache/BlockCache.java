@@ -158,6 +158,9 @@ public final class BlockCache {
 
     private final long capacity;
     private final SpareArrays spares;
+    // Spares kept beyond the capacity the entries leave free: in a full shard each miss takes a
+    // spare and its insert evicts about one block back, so a few suffice.
+    private final long spareAllowance;
     private long usage;
     private long[] meta = new long[16 * STRIDE];
     private byte[][] values = new byte[16][];
@@ -168,9 +171,8 @@ public final class BlockCache {
 
     Shard(long capacity) {
       this.capacity = capacity;
-      // Each miss takes a spare and its insert evicts about one block back, so few are ever kept;
-      // the bound only guards against drift between size classes.
-      this.spares = new SpareArrays(capacity / 8 + (64 << 10));
+      this.spares = new SpareArrays();
+      this.spareAllowance = capacity / 16 + (64 << 10);
       Arrays.fill(index, -1);
     }
 
@@ -297,7 +299,7 @@ public final class BlockCache {
     synchronized void insertPinned(long key, byte[] data, int length, Pin pin) {
       int i = probe(key);
       if (i >= 0) {
-        spares.give(data);
+        spares.give(data, spareRoom());
         int e = index[i];
         if (e != head) {
           unlink(e);
@@ -362,8 +364,16 @@ public final class BlockCache {
     /** Keeps an array leaving the cache for reuse when nobody can still be reading it. */
     private void retire(byte[] array, long state) {
       if ((state & RECYCLABLE) != 0 && (state & PINS) == 0) {
-        spares.give(array);
+        spares.give(array, spareRoom());
       }
+    }
+
+    /**
+     * Bytes of spares to keep: what the entries leave free of the capacity (so that refilling the
+     * cache after a table's blocks were dropped allocates nothing), or a small allowance.
+     */
+    private long spareRoom() {
+      return Math.max(capacity - usage, spareAllowance);
     }
 
     private void grow() {

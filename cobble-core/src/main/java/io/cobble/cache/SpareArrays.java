@@ -1,26 +1,23 @@
 package io.cobble.cache;
 
+import java.util.Arrays;
+
 /**
  * Arrays evicted from one {@link BlockCache} shard, kept for the next blocks to be decoded into.
  * Arrays come in size classes of {@link #GRANULE} bytes so that blocks of about the same size share
- * them; a request takes an array of its class or of one of the next {@link #REACH} classes. At most
- * {@code maxBytes} are kept; arrays beyond that, or larger than the largest class, are left to the
- * garbage collector. Not thread-safe: the shard's lock guards it.
+ * them; a request takes an array of its class or of one of the next {@link #REACH} classes. The
+ * shard says how many bytes may be kept when it gives an array back; arrays beyond that, or larger
+ * than the largest class, are left to the garbage collector. Not thread-safe: the shard's lock
+ * guards it.
  */
 final class SpareArrays {
   static final int GRANULE = 256;
   private static final int CLASSES = 1024;
   private static final int REACH = 3;
-  private static final int PER_CLASS = 64;
 
-  private final long maxBytes;
   private final byte[][][] stacks = new byte[CLASSES][][];
   private final int[] counts = new int[CLASSES];
   private long bytes;
-
-  SpareArrays(long maxBytes) {
-    this.maxBytes = maxBytes;
-  }
 
   /** The class whose arrays hold at least {@code length} bytes. */
   private static int classOf(int length) {
@@ -46,20 +43,20 @@ final class SpareArrays {
     return new byte[c * GRANULE];
   }
 
-  /** Keeps {@code array} (which no reader may still use) if there is room for it. */
-  void give(byte[] array) {
+  /**
+   * Keeps {@code array} (which no reader may still use) if no more than {@code maxBytes} are kept
+   * with it.
+   */
+  void give(byte[] array, long maxBytes) {
     int c = array.length / GRANULE;
     if (c >= CLASSES || c * GRANULE != array.length || bytes + array.length > maxBytes) {
       return;
     }
     byte[][] stack = stacks[c];
-    if (stack == null) {
-      stack = new byte[PER_CLASS][];
-      stacks[c] = stack;
-    }
     int n = counts[c];
-    if (n == PER_CLASS) {
-      return;
+    if (stack == null || n == stack.length) {
+      stack = stack == null ? new byte[16][] : Arrays.copyOf(stack, n * 2);
+      stacks[c] = stack;
     }
     stack[n] = array;
     counts[c] = n + 1;
