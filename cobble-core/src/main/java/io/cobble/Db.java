@@ -3,18 +3,15 @@ package io.cobble;
 import io.cobble.cache.BlockCache;
 import io.cobble.cache.DiskCache;
 import io.cobble.memtable.MemTable;
+import io.cobble.read.PointReader;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.Layouts;
-import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.schema.ColumnSpec;
 import io.cobble.schema.Schema;
-import io.cobble.sst.BloomFilter;
 import io.cobble.storage.Storage;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
-import io.cobble.util.ByteReader;
-import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import io.cobble.version.AdoptedFiles;
 import io.cobble.version.ExternalFiles;
@@ -28,8 +25,6 @@ import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -82,33 +77,9 @@ public final class Db implements AutoCloseable {
   private final VersionSet versions;
   private final ValueLoader loader;
   private final Clock clock;
-  private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+  private final PointReader pointReader;
   // Follows state.layouts(); set with it on each schema change.
   private volatile Layouts layouts;
-
-  /** Per-thread reusable buffers so reads and writes allocate only their results. */
-  private static final class Scratch {
-    final ByteWriter key = new ByteWriter(64);
-    final ByteWriter row = new ByteWriter(128);
-    final ByteReader reader = new ByteReader();
-    RowState acc = new RowState();
-    RowState tmp = new RowState();
-
-    /** Encodes the internal key (family id, bucket, user key) into {@link #key}. */
-    ByteWriter key(ColumnLayout layout, int bucket, byte[] userKey) {
-      return key(layout, bucket, userKey, userKey.length);
-    }
-
-    ByteWriter key(ColumnLayout layout, int bucket, byte[] userKey, int userKeyLen) {
-      key.reset();
-      key.writeByte(layout.familyId() >>> 8);
-      key.writeByte(layout.familyId());
-      key.writeByte(bucket >>> 8);
-      key.writeByte(bucket);
-      key.writeBytes(userKey, 0, userKeyLen);
-      return key;
-    }
-  }
 
   /**
    * With {@code remotePrimary} set, the working files and manifests live there and {@code dir} is
@@ -126,6 +97,7 @@ public final class Db implements AutoCloseable {
     loader = state.loader;
     clock = state.clock;
     layouts = state.layouts();
+    pointReader = new PointReader(versions, clock, loader);
     compactor = new CompactionScheduler(state);
     flusher = new Flusher(state, compactor);
     writes = new WritePath(state, flusher);
@@ -438,12 +410,7 @@ public final class Db implements AutoCloseable {
     ColumnLayout layout = l.require(family);
     int[] projection =
         checkProjection(layout, options, options == null ? null : options.projection());
-    Version v = versions.acquire();
-    try {
-      return read(v, layout, bucket, key, projection);
-    } finally {
-      v.unref();
-    }
+    return pointReader.get(layout, bucket, key, projection);
   }
 
   public List<byte[][]> multiGet(
@@ -453,94 +420,8 @@ public final class Db implements AutoCloseable {
     ColumnLayout layout = layouts.require(family);
     int[] projection =
         checkProjection(layout, options, options == null ? null : options.projection());
-    List<byte[][]> out = new ArrayList<>(keys.size());
-    Version v = versions.acquire();
-    try {
-      for (byte[] key : keys) {
-        checkKey(key);
-        out.add(read(v, layout, bucket, key, projection));
-      }
-    } finally {
-      v.unref();
-    }
-    return out;
-  }
-
-  private byte[][] read(Version v, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
-    Scratch s = scratch.get();
-    ByteWriter k = s.key(layout, bucket, key);
-    RowState acc = s.acc;
-    RowState tmp = s.tmp;
-    boolean found = false;
-    byte[] raw = v.active().get(k.array(), k.size());
-    if (raw != null) {
-      acc.decode(layout, raw, 0, raw.length, s.reader);
-      found = true;
-    }
-    for (MemTable m : v.immutables()) {
-      if (found && acc.isFinal(projection)) {
-        break;
-      }
-      raw = m.get(k.array(), k.size());
-      if (raw != null) {
-        if (!found) {
-          acc.decode(layout, raw, 0, raw.length, s.reader);
-          found = true;
-        } else {
-          tmp.decode(layout, raw, 0, raw.length, s.reader);
-          acc.mergeOlder(tmp, loader);
-        }
-      }
-    }
-    if (!(found && acc.isFinal(projection)) && layout.familyId() < v.trees().size()) {
-      byte[] sstKey = Arrays.copyOfRange(k.array(), 2, k.size());
-      long hash = BloomFilter.hash(sstKey);
-      Tree tree = v.tree(layout.familyId());
-      levels:
-      for (int level = 0; level < tree.levelCount(); level++) {
-        if (level == 0) {
-          for (FileMeta f : tree.level(0)) {
-            if (f.contains(sstKey)) {
-              found = fold(f, sstKey, hash, layout, found, s);
-              if (found && s.acc.isFinal(projection)) {
-                break levels;
-              }
-            }
-          }
-        } else {
-          FileMeta f = tree.find(level, sstKey);
-          if (f != null) {
-            found = fold(f, sstKey, hash, layout, found, s);
-            if (found && s.acc.isFinal(projection)) {
-              break;
-            }
-          }
-        }
-      }
-    }
-    if (!found) {
-      return null;
-    }
-    return s.acc.toUser(projection, clock.nowMillis(), loader);
-  }
-
-  private boolean fold(
-      FileMeta f, byte[] key, long hash, ColumnLayout layout, boolean found, Scratch s) {
-    byte[] raw = f.table().get(key, hash);
-    if (raw == null) {
-      return found;
-    }
-    try {
-      if (!found) {
-        s.acc.decode(layout, raw, 0, raw.length, s.reader);
-      } else {
-        s.tmp.decode(layout, raw, 0, raw.length, s.reader);
-        s.acc.mergeOlder(s.tmp, loader);
-      }
-    } catch (IllegalStateException | IndexOutOfBoundsException e) {
-      throw new CorruptionException(f.table().name(), "cannot decode row: " + e.getMessage(), e);
-    }
-    return true;
+    keys.forEach(Db::checkKey);
+    return pointReader.multiGet(layout, bucket, keys, projection);
   }
 
   /**

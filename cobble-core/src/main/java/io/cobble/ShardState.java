@@ -11,6 +11,7 @@ import io.cobble.row.Layouts;
 import io.cobble.row.ValueLoader;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableOptions;
+import io.cobble.sst.TableReadOptions;
 import io.cobble.storage.Storage;
 import io.cobble.util.DirectIo;
 import io.cobble.version.RemotePrimary;
@@ -168,26 +169,26 @@ final class ShardState {
   Table openTable(long number, int level, long size) {
     MetadataCacheMode mode = config.metadataCacheMode();
     boolean pin = mode != MetadataCacheMode.OFF && level <= config.pinnedMetadataMaxLevel();
+    TableReadOptions options =
+        TableReadOptions.builder()
+            .pinTopIndex(pin)
+            .pinPartitions(config.pinPartitions())
+            .lazyMetadata(mode == MetadataCacheMode.LAZY)
+            .directIo(directIo)
+            .build();
     return Table.open(
-        versions.tableFile(number),
-        size,
-        cacheIds.applyAsLong(number),
-        cache,
-        pin,
-        pin && config.pinPartitions(),
-        mode == MetadataCacheMode.LAZY,
-        directIo);
+        versions.tableFile(number), size, cacheIds.applyAsLong(number), cache, options);
   }
 
   private TableOptions tableOptions(int level) {
-    return new TableOptions(
-        config.blockSize(),
-        config.blockRestartInterval(),
-        config.bloomFilterEnabled(),
-        config.bloomBitsPerKey(),
-        config.partitionedIndex(),
-        config.lz4ForLevel(level),
-        config.fsyncEnabled());
+    return TableOptions.builder()
+        .blockSize(config.blockSize())
+        .restartInterval(config.blockRestartInterval())
+        .bloomBitsPerKey(config.bloomFilterEnabled() ? config.bloomBitsPerKey() : 0)
+        .partitionedIndex(config.partitionedIndex())
+        .lz4(config.lz4ForLevel(level))
+        .sync(config.fsyncEnabled())
+        .build();
   }
 
   /** A writer of {@code level} tables of {@code family}, uploaded (when remote) as they finish. */

@@ -8,6 +8,13 @@ import java.util.concurrent.atomic.LongAdder;
  * (file number, block offset)} packed into a long. Each shard keeps its entries in parallel
  * primitive arrays (an open-addressing index plus an intrusive LRU list), so a cached block costs
  * no wrapper objects and a lookup allocates nothing.
+ *
+ * <p>Point reads {@link #acquire pin} the block they search and {@link #release} it afterwards.
+ * Blocks that point reads bring in are decoded into arrays the cache hands out ({@link #allocate})
+ * and takes back when it evicts them unpinned, so a point read that misses the cache allocates
+ * nothing either. Such a recycled array may be longer than its block; {@link #get}, whose callers
+ * keep the block for as long as they like, never sees one: it swaps the entry for an exact copy
+ * first, and the array of an entry that {@link #get} handed out is never recycled.
  */
 public final class BlockCache {
   private static final int SHARDS = 16;
@@ -47,7 +54,65 @@ public final class BlockCache {
   }
 
   public void put(long key, byte[] block) {
-    shard(key).put(key, block);
+    shard(key).put(key, block, block.length, false);
+  }
+
+  /**
+   * Pins the block of {@code key} for a point read and points {@code pin} at it; false (and nothing
+   * pinned) on a miss. A pinned block's array is not recycled until {@link #release}.
+   */
+  public boolean acquire(long key, Pin pin) {
+    boolean hit = shard(key).acquire(key, pin);
+    if (hit) {
+      hits.increment();
+    } else {
+      misses.increment();
+    }
+    return hit;
+  }
+
+  /** Unpins what {@link #acquire} or {@link #insertPinned} pinned. */
+  public void release(Pin pin) {
+    if (pin.data != null) {
+      shard(pin.key).release(pin);
+      pin.data = null;
+    }
+  }
+
+  /**
+   * An array of at least {@code length} bytes to decode the block of {@code key} into before {@link
+   * #insertPinned}: one the cache evicted when there is one, else a new one.
+   */
+  public byte[] allocate(long key, int length) {
+    return shard(key).allocate(length);
+  }
+
+  /**
+   * Caches the first {@code length} bytes of {@code data} (from {@link #allocate}) as the block of
+   * {@code key} and pins it. When another reader cached the block first, that copy is pinned and
+   * {@code data} goes back to the cache's spare arrays.
+   */
+  public void insertPinned(long key, byte[] data, int length, Pin pin) {
+    shard(key).insertPinned(key, data, length, pin);
+  }
+
+  /**
+   * A pinned block: valid between {@link #acquire}/{@link #insertPinned} and {@link #release}. One
+   * per reading thread, reused.
+   */
+  public static final class Pin {
+    private long key;
+    private byte[] data;
+    private int length;
+
+    /** The block's bytes: the first {@link #length()} bytes of this array. */
+    public byte[] data() {
+      return data;
+    }
+
+    public int length() {
+      return length;
+    }
   }
 
   /** Drops every block of a file (called when the file is deleted). */
@@ -75,19 +140,27 @@ public final class BlockCache {
 
   /**
    * One shard's entries. An entry's metadata is packed into {@link #STRIDE} adjacent longs of
-   * {@code meta} (key; LRU links; charge and index slot), so a lookup and its LRU update touch one
-   * cache line per entry involved instead of one per field. The charge (the block's length) is kept
-   * so eviction never touches the cold block it drops, and the slot so removal needs no probe for
-   * the victim or for the entry moved into its place. Blocks sit in {@code values} at the entry
-   * number.
+   * {@code meta} (key; LRU links; charge and index slot; block length, pin count and whether the
+   * array may be recycled), so a lookup and its LRU update touch one cache line per entry involved
+   * instead of one per field. The charge (the array's length) is kept so eviction never touches the
+   * cold block it drops, and the slot so removal needs no probe for the victim or for the entry
+   * moved into its place. Blocks sit in {@code values} at the entry number.
    */
   private static final class Shard {
     private static final int STRIDE = 4;
     private static final int KEY = 0;
     private static final int LINKS = 1;
     private static final int INFO = 2;
+    private static final int STATE = 3;
+    private static final long RECYCLABLE = 1;
+    private static final long ONE_PIN = 2;
+    private static final long PINS = 0xFFFFFFFEL;
 
     private final long capacity;
+    private final SpareArrays spares;
+    // Spares kept beyond the capacity the entries leave free: in a full shard each miss takes a
+    // spare and its insert evicts about one block back, so a few suffice.
+    private final long spareAllowance;
     private long usage;
     private long[] meta = new long[16 * STRIDE];
     private byte[][] values = new byte[16][];
@@ -98,6 +171,8 @@ public final class BlockCache {
 
     Shard(long capacity) {
       this.capacity = capacity;
+      this.spares = new SpareArrays();
+      this.spareAllowance = capacity / 16 + (64 << 10);
       Arrays.fill(index, -1);
     }
 
@@ -142,6 +217,14 @@ public final class BlockCache {
       meta[e * STRIDE + INFO] = ((long) charge << 32) | (slot & 0xFFFFFFFFL);
     }
 
+    private int length(int e) {
+      return (int) (meta[e * STRIDE + STATE] >>> 32);
+    }
+
+    private long state(int e) {
+      return meta[e * STRIDE + STATE];
+    }
+
     /** The index slot holding {@code key}, or the empty slot where it would go (then -1 - slot). */
     private int probe(long key) {
       int mask = index.length - 1;
@@ -166,19 +249,93 @@ public final class BlockCache {
         unlink(e);
         pushFront(e);
       }
-      return values[e];
+      byte[] v = values[e];
+      if ((state(e) & RECYCLABLE) != 0) {
+        // The caller keeps the block: hand out an exact copy that is never recycled.
+        byte[] exact = Arrays.copyOf(v, length(e));
+        retire(v, state(e));
+        usage += exact.length - charge(e);
+        values[e] = exact;
+        setInfo(e, exact.length, i);
+        meta[e * STRIDE + STATE] = (long) exact.length << 32;
+        v = exact;
+        evictOverCapacity();
+      }
+      return v;
     }
 
-    synchronized void put(long key, byte[] value) {
+    synchronized boolean acquire(long key, Pin pin) {
+      int i = probe(key);
+      if (i < 0) {
+        return false;
+      }
+      int e = index[i];
+      if (e != head) {
+        unlink(e);
+        pushFront(e);
+      }
+      meta[e * STRIDE + STATE] += ONE_PIN;
+      pin.key = key;
+      pin.data = values[e];
+      pin.length = length(e);
+      return true;
+    }
+
+    synchronized void release(Pin pin) {
+      int i = probe(pin.key);
+      if (i >= 0) {
+        int e = index[i];
+        // A block replaced or evicted while pinned was dropped, not recycled: nothing to undo.
+        if (values[e] == pin.data && (state(e) & PINS) != 0) {
+          meta[e * STRIDE + STATE] -= ONE_PIN;
+        }
+      }
+    }
+
+    synchronized byte[] allocate(int length) {
+      return spares.take(length);
+    }
+
+    synchronized void insertPinned(long key, byte[] data, int length, Pin pin) {
+      int i = probe(key);
+      if (i >= 0) {
+        spares.give(data, spareRoom());
+        int e = index[i];
+        if (e != head) {
+          unlink(e);
+          pushFront(e);
+        }
+        meta[e * STRIDE + STATE] += ONE_PIN;
+        pin.key = key;
+        pin.data = values[e];
+        pin.length = length(e);
+        return;
+      }
+      pin.key = key;
+      pin.data = data;
+      pin.length = length;
+      if (data.length > capacity) {
+        // Too big to cache: the reader keeps it for this one read only.
+        return;
+      }
+      put(key, data, length, true);
+      // Growing or evicting may have moved the new entry.
+      meta[index[probe(key)] * STRIDE + STATE] += ONE_PIN;
+    }
+
+    synchronized void put(long key, byte[] value, int length, boolean recyclable) {
       if (value.length > capacity) {
         return;
       }
+      long state = ((long) length << 32) | (recyclable ? RECYCLABLE : 0);
       int i = probe(key);
       if (i >= 0) {
         int e = index[i];
+        retire(values[e], state(e));
         usage += value.length - charge(e);
         values[e] = value;
         setInfo(e, value.length, i);
+        meta[e * STRIDE + STATE] = state;
         unlink(e);
         pushFront(e);
       } else {
@@ -188,15 +345,35 @@ public final class BlockCache {
         }
         int e = size++;
         meta[e * STRIDE + KEY] = key;
+        meta[e * STRIDE + STATE] = state;
         values[e] = value;
         setInfo(e, value.length, -1 - i);
         usage += value.length;
         pushFront(e);
         index[-1 - i] = e;
       }
+      evictOverCapacity();
+    }
+
+    private void evictOverCapacity() {
       while (usage > capacity && tail >= 0) {
         remove(tail);
       }
+    }
+
+    /** Keeps an array leaving the cache for reuse when nobody can still be reading it. */
+    private void retire(byte[] array, long state) {
+      if ((state & RECYCLABLE) != 0 && (state & PINS) == 0) {
+        spares.give(array, spareRoom());
+      }
+    }
+
+    /**
+     * Bytes of spares to keep: what the entries leave free of the capacity (so that refilling the
+     * cache after a table's blocks were dropped allocates nothing), or a small allowance.
+     */
+    private long spareRoom() {
+      return Math.max(capacity - usage, spareAllowance);
     }
 
     private void grow() {
@@ -236,6 +413,7 @@ public final class BlockCache {
     /** Removes entry e, moving the last entry into its place to keep the arrays dense. */
     private void remove(int e) {
       usage -= charge(e);
+      retire(values[e], state(e));
       unlink(e);
       deleteSlot(slot(e));
       int last = size - 1;

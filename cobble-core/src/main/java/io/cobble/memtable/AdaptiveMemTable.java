@@ -2,6 +2,7 @@ package io.cobble.memtable;
 
 import io.cobble.MemTableType;
 import io.cobble.iterator.KvIterator;
+import io.cobble.util.ValueSink;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -109,11 +110,21 @@ public final class AdaptiveMemTable extends MemTable {
 
   @Override
   public byte[] get(byte[] key, int keyLen) {
+    noteGet();
+    return super.get(key, keyLen);
+  }
+
+  @Override
+  public boolean get(byte[] key, int keyLen, ValueSink sink) {
+    noteGet();
+    return super.get(key, keyLen, sink);
+  }
+
+  private void noteGet() {
     gets.increment();
     if (type == MemTableType.VEC && !sealed) {
       convert(scans.sum() > 0 ? MemTableType.SKIPLIST : MemTableType.HASH);
     }
-    return super.get(key, keyLen);
   }
 
   /** An iterator for a user scan; flush and compaction use {@link #iterator()} and do not count. */
@@ -128,6 +139,11 @@ public final class AdaptiveMemTable extends MemTable {
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
     return delegate.doGet(key, keyLen);
+  }
+
+  @Override
+  protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
+    return delegate.doGet(key, keyLen, sink);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.cobble.memtable;
 
 import io.cobble.util.Bytes;
+import io.cobble.util.ValueSink;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -160,6 +161,15 @@ final class Arena {
     int off = offset(addr);
     int len = Bytes.getInt(page, off);
     return Arrays.copyOfRange(page, off + 8, off + 8 + len);
+  }
+
+  /** Hands the record's value to {@code sink} in place. */
+  void valueTo(long addr, ValueSink sink) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = offset(addr);
+    int klen = Bytes.getInt(page, off);
+    int vlen = Bytes.getInt(page, off + 4) & ~HAS_OLDER;
+    sink.accept(page, off + 8 + klen, vlen);
   }
 
   byte[] value(long addr) {

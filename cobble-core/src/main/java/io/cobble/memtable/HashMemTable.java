@@ -1,6 +1,7 @@
 package io.cobble.memtable;
 
 import io.cobble.util.Bytes;
+import io.cobble.util.ValueSink;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -119,6 +120,17 @@ public class HashMemTable extends MemTable {
     int[] t = table;
     int n = (int) INTS.getAcquire(t, slot(t, key, keyLen, Bytes.hash(key, 0, keyLen)));
     return n == 0 ? null : arena.value((long) LONGS.getAcquire(records, n - 1));
+  }
+
+  @Override
+  protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
+    int[] t = table;
+    int n = (int) INTS.getAcquire(t, slot(t, key, keyLen, Bytes.hash(key, 0, keyLen)));
+    if (n == 0) {
+      return false;
+    }
+    arena.valueTo((long) LONGS.getAcquire(records, n - 1), sink);
+    return true;
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.cobble.memtable;
 
 import io.cobble.iterator.KvIterator;
+import io.cobble.util.ValueSink;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
@@ -63,6 +64,14 @@ public abstract class MemTable {
   }
 
   /**
+   * Hands the combined row of the key to {@code sink} in place and returns true, or returns false
+   * when the key is absent. Takes no lock and allocates nothing.
+   */
+  public boolean get(byte[] key, int keyLen, ValueSink sink) {
+    return doGet(key, keyLen, sink);
+  }
+
+  /**
    * Sorted iterator over combined rows as they were when it was created: it sees every write that
    * completed before that and none that starts after it (new keys, overwrites, deletes and merges
    * alike), whatever the memtable does meanwhile.
@@ -98,6 +107,9 @@ public abstract class MemTable {
 
   /** Called by any thread, concurrently with {@link #doPut}. */
   protected abstract byte[] doGet(byte[] key, int keyLen);
+
+  /** As {@link #doGet(byte[], int)}, handing the row to {@code sink} in place. */
+  protected abstract boolean doGet(byte[] key, int keyLen, ValueSink sink);
 
   protected abstract long doApproximateBytes();
 

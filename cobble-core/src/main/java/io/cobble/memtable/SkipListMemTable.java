@@ -1,5 +1,6 @@
 package io.cobble.memtable;
 
+import io.cobble.util.ValueSink;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -166,6 +167,19 @@ public class SkipListMemTable extends MemTable {
       }
     }
     return null;
+  }
+
+  @Override
+  protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
+    int n = findGreaterOrEqual(key, keyLen, false);
+    if (n >= 0) {
+      long r = record(n);
+      if (arena.compareKey(r, key, keyLen) == 0) {
+        arena.valueTo(r, sink);
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

@@ -253,11 +253,16 @@ final class SortedRecords {
 
   /** First index whose key is >= target in a sorted, de-duplicated array. */
   static int lowerBound(Arena arena, long[] sorted, int count, byte[] target) {
+    return lowerBound(arena, sorted, count, target, target.length);
+  }
+
+  /** As {@link #lowerBound(Arena, long[], int, byte[])} for the first {@code targetLen} bytes. */
+  static int lowerBound(Arena arena, long[] sorted, int count, byte[] target, int targetLen) {
     int lo = 0;
     int hi = count;
     while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      if (arena.compareKey(sorted[mid], target, target.length) < 0) {
+      if (arena.compareKey(sorted[mid], target, targetLen) < 0) {
         lo = mid + 1;
       } else {
         hi = mid;

@@ -1,5 +1,6 @@
 package io.cobble.memtable;
 
+import io.cobble.util.ValueSink;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -130,6 +131,22 @@ public class VecMemTable extends MemTable {
       return s.values != null && s.values[i] != null ? s.values[i] : arena.value(s.keys[i]);
     }
     return null;
+  }
+
+  @Override
+  protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
+    Snapshot s = snapshot();
+    int i = SortedRecords.lowerBound(arena, s.keys, s.unique, key, keyLen);
+    if (i < s.unique && arena.compareKey(s.keys[i], key, keyLen) == 0) {
+      byte[] combined = s.values != null ? s.values[i] : null;
+      if (combined != null) {
+        sink.accept(combined, 0, combined.length);
+      } else {
+        arena.valueTo(s.keys[i], sink);
+      }
+      return true;
+    }
+    return false;
   }
 
   @Override

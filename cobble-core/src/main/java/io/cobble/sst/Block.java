@@ -16,11 +16,16 @@ public final class Block {
 
   /** The restart count of a decoded block; throws IllegalStateException if the trailer is bad. */
   static int restartCountOf(byte[] data) {
-    if (data.length < 4) {
-      throw new IllegalStateException("block too short: " + data.length + " bytes");
+    return restartCountOf(data, data.length);
+  }
+
+  /** As {@link #restartCountOf(byte[])} for a block held in the first {@code length} bytes. */
+  static int restartCountOf(byte[] data, int length) {
+    if (length < 4) {
+      throw new IllegalStateException("block too short: " + length + " bytes");
     }
-    int restartCount = Bytes.getInt(data, data.length - 4);
-    if (restartCount < 1 || data.length - 4 - restartCount * 4 < 0) {
+    int restartCount = Bytes.getInt(data, length - 4);
+    if (restartCount < 1 || length - 4 - restartCount * 4 < 0) {
       throw new IllegalStateException("bad restart count " + restartCount);
     }
     return restartCount;

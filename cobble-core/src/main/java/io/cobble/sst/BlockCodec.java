@@ -42,59 +42,78 @@ final class BlockCodec {
   }
 
   /**
-   * As {@link #unframe(byte[], int, int)} for a frame held in {@code framed} from index 0 (for
-   * example a direct buffer a block was read into). Leaves position and limit unspecified.
+   * Verifies a frame held in {@code framed} from index 0 (for example a direct buffer a block was
+   * read into) and returns its decoded length; throws IllegalStateException if it is bad.
    */
-  static byte[] unframe(ByteBuffer framed, int payloadSize) {
+  static int verify(ByteBuffer framed, int payloadSize) {
     int crc = framed.getInt(payloadSize + 1);
     framed.limit(payloadSize + 1).position(0);
     if (Crc.crc32c(framed) != crc) {
       throw new IllegalStateException("block checksum mismatch");
     }
-    byte type = framed.get(payloadSize);
-    if (type == RAW) {
-      byte[] out = new byte[payloadSize];
-      framed.limit(payloadSize).position(0);
-      framed.get(out);
-      return out;
-    }
-    if (type != LZ4) {
-      throw new IllegalStateException("unknown block compression type " + type);
-    }
-    int rawLen = framed.getInt(0);
-    if (rawLen < 0 || rawLen > (1 << 30)) {
-      throw new IllegalStateException("bad uncompressed block length " + rawLen);
-    }
-    byte[] out = new byte[rawLen];
-    int n = DECOMPRESSOR.decompress(framed, 4, payloadSize - 4, ByteBuffer.wrap(out), 0, rawLen);
-    if (n != rawLen) {
-      throw new IllegalStateException("LZ4 block decoded to " + n + " bytes, expected " + rawLen);
-    }
-    return out;
+    return decodedLength(framed.get(payloadSize), payloadSize, framed.getInt(0));
   }
 
-  /** Verifies and decodes a framed block read from disk; throws IllegalStateException if bad. */
-  static byte[] unframe(byte[] framed, int off, int payloadSize) {
+  /** As {@link #verify(ByteBuffer, int)} for a frame at {@code off} of {@code framed}. */
+  static int verify(byte[] framed, int off, int payloadSize) {
     int crc = Bytes.getInt(framed, off + payloadSize + 1);
     if (Crc.crc32c(framed, off, payloadSize + 1) != crc) {
       throw new IllegalStateException("block checksum mismatch");
     }
-    byte type = framed[off + payloadSize];
+    int prefix = payloadSize >= 4 ? Bytes.getInt(framed, off) : 0;
+    return decodedLength(framed[off + payloadSize], payloadSize, prefix);
+  }
+
+  private static int decodedLength(byte type, int payloadSize, int lz4Prefix) {
     if (type == RAW) {
-      return java.util.Arrays.copyOfRange(framed, off, off + payloadSize);
+      return payloadSize;
     }
     if (type != LZ4) {
       throw new IllegalStateException("unknown block compression type " + type);
     }
-    int rawLen = Bytes.getInt(framed, off);
-    if (rawLen < 0 || rawLen > (1 << 30)) {
-      throw new IllegalStateException("bad uncompressed block length " + rawLen);
+    if (lz4Prefix < 0 || lz4Prefix > (1 << 30)) {
+      throw new IllegalStateException("bad uncompressed block length " + lz4Prefix);
     }
-    byte[] out = new byte[rawLen];
-    int n = DECOMPRESSOR.decompress(framed, off + 4, payloadSize - 4, out, 0, rawLen);
+    return lz4Prefix;
+  }
+
+  /**
+   * Decodes a frame {@link #verify verified} to {@code rawLen} bytes into {@code dst} from index 0.
+   * Leaves position and limit of {@code framed} unspecified.
+   */
+  static void decode(ByteBuffer framed, int payloadSize, byte[] dst, int rawLen) {
+    if (framed.get(payloadSize) == RAW) {
+      framed.limit(payloadSize).position(0);
+      framed.get(dst, 0, payloadSize);
+      return;
+    }
+    int n = DECOMPRESSOR.decompress(framed, 4, payloadSize - 4, ByteBuffer.wrap(dst), 0, rawLen);
+    checkDecoded(n, rawLen);
+  }
+
+  /**
+   * As {@link #decode(ByteBuffer, int, byte[], int)} for a frame at {@code off} of {@code framed}.
+   */
+  static void decode(byte[] framed, int off, int payloadSize, byte[] dst, int rawLen) {
+    if (framed[off + payloadSize] == RAW) {
+      System.arraycopy(framed, off, dst, 0, payloadSize);
+      return;
+    }
+    int n = DECOMPRESSOR.decompress(framed, off + 4, payloadSize - 4, dst, 0, rawLen);
+    checkDecoded(n, rawLen);
+  }
+
+  private static void checkDecoded(int n, int rawLen) {
     if (n != rawLen) {
       throw new IllegalStateException("LZ4 block decoded to " + n + " bytes, expected " + rawLen);
     }
+  }
+
+  /** Verifies and decodes a framed block read from disk; throws IllegalStateException if bad. */
+  static byte[] unframe(byte[] framed, int off, int payloadSize) {
+    int rawLen = verify(framed, off, payloadSize);
+    byte[] out = new byte[rawLen];
+    decode(framed, off, payloadSize, out, rawLen);
     return out;
   }
 }

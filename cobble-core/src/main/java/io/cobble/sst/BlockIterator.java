@@ -3,6 +3,7 @@ package io.cobble.sst;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.Bytes;
+import io.cobble.util.ValueSink;
 import java.util.Arrays;
 
 /** Cursor over a {@link Block}: binary search over restart points, then a linear scan. */
@@ -31,12 +32,12 @@ public final class BlockIterator implements KvIterator {
   }
 
   /**
-   * Repositions this iterator onto a decoded block given as bytes, validating it as {@link Block}
-   * does (IllegalStateException if the trailer is bad).
+   * Repositions this iterator onto a decoded block held in the first {@code length} bytes of {@code
+   * raw}, validating it as {@link Block} does (IllegalStateException if the trailer is bad).
    */
-  BlockIterator reset(byte[] raw) {
-    int count = Block.restartCountOf(raw);
-    return reset(raw, raw.length - 4 - count * 4, count);
+  BlockIterator reset(byte[] raw, int length) {
+    int count = Block.restartCountOf(raw, length);
+    return reset(raw, length - 4 - count * 4, count);
   }
 
   private BlockIterator reset(byte[] raw, int restartsOffset, int restartCount) {
@@ -148,6 +149,11 @@ public final class BlockIterator implements KvIterator {
   @Override
   public byte[] value() {
     return Arrays.copyOfRange(data, valueOff, valueOff + valueLen);
+  }
+
+  /** Hands the current value to {@code sink} in place. */
+  void valueTo(ValueSink sink) {
+    sink.accept(data, valueOff, valueLen);
   }
 
   /** Points {@code r} at the current value without copying it. */

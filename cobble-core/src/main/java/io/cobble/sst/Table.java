@@ -5,133 +5,62 @@ import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
 import io.cobble.storage.DataFile;
-import io.cobble.storage.StorageInput;
 import io.cobble.util.ByteReader;
-import io.cobble.util.DirectIo;
+import io.cobble.util.ValueSink;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 
 /**
- * Reader of one table file. Thread-safe: all reads are positional. The top-level index (and, when
- * configured, the index and filter partitions) can be pinned in memory; other blocks go through the
- * shared {@link BlockCache}. Any checksum or decoding failure becomes a {@link CorruptionException}
- * naming this file and the block kind.
- *
- * <p>A local file is read with positional reads on a {@link FileChannel}. A file on remote storage
- * is read in place with ranged reads: opening it fetches the tail (footer, properties, top-level
- * index) in one request, and data blocks are fetched on demand through the block cache.
+ * Reader of one table file. Thread-safe. Its bytes come from a {@link BlockSource} (a local file,
+ * with or without direct I/O, or ranged reads of a file on remote storage), its index and filter
+ * metadata from {@link PinnedMetadata} when pinned, and other blocks through the shared {@link
+ * BlockCache}. Any checksum or decoding failure becomes a {@link CorruptionException} naming this
+ * file and the block kind.
  */
 public final class Table implements AutoCloseable {
   /** Bytes fetched from the end of a remote table at open: footer, properties and top index. */
   private static final int REMOTE_OPEN_TAIL = 4096;
 
+  /** Largest frame read into the per-thread heap buffer; bigger ones get their own array. */
+  private static final int SCRATCH_MAX = 256 << 10;
+
+  private static final ThreadLocal<Frame> FRAMES = ThreadLocal.withInitial(Frame::new);
+
   private final String name;
-  private final Path localPath;
   private final long fileNumber;
-  // Exactly one of channel (local file) and remote (file on remote storage) is set.
-  private final FileChannel channel;
-  private final StorageInput remote;
-  // Block misses pread into a per-thread direct buffer: local files without direct I/O.
-  private final boolean preadDirect;
+  private final BlockSource source;
   private final long fileSize;
   private final BlockCache cache;
   private final Footer footer;
   private final TableProperties properties;
   private final boolean bloom;
-  private final boolean pinTop;
-  private final boolean pinPartitions;
-  // Decoded metadata kept outside the block cache; null until loaded (lazy) or when none is kept.
-  private volatile Pinned pinned;
-  private final DirectIo.Reader direct;
-  // The end of a remote file, fetched once at open and dropped once the metadata is decoded.
-  private byte[] openTail;
-  private long openTailStart;
-
-  /**
-   * The top-level index and, when pinned, every index and filter partition; index blocks both as
-   * blocks (for iterators) and decoded for point reads.
-   */
-  private static final class Pinned {
-    final Block top;
-    final DecodedIndex topDecoded;
-    final byte[][] index;
-    final DecodedIndex[] indexDecoded;
-    final byte[][] filter;
-
-    Pinned(Block top, byte[][] index, byte[][] filter) {
-      this.top = top;
-      this.topDecoded = new DecodedIndex(top);
-      this.index = index;
-      this.filter = filter;
-      if (index == null) {
-        indexDecoded = null;
-      } else {
-        indexDecoded = new DecodedIndex[index.length];
-        for (int i = 0; i < index.length; i++) {
-          indexDecoded[i] = new DecodedIndex(new Block(index[i]));
-        }
-      }
-    }
-  }
+  private final PinnedMetadata metadata;
 
   private Table(
-      DataFile file,
-      long knownSize,
-      long fileNumber,
-      BlockCache cache,
-      boolean pinTop,
-      boolean pinPartitions,
-      boolean lazy,
-      DirectIo directIo) {
-    this.name = file.toString();
-    this.localPath = file.localPath();
+      DataFile file, long knownSize, long fileNumber, BlockCache cache, TableReadOptions options) {
     this.fileNumber = fileNumber;
     this.cache = cache;
-    this.pinTop = pinTop;
-    this.pinPartitions = pinPartitions;
-    try {
-      if (file.isLocal()) {
-        this.direct = directIo == null ? null : directIo.open(localPath);
-        this.channel = FileChannel.open(localPath, StandardOpenOption.READ);
-        this.remote = null;
-        this.fileSize = channel.size();
-      } else {
-        this.direct = null;
-        this.channel = null;
-        this.remote = file.openRemote(knownSize);
-        this.fileSize = remote.length();
-      }
-    } catch (IOException e) {
-      throw new CobbleException("cannot open table " + name, e);
-    }
-    this.preadDirect = direct == null && channel != null;
+    this.source = BlockSource.open(file, knownSize, options.directIo());
+    this.name = source.name();
+    this.fileSize = source.size();
     try {
       if (fileSize < Footer.SIZE) {
         throw new CorruptionException(name, "file too short for a footer: " + fileSize + " bytes");
       }
-      if (remote != null) {
-        int tail = (int) Math.min(fileSize, REMOTE_OPEN_TAIL);
-        byte[] bytes = new byte[tail];
-        readRemote(bytes, tail, fileSize - tail);
-        openTailStart = fileSize - tail;
-        openTail = bytes;
-      }
+      source.holdTail(REMOTE_OPEN_TAIL);
       byte[] fb = new byte[Footer.SIZE];
-      readFully(fb, fileSize - Footer.SIZE);
+      source.readFully(fb, fb.length, fileSize - Footer.SIZE);
       try {
         footer = Footer.decode(fb);
       } catch (IllegalStateException e) {
         throw new CorruptionException(name, "footer: " + e.getMessage());
       }
       bloom = (footer.flags() & Footer.FLAG_BLOOM) != 0;
-      byte[] pb = readBlock(footer.properties(), "properties", false);
-      properties = decodeProperties(pb);
-      if (pinTop && !lazy) {
-        pinned = loadPinned();
-      }
+      properties = decodeProperties(readBlock(footer.properties(), "properties", false));
+      metadata =
+          new PinnedMetadata(name, footer, bloom, options, (h, kind) -> readBlock(h, kind, false));
     } catch (RuntimeException e) {
       closeQuietly();
       if (e instanceof CobbleException) {
@@ -139,25 +68,13 @@ public final class Table implements AutoCloseable {
       }
       throw new CorruptionException(name, "cannot decode table metadata: " + e, e);
     } finally {
-      openTail = null;
+      source.releaseTail();
     }
   }
 
-  /**
-   * Opens a table; {@code pinTop}/{@code pinPartitions} follow sst.pinned-metadata.*, and {@code
-   * lazy} (sst.read-metadata-cache.mode) defers decoding that metadata to the first point read.
-   * With a {@link DirectIo} (null = off) block reads bypass the page cache where the file system
-   * allows.
-   */
-  public static Table open(
-      Path path,
-      long fileNumber,
-      BlockCache cache,
-      boolean pinTop,
-      boolean pinPartitions,
-      boolean lazy,
-      DirectIo directIo) {
-    return open(DataFile.local(path), -1, fileNumber, cache, pinTop, pinPartitions, lazy, directIo);
+  /** Opens a local table. */
+  public static Table open(Path path, long fileNumber, BlockCache cache, TableReadOptions options) {
+    return open(DataFile.local(path), -1, fileNumber, cache, options);
   }
 
   /**
@@ -165,60 +82,8 @@ public final class Table implements AutoCloseable {
    * file the length request; direct I/O applies to local files only.
    */
   public static Table open(
-      DataFile file,
-      long knownSize,
-      long fileNumber,
-      BlockCache cache,
-      boolean pinTop,
-      boolean pinPartitions,
-      boolean lazy,
-      DirectIo directIo) {
-    return new Table(file, knownSize, fileNumber, cache, pinTop, pinPartitions, lazy, directIo);
-  }
-
-  /** Reads and decodes the metadata this table keeps outside the block cache. */
-  private Pinned loadPinned() {
-    Block top = new Block(readBlock(footer.topIndex(), "top-level index", false));
-    int parts = countEntries(top);
-    if (!pinPartitions && parts != 1) {
-      return new Pinned(top, null, null);
-    }
-    byte[][] index = new byte[parts][];
-    byte[][] filter = bloom ? new byte[parts][] : null;
-    BlockIterator it = top.iterator();
-    int i = 0;
-    for (it.seekToFirst(); it.valid(); it.next()) {
-      ByteReader r = new ByteReader(it.value());
-      r.readVarInt();
-      index[i] = readBlock(BlockHandle.decode(r), "index partition", false);
-      if (bloom) {
-        filter[i] = readBlock(BlockHandle.decode(r), "filter partition", false);
-      }
-      i++;
-    }
-    return new Pinned(top, index, filter);
-  }
-
-  /** The kept metadata, decoding it on first use when lazy; null when nothing is kept. */
-  private Pinned pinned() {
-    Pinned p = pinned;
-    if (p != null || !pinTop) {
-      return p;
-    }
-    synchronized (this) {
-      p = pinned;
-      if (p == null) {
-        try {
-          p = loadPinned();
-        } catch (CobbleException e) {
-          throw e;
-        } catch (RuntimeException e) {
-          throw new CorruptionException(name, "cannot decode table metadata: " + e, e);
-        }
-        pinned = p;
-      }
-      return p;
-    }
+      DataFile file, long knownSize, long fileNumber, BlockCache cache, TableReadOptions options) {
+    return new Table(file, knownSize, fileNumber, cache, options);
   }
 
   private TableProperties decodeProperties(byte[] pb) {
@@ -229,15 +94,6 @@ public final class Table implements AutoCloseable {
     }
   }
 
-  private static int countEntries(Block b) {
-    int n = 0;
-    BlockIterator it = b.iterator();
-    for (it.seekToFirst(); it.valid(); it.next()) {
-      n++;
-    }
-    return n;
-  }
-
   /** The file's local path or storage URI, for messages. */
   public String name() {
     return name;
@@ -245,7 +101,7 @@ public final class Table implements AutoCloseable {
 
   /** The local path; null for a file read in place on remote storage. */
   public Path localPath() {
-    return localPath;
+    return source.localPath();
   }
 
   public long fileNumber() {
@@ -260,46 +116,9 @@ public final class Table implements AutoCloseable {
     return properties;
   }
 
-  void readFully(byte[] dst, long position) {
-    readFully(dst, dst.length, position);
-  }
-
-  void readFully(byte[] dst, int len, long position) {
-    if (direct != null) {
-      try {
-        if (!direct.read(dst, len, position)) {
-          throw new CorruptionException(
-              name, "unexpected end of file reading " + len + " bytes at " + position);
-        }
-        return;
-      } catch (IOException e) {
-        throw new CobbleException("cannot read table " + name, e);
-      }
-    }
-    readBuffered(dst, len, position);
-  }
-
-  /** Reads through the page cache (or one ranged read remotely): large sequential reads. */
-  void readBuffered(byte[] dst, int len, long position) {
-    if (remote != null) {
-      readRemote(dst, len, position);
-      return;
-    }
-    readBuffered(ByteBuffer.wrap(dst, 0, len), position);
-  }
-
-  /** One ranged read of a remote file, served from the tail fetched at open when it covers it. */
-  private void readRemote(byte[] dst, int len, long position) {
-    byte[] tail = openTail;
-    if (tail != null && position >= openTailStart) {
-      System.arraycopy(tail, (int) (position - openTailStart), dst, 0, len);
-      return;
-    }
-    try {
-      remote.readFully(position, dst, 0, len);
-    } catch (IOException e) {
-      throw new CobbleException("cannot read table " + name, e);
-    }
+  /** A large sequential read through the page cache (or one ranged read remotely). */
+  void readSequential(byte[] dst, int len, long position) {
+    source.readSequential(dst, len, position);
   }
 
   private void checkHandle(long offset, int size, String kind) {
@@ -309,59 +128,82 @@ public final class Table implements AutoCloseable {
     }
   }
 
-  /** Largest frame read into the per-thread scratch buffer; bigger ones get their own array. */
-  private static final int SCRATCH_MAX = 256 << 10;
+  /**
+   * One thread's framed block between reading and decoding: in the source's direct buffer or in a
+   * reused heap array, with its verified decoded length.
+   */
+  private static final class Frame {
+    // The frame: in the source's direct buffer, or else in a heap array.
+    ByteBuffer direct;
+    byte[] heap;
+    int rawLength;
+    private byte[] scratch = new byte[8 << 10];
 
-  private static final ThreadLocal<byte[][]> SCRATCH =
-      ThreadLocal.withInitial(() -> new byte[][] {new byte[8 << 10]});
+    /** A heap array of at least {@code len} bytes: the reused one up to SCRATCH_MAX. */
+    byte[] heap(int len) {
+      if (len > SCRATCH_MAX) {
+        return new byte[len];
+      }
+      if (scratch.length < len) {
+        scratch = new byte[Math.max(len, Math.min(SCRATCH_MAX, scratch.length * 2))];
+      }
+      return scratch;
+    }
+  }
 
   /**
-   * A per-thread buffer of at least {@code len} bytes for a framed block. The decoded block never
-   * aliases it ({@link BlockCodec#unframe} always returns a fresh array), so it is reused by the
-   * next read on this thread.
+   * Reads and verifies the framed block at {@code offset} into this thread's {@link Frame}. A block
+   * from remote storage that fails its checksum may be a damaged copy in a cache between: that copy
+   * is dropped and the block read once more; only a second failure is corruption.
    */
-  private static byte[] scratch(int len) {
-    if (len > SCRATCH_MAX) {
-      return new byte[len];
-    }
-    byte[][] holder = SCRATCH.get();
-    byte[] b = holder[0];
-    if (b.length < len) {
-      b = new byte[Math.max(len, Math.min(SCRATCH_MAX, b.length * 2))];
-      holder[0] = b;
-    }
-    return b;
-  }
-
-  private static final ThreadLocal<ByteBuffer[]> DIRECT_SCRATCH =
-      ThreadLocal.withInitial(() -> new ByteBuffer[] {ByteBuffer.allocateDirect(8 << 10)});
-
-  /** A per-thread direct buffer with position 0 and limit {@code len} (at most SCRATCH_MAX). */
-  private static ByteBuffer directScratch(int len) {
-    ByteBuffer[] holder = DIRECT_SCRATCH.get();
-    ByteBuffer b = holder[0];
-    if (b.capacity() < len) {
-      b = ByteBuffer.allocateDirect(Math.max(len, Math.min(SCRATCH_MAX, b.capacity() * 2)));
-      holder[0] = b;
-    }
-    b.clear().limit(len);
-    return b;
-  }
-
-  /** Fills {@code bb} (position to limit) from the file at {@code position}, via the page cache. */
-  private void readBuffered(ByteBuffer bb, long position) {
-    int len = bb.remaining();
-    try {
-      while (bb.hasRemaining()) {
-        int n = channel.read(bb, position + bb.position());
-        if (n < 0) {
-          throw new CorruptionException(
-              name, "unexpected end of file reading " + len + " bytes at " + position);
-        }
+  private Frame readFrame(long offset, int size, String kind) {
+    Frame f = FRAMES.get();
+    int len = size + BlockHandle.TRAILER_SIZE;
+    f.direct = source.readDirect(len, offset);
+    if (f.direct != null) {
+      try {
+        f.rawLength = BlockCodec.verify(f.direct, size);
+      } catch (RuntimeException e) {
+        throw corrupt(kind, offset, e);
       }
-    } catch (IOException e) {
-      throw new CobbleException("cannot read table " + name, e);
+      return f;
     }
+    byte[] framed = f.heap(len);
+    f.heap = framed;
+    source.readFully(framed, len, offset);
+    try {
+      f.rawLength = BlockCodec.verify(framed, 0, size);
+      return f;
+    } catch (RuntimeException e) {
+      if (!source.dropCached(offset, len)) {
+        throw corrupt(kind, offset, e);
+      }
+    }
+    source.readFully(framed, len, offset);
+    try {
+      f.rawLength = BlockCodec.verify(framed, 0, size);
+    } catch (RuntimeException e) {
+      throw corrupt(kind, offset, e);
+    }
+    return f;
+  }
+
+  /** Decodes the verified frame into the first {@code f.rawLength} bytes of {@code dst}. */
+  private void decode(Frame f, long offset, int size, String kind, byte[] dst) {
+    try {
+      if (f.direct != null) {
+        BlockCodec.decode(f.direct, size, dst, f.rawLength);
+      } else {
+        BlockCodec.decode(f.heap, 0, size, dst, f.rawLength);
+      }
+    } catch (RuntimeException e) {
+      throw corrupt(kind, offset, e);
+    }
+  }
+
+  private CorruptionException corrupt(String kind, long offset, RuntimeException e) {
+    return new CorruptionException(
+        name, kind + " block at offset " + offset + ": " + e.getMessage(), e);
   }
 
   /** Reads, verifies and decodes a block, through the cache when {@code useCache}. */
@@ -378,64 +220,26 @@ public final class Table implements AutoCloseable {
         return b;
       }
     }
-    int len = size + BlockHandle.TRAILER_SIZE;
-    byte[] raw;
-    if (preadDirect && len <= SCRATCH_MAX) {
-      // Read straight into a per-thread direct buffer: a heap buffer would make the JDK read into
-      // its own temporary direct buffer and copy; CRC and LZ4 run on the direct bytes.
-      ByteBuffer framed = directScratch(len);
-      readBuffered(framed, offset);
-      try {
-        raw = BlockCodec.unframe(framed, size);
-      } catch (RuntimeException e) {
-        throw new CorruptionException(
-            name, kind + " block at offset " + offset + ": " + e.getMessage(), e);
-      }
-    } else {
-      byte[] framed = scratch(len);
-      readFully(framed, len, offset);
-      raw =
-          remote != null
-              ? unframeRemote(framed, len, size, kind, offset)
-              : unframe(framed, 0, size, kind, offset);
-    }
+    Frame f = readFrame(offset, size, kind);
+    byte[] raw = new byte[f.rawLength];
+    decode(f, offset, size, kind, raw);
     if (useCache && cache != null) {
       cache.put(key, raw);
     }
     return raw;
   }
 
-  /**
-   * Unframes a block read from remote storage. One that fails its checksum may be a damaged local
-   * copy in a cache between: that copy is dropped and the block read once more; only a second
-   * failure is corruption.
-   */
-  private byte[] unframeRemote(byte[] framed, int len, int size, String kind, long offset) {
-    try {
-      return BlockCodec.unframe(framed, 0, size);
-    } catch (RuntimeException e) {
-      if (!remote.dropCached(offset, len)) {
-        throw new CorruptionException(
-            name, kind + " block at offset " + offset + ": " + e.getMessage(), e);
-      }
-    }
-    // The tail fetched at open may hold the damaged bytes as well.
-    openTail = null;
-    readFully(framed, len, offset);
-    return unframe(framed, 0, size, kind, offset);
-  }
-
+  /** Verifies and decodes a block framed at {@code off} of {@code buf} (a read-ahead chunk). */
   byte[] unframe(byte[] buf, int off, int size, String kind, long fileOffset) {
     try {
       return BlockCodec.unframe(buf, off, size);
     } catch (RuntimeException e) {
-      throw new CorruptionException(
-          name, kind + " block at offset " + fileOffset + ": " + e.getMessage(), e);
+      throw corrupt(kind, fileOffset, e);
     }
   }
 
   Block topIndex() {
-    Pinned p = pinned;
+    PinnedMetadata.Blocks p = metadata.loaded();
     return p != null
         ? p.top
         : block(readBlock(footer.topIndex(), "top-level index", true), "top-level index");
@@ -450,7 +254,7 @@ public final class Table implements AutoCloseable {
   }
 
   Block indexPartition(int ordinal, BlockHandle h) {
-    Pinned p = pinned;
+    PinnedMetadata.Blocks p = metadata.loaded();
     if (p != null && p.index != null) {
       return block(p.index[ordinal], "index partition");
     }
@@ -461,47 +265,62 @@ public final class Table implements AutoCloseable {
     return bloom;
   }
 
-  /** Per-thread cursor and reader reused by {@link #get}: a get allocates only its result. */
+  /** Per-thread cursor, reader and cache pin reused by {@link #get}: a get allocates nothing. */
   private static final class GetScratch {
     final BlockIterator it = new BlockIterator();
     final ByteReader reader = new ByteReader();
+    final BlockCache.Pin pin = new BlockCache.Pin();
   }
 
   private static final ThreadLocal<GetScratch> GET_SCRATCH =
       ThreadLocal.withInitial(GetScratch::new);
 
-  private void resetOnto(BlockIterator it, byte[] raw, String kind) {
+  private void resetOnto(BlockIterator it, byte[] raw, int length, String kind) {
     try {
-      it.reset(raw);
+      it.reset(raw, length);
     } catch (RuntimeException e) {
       throw new CorruptionException(name, kind + " block: " + e.getMessage(), e);
     }
   }
 
-  /** The stored value of {@code key}, or null. {@code keyHash} is {@link BloomFilter#hash}. */
+  /**
+   * The stored value of {@code key} (a copy), or null. {@code keyHash} is {@link BloomFilter#hash}.
+   */
   public byte[] get(byte[] key, long keyHash) {
+    byte[][] out = new byte[1][];
+    return get(key, keyHash, (buf, off, len) -> out[0] = Arrays.copyOfRange(buf, off, off + len))
+        ? out[0]
+        : null;
+  }
+
+  /**
+   * Hands the stored value of {@code key} to {@code sink} in place and returns true, or returns
+   * false when the table has no such key. {@code keyHash} is {@link BloomFilter#hash}. Allocates
+   * nothing when the metadata is pinned; exceptions of the sink pass through unchanged.
+   */
+  public boolean get(byte[] key, long keyHash, ValueSink sink) {
+    GetScratch g = GET_SCRATCH.get();
+    long dataOffset;
+    int dataSize;
     try {
-      GetScratch g = GET_SCRATCH.get();
       BlockIterator it = g.it;
       ByteReader r = g.reader;
-      Pinned p = pinned();
-      long dataOffset;
-      int dataSize;
+      PinnedMetadata.Blocks p = metadata.get();
       if (p != null && p.indexDecoded != null) {
         // Pinned metadata: both index levels are searched in their decoded form.
         int top = p.topDecoded.lowerBound(key);
         if (top == p.topDecoded.count()) {
-          return null;
+          return false;
         }
         p.topDecoded.value(top, r);
         int ordinal = r.readVarInt();
         if (bloom && !BloomFilter.mayContain(p.filter[ordinal], keyHash)) {
-          return null;
+          return false;
         }
         DecodedIndex index = p.indexDecoded[ordinal];
         int entry = index.lowerBound(key);
         if (entry == index.count()) {
-          return null;
+          return false;
         }
         index.value(entry, r);
         dataOffset = r.readVarLong();
@@ -512,11 +331,12 @@ public final class Table implements AutoCloseable {
         if (p != null) {
           it.reset(p.top);
         } else {
-          resetOnto(it, readBlock(footer.topIndex(), "top-level index", true), "top-level index");
+          byte[] top = readBlock(footer.topIndex(), "top-level index", true);
+          resetOnto(it, top, top.length, "top-level index");
         }
         it.seek(key);
         if (!it.valid()) {
-          return null;
+          return false;
         }
         it.valueReader(r);
         int ordinal = r.readVarInt();
@@ -527,29 +347,67 @@ public final class Table implements AutoCloseable {
           int filterSize = r.readVarInt();
           if (!BloomFilter.mayContain(
               readBlock(filterOffset, filterSize, "filter partition", true), keyHash)) {
-            return null;
+            return false;
           }
         }
-        resetOnto(
-            it, readBlock(indexOffset, indexSize, "index partition", true), "index partition");
+        byte[] index = readBlock(indexOffset, indexSize, "index partition", true);
+        resetOnto(it, index, index.length, "index partition");
         it.seek(key);
         if (!it.valid()) {
-          return null;
+          return false;
         }
         it.valueReader(r);
         dataOffset = r.readVarLong();
         dataSize = r.readVarInt();
       }
-      resetOnto(it, readBlock(dataOffset, dataSize, "data", true), "data");
-      it.seek(key);
-      if (it.valid() && it.compareKey(key) == 0) {
-        return it.value();
-      }
-      return null;
     } catch (CobbleException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "cannot decode block entry: " + e, e);
+    }
+    return seekData(dataOffset, dataSize, key, sink, g);
+  }
+
+  /** Searches the data block at {@code offset} for {@code key}, pinned in the cache meanwhile. */
+  private boolean seekData(long offset, int size, byte[] key, ValueSink sink, GetScratch g) {
+    BlockIterator it = g.it;
+    BlockCache.Pin pin = g.pin;
+    byte[] data;
+    int length;
+    if (cache == null) {
+      data = readBlock(offset, size, "data", false);
+      length = data.length;
+    } else {
+      checkHandle(offset, size, "data");
+      long cacheKey = BlockCache.key(fileNumber, offset);
+      if (!cache.acquire(cacheKey, pin)) {
+        Frame f = readFrame(offset, size, "data");
+        byte[] block = cache.allocate(cacheKey, f.rawLength);
+        decode(f, offset, size, "data", block);
+        cache.insertPinned(cacheKey, block, f.rawLength, pin);
+      }
+      data = pin.data();
+      length = pin.length();
+    }
+    try {
+      boolean found;
+      try {
+        resetOnto(it, data, length, "data");
+        it.seek(key);
+        found = it.valid() && it.compareKey(key) == 0;
+      } catch (CobbleException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new CorruptionException(name, "cannot decode block entry: " + e, e);
+      }
+      if (found) {
+        it.valueTo(sink);
+      }
+      return found;
+    } finally {
+      if (cache != null) {
+        cache.release(pin);
+      }
     }
   }
 
@@ -563,14 +421,7 @@ public final class Table implements AutoCloseable {
 
   private void closeQuietly() {
     try {
-      if (direct != null) {
-        direct.close();
-      }
-      if (channel != null) {
-        channel.close();
-      } else {
-        remote.close();
-      }
+      source.close();
     } catch (IOException ignored) {
       // Nothing useful to do; the descriptor is released either way.
     }

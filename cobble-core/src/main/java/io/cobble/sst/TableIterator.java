@@ -74,7 +74,7 @@ final class TableIterator implements KvIterator {
         // Prefetch the chunk after this one while this one is being merged.
         hint.willNeed(h.offset() + len, readAhead);
       }
-      table.readBuffered(raBuf, len, h.offset());
+      table.readSequential(raBuf, len, h.offset());
       raStart = h.offset();
       raLen = len;
     }

@@ -1,6 +1,10 @@
 package io.cobble.sst;
 
-/** Per-file build settings, derived from the Config and the output level. */
+/**
+ * How a table file is built: block size and restart interval, bloom filter bits per key (0 = no
+ * filter), partitioned index, LZ4 compression, and whether the finished file is fsynced. Derived
+ * from the Config and the output level; build with {@link #builder()}.
+ */
 public final class TableOptions {
   final int blockSize;
   final int restartInterval;
@@ -10,25 +14,81 @@ public final class TableOptions {
   final boolean lz4;
   final boolean sync;
 
+  private TableOptions(Builder b) {
+    this.blockSize = b.blockSize;
+    this.restartInterval = b.restartInterval;
+    this.bloom = b.bloomBitsPerKey > 0;
+    this.bitsPerKey = b.bloomBitsPerKey;
+    this.partitioned = b.partitionedIndex;
+    this.lz4 = b.lz4;
+    this.sync = b.sync;
+  }
+
+  /** Defaults: 4 KiB blocks, restart interval 16, no bloom filter, one index, raw, no fsync. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
   /** Whether finished files are fsynced. */
   public boolean sync() {
     return sync;
   }
 
-  public TableOptions(
-      int blockSize,
-      int restartInterval,
-      boolean bloom,
-      int bitsPerKey,
-      boolean partitioned,
-      boolean lz4,
-      boolean sync) {
-    this.blockSize = blockSize;
-    this.restartInterval = restartInterval;
-    this.bloom = bloom;
-    this.bitsPerKey = bitsPerKey;
-    this.partitioned = partitioned;
-    this.lz4 = lz4;
-    this.sync = sync;
+  public static final class Builder {
+    private int blockSize = 4096;
+    private int restartInterval = 16;
+    private int bloomBitsPerKey;
+    private boolean partitionedIndex;
+    private boolean lz4;
+    private boolean sync;
+
+    private Builder() {}
+
+    public Builder blockSize(int bytes) {
+      this.blockSize = bytes;
+      return this;
+    }
+
+    public Builder restartInterval(int entries) {
+      this.restartInterval = entries;
+      return this;
+    }
+
+    /** Bloom filter bits per key; 0 writes no filter. */
+    public Builder bloomBitsPerKey(int bits) {
+      this.bloomBitsPerKey = bits;
+      return this;
+    }
+
+    /** Whether the index is split into partitions of about one block under a top-level index. */
+    public Builder partitionedIndex(boolean partitioned) {
+      this.partitionedIndex = partitioned;
+      return this;
+    }
+
+    /** Whether blocks are LZ4-compressed (kept only where that saves at least 1/8). */
+    public Builder lz4(boolean lz4) {
+      this.lz4 = lz4;
+      return this;
+    }
+
+    /** Whether the finished file is fsynced. */
+    public Builder sync(boolean sync) {
+      this.sync = sync;
+      return this;
+    }
+
+    public TableOptions build() {
+      if (blockSize < 1 || restartInterval < 1 || bloomBitsPerKey < 0) {
+        throw new IllegalArgumentException(
+            "table options out of range: block size "
+                + blockSize
+                + ", restart interval "
+                + restartInterval
+                + ", bloom bits per key "
+                + bloomBitsPerKey);
+      }
+      return new TableOptions(this);
+    }
   }
 }

@@ -124,6 +124,48 @@ class MemTableTest {
     assertEquals(MemTableType.SKIPLIST, m.nextType());
   }
 
+  /**
+   * A get that hands the row over in place returns what the copying get returns, for a key given as
+   * a prefix of a longer buffer, and is absent exactly when that one is null.
+   */
+  @ParameterizedTest
+  @EnumSource(MemTableType.class)
+  void inPlaceGetMatchesCopyingGet(MemTableType type) {
+    MemTable m = create(type);
+    Random r = new Random(3);
+    for (int i = 0; i < 5_000; i++) {
+      byte[] k = ("k" + r.nextInt(500)).getBytes(StandardCharsets.UTF_8);
+      put(m, k, k.length, new byte[] {(byte) i, (byte) (i >> 8)});
+    }
+    byte[][] seen = new byte[1][];
+    for (int i = 0; i < 600; i++) {
+      byte[] k = ("k" + i).getBytes(StandardCharsets.UTF_8);
+      byte[] padded = java.util.Arrays.copyOf(k, k.length + 7);
+      seen[0] = null;
+      boolean found =
+          m.get(
+              padded,
+              k.length,
+              (buf, off, len) -> seen[0] = java.util.Arrays.copyOfRange(buf, off, off + len));
+      byte[] expected = m.get(k, k.length);
+      assertEquals(expected != null, found, "key " + i);
+      assertArrayEquals(expected, seen[0], "key " + i);
+    }
+  }
+
+  @Test
+  void adaptiveConvertsOnFirstInPlaceGet() {
+    AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
+    byte[] k = {1};
+    put(m, k, 1, new byte[] {1});
+    assertTrue(m.get(k, 1, (buf, off, len) -> {}));
+    assertEquals(MemTableType.HASH, m.currentType());
+    for (int i = 0; i < 200; i++) {
+      m.get(k, 1, (buf, off, len) -> {});
+    }
+    assertEquals(MemTableType.HASH, m.nextType());
+  }
+
   @Test
   void writeOnlyMixStartsNextMemtableAsVec() {
     AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.SKIPLIST);

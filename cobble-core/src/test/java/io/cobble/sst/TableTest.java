@@ -48,7 +48,15 @@ class TableTest {
       boolean lazy) {
     int n = 20_000;
     Path path = dir.resolve("000001.sst");
-    TableOptions opts = new TableOptions(1024, 8, bloom, 10, partitioned, lz4, true);
+    TableOptions opts =
+        TableOptions.builder()
+            .blockSize(1024)
+            .restartInterval(8)
+            .bloomBitsPerKey(bloom ? 10 : 0)
+            .partitionedIndex(partitioned)
+            .lz4(lz4)
+            .sync(true)
+            .build();
     TableBuilder b = new TableBuilder(path, opts);
     for (int i = 0; i < n; i += 2) {
       b.add(key(i), value(i));
@@ -60,10 +68,12 @@ class TableTest {
             path,
             1,
             new BlockCache(1 << 20),
-            pinTop,
-            pinParts,
-            lazy,
-            direct ? new DirectIo(2048, 4) : null)) {
+            TableReadOptions.builder()
+                .pinTopIndex(pinTop)
+                .pinPartitions(pinParts)
+                .lazyMetadata(lazy)
+                .directIo(direct ? new DirectIo(2048, 4) : null)
+                .build())) {
       assertEquals(3, t.properties().schemaId());
       assertEquals(1234, t.properties().maxExpiry());
       assertEquals(2L, t.properties().vlogRefs().get(7L));

@@ -32,8 +32,10 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(
     value = 1,
     jvmArgsAppend = {"-Xms6g", "-Xmx6g", "-XX:+AlwaysPreTouch"})
-@Warmup(iterations = 2, time = 5)
-@Measurement(iterations = 3, time = 5)
+// At least 60 s measured per engine, so the result is the steady state (the heap has grown and the
+// block cache is full); run with -prof gc for bytes/op.
+@Warmup(iterations = 2, time = 10)
+@Measurement(iterations = 6, time = 10)
 public class ReadBenchmark {
   static final int KEYS = Keys.count();
 

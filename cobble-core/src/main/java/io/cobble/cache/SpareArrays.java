@@ -1,0 +1,65 @@
+package io.cobble.cache;
+
+import java.util.Arrays;
+
+/**
+ * Arrays evicted from one {@link BlockCache} shard, kept for the next blocks to be decoded into.
+ * Arrays come in size classes of {@link #GRANULE} bytes so that blocks of about the same size share
+ * them; a request takes an array of its class or of one of the next {@link #REACH} classes. The
+ * shard says how many bytes may be kept when it gives an array back; arrays beyond that, or larger
+ * than the largest class, are left to the garbage collector. Not thread-safe: the shard's lock
+ * guards it.
+ */
+final class SpareArrays {
+  static final int GRANULE = 256;
+  private static final int CLASSES = 1024;
+  private static final int REACH = 3;
+
+  private final byte[][][] stacks = new byte[CLASSES][][];
+  private final int[] counts = new int[CLASSES];
+  private long bytes;
+
+  /** The class whose arrays hold at least {@code length} bytes. */
+  private static int classOf(int length) {
+    return (length + GRANULE - 1) / GRANULE;
+  }
+
+  /** A kept array of at least {@code length} bytes, or a new one of its class's size. */
+  byte[] take(int length) {
+    int c = classOf(length);
+    if (c >= CLASSES) {
+      return new byte[length];
+    }
+    for (int k = c; k < Math.min(CLASSES, c + REACH + 1); k++) {
+      int n = counts[k];
+      if (n > 0) {
+        byte[] a = stacks[k][n - 1];
+        stacks[k][n - 1] = null;
+        counts[k] = n - 1;
+        bytes -= a.length;
+        return a;
+      }
+    }
+    return new byte[c * GRANULE];
+  }
+
+  /**
+   * Keeps {@code array} (which no reader may still use) if no more than {@code maxBytes} are kept
+   * with it.
+   */
+  void give(byte[] array, long maxBytes) {
+    int c = array.length / GRANULE;
+    if (c >= CLASSES || c * GRANULE != array.length || bytes + array.length > maxBytes) {
+      return;
+    }
+    byte[][] stack = stacks[c];
+    int n = counts[c];
+    if (stack == null || n == stack.length) {
+      stack = stack == null ? new byte[16][] : Arrays.copyOf(stack, n * 2);
+      stacks[c] = stack;
+    }
+    stack[n] = array;
+    counts[c] = n + 1;
+    bytes += array.length;
+  }
+}

@@ -1,0 +1,186 @@
+package io.cobble.read;
+
+import io.cobble.Clock;
+import io.cobble.CorruptionException;
+import io.cobble.memtable.MemTable;
+import io.cobble.row.ColumnLayout;
+import io.cobble.row.RowState;
+import io.cobble.row.ValueLoader;
+import io.cobble.sst.BloomFilter;
+import io.cobble.util.ByteReader;
+import io.cobble.util.ByteWriter;
+import io.cobble.util.ValueSink;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
+import io.cobble.version.VersionSet;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Point reads of one shard: folds a key's rows from the newest memtable down the table levels until
+ * the requested columns are final. Rows are decoded where they are stored (memtable arena, pinned
+ * cached block), so a get allocates only the values it returns; a miss allocates nothing. Callers
+ * validate bucket, key and projection first.
+ */
+public final class PointReader {
+  private final VersionSet versions;
+  private final Clock clock;
+  private final ValueLoader loader;
+  private final ThreadLocal<Fold> folds = ThreadLocal.withInitial(Fold::new);
+
+  public PointReader(VersionSet versions, Clock clock, ValueLoader loader) {
+    this.versions = versions;
+    this.clock = clock;
+    this.loader = loader;
+  }
+
+  /** The row's (projected) column values, or null when none of them has a live value. */
+  public byte[][] get(ColumnLayout layout, int bucket, byte[] key, int[] projection) {
+    Version v = versions.acquire();
+    try {
+      return read(v, layout, bucket, key, projection);
+    } finally {
+      v.unref();
+    }
+  }
+
+  /** As {@link #get} for each key, all read from one version. */
+  public List<byte[][]> multiGet(
+      ColumnLayout layout, int bucket, List<byte[]> keys, int[] projection) {
+    List<byte[][]> out = new ArrayList<>(keys.size());
+    Version v = versions.acquire();
+    try {
+      for (byte[] key : keys) {
+        out.add(read(v, layout, bucket, key, projection));
+      }
+    } finally {
+      v.unref();
+    }
+    return out;
+  }
+
+  private byte[][] read(Version v, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
+    Fold s = folds.get();
+    s.start(layout, loader);
+    ByteWriter k = s.key(layout, bucket, key);
+    if (v.active().get(k.array(), k.size(), s) && s.isFinal(projection)) {
+      return s.toUser(projection, clock, loader);
+    }
+    List<MemTable> immutables = v.immutables();
+    for (int i = 0; i < immutables.size(); i++) {
+      if (immutables.get(i).get(k.array(), k.size(), s) && s.isFinal(projection)) {
+        return s.toUser(projection, clock, loader);
+      }
+    }
+    if (layout.familyId() < v.trees().size()) {
+      byte[] sstKey = s.sstKey();
+      long hash = BloomFilter.hash(sstKey);
+      Tree tree = v.tree(layout.familyId());
+      List<FileMeta> level0 = tree.level(0);
+      for (int i = 0; i < level0.size(); i++) {
+        FileMeta f = level0.get(i);
+        if (f.contains(sstKey) && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
+          return s.toUser(projection, clock, loader);
+        }
+      }
+      for (int level = 1; level < tree.levelCount(); level++) {
+        FileMeta f = tree.find(level, sstKey);
+        if (f != null && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
+          return s.toUser(projection, clock, loader);
+        }
+      }
+    }
+    return s.toUser(projection, clock, loader);
+  }
+
+  /**
+   * One thread's read in progress, reused: the encoded key and the row folded so far. As the sink
+   * of memtables and tables it decodes each row it is handed in place, newest first.
+   */
+  private static final class Fold implements ValueSink {
+    /** Table keys up to this length are held in reused arrays of their exact length. */
+    private static final int MAX_REUSED_KEY = 256;
+
+    private final ByteWriter key = new ByteWriter(64);
+    private final byte[][] sstKeys = new byte[MAX_REUSED_KEY + 1][];
+    private final ByteReader reader = new ByteReader();
+    private final RowState acc = new RowState();
+    private final RowState tmp = new RowState();
+    private ColumnLayout layout;
+    private ValueLoader loader;
+    private boolean found;
+    // The table whose row is being decoded, for corruption messages; null for a memtable.
+    private String table;
+
+    void start(ColumnLayout layout, ValueLoader loader) {
+      this.layout = layout;
+      this.loader = loader;
+      this.found = false;
+      this.table = null;
+    }
+
+    /** Encodes the internal key (family id, bucket, user key). */
+    ByteWriter key(ColumnLayout layout, int bucket, byte[] userKey) {
+      key.reset();
+      key.writeByte(layout.familyId() >>> 8);
+      key.writeByte(layout.familyId());
+      key.writeByte(bucket >>> 8);
+      key.writeByte(bucket);
+      key.writeBytes(userKey, 0, userKey.length);
+      return key;
+    }
+
+    /** The key as tables store it (without the family id), in an array of its exact length. */
+    byte[] sstKey() {
+      int len = key.size() - 2;
+      byte[] k;
+      if (len > MAX_REUSED_KEY) {
+        k = new byte[len];
+      } else {
+        k = sstKeys[len];
+        if (k == null) {
+          k = new byte[len];
+          sstKeys[len] = k;
+        }
+      }
+      System.arraycopy(key.array(), 2, k, 0, len);
+      return k;
+    }
+
+    boolean fold(FileMeta f, byte[] sstKey, long hash) {
+      table = f.table().name();
+      try {
+        return f.table().get(sstKey, hash, this);
+      } finally {
+        table = null;
+      }
+    }
+
+    @Override
+    public void accept(byte[] buf, int off, int len) {
+      try {
+        if (!found) {
+          acc.decode(layout, buf, off, len, reader);
+          found = true;
+        } else {
+          tmp.decode(layout, buf, off, len, reader);
+          acc.mergeOlder(tmp, loader);
+        }
+      } catch (IllegalStateException | IndexOutOfBoundsException e) {
+        if (table == null) {
+          throw e;
+        }
+        throw new CorruptionException(table, "cannot decode row: " + e.getMessage(), e);
+      }
+    }
+
+    boolean isFinal(int[] projection) {
+      return found && acc.isFinal(projection);
+    }
+
+    byte[][] toUser(int[] projection, Clock clock, ValueLoader loader) {
+      return found ? acc.toUser(projection, clock.nowMillis(), loader) : null;
+    }
+  }
+}

@@ -1,0 +1,122 @@
+package io.cobble.sst;
+
+import io.cobble.CobbleException;
+import io.cobble.CorruptionException;
+import io.cobble.util.ByteReader;
+
+/**
+ * The metadata a table keeps outside the block cache ({@code sst.pinned-metadata.*}): the top-level
+ * index and, when partitions are pinned (or there is a single one), every index and filter
+ * partition; index blocks both as blocks (for iterators) and decoded for point reads ({@code
+ * sst.read-metadata-cache.mode}). Loaded at open, or on first use when lazy; thread-safe.
+ */
+final class PinnedMetadata {
+  /** Reads and verifies one block of the table, bypassing the block cache. */
+  interface BlockReader {
+    byte[] read(BlockHandle handle, String kind);
+  }
+
+  /** The loaded metadata; immutable. */
+  static final class Blocks {
+    final Block top;
+    final DecodedIndex topDecoded;
+    // Null when partitions are not pinned.
+    final byte[][] index;
+    final DecodedIndex[] indexDecoded;
+    // Null without bloom filters or when partitions are not pinned.
+    final byte[][] filter;
+
+    Blocks(Block top, byte[][] index, byte[][] filter) {
+      this.top = top;
+      this.topDecoded = new DecodedIndex(top);
+      this.index = index;
+      this.filter = filter;
+      if (index == null) {
+        indexDecoded = null;
+      } else {
+        indexDecoded = new DecodedIndex[index.length];
+        for (int i = 0; i < index.length; i++) {
+          indexDecoded[i] = new DecodedIndex(new Block(index[i]));
+        }
+      }
+    }
+  }
+
+  private final String name;
+  private final Footer footer;
+  private final boolean bloom;
+  private final TableReadOptions options;
+  private final BlockReader reader;
+  private volatile Blocks blocks;
+
+  /** Loads the metadata now unless {@code options} keeps none or defers it to first use. */
+  PinnedMetadata(
+      String name, Footer footer, boolean bloom, TableReadOptions options, BlockReader reader) {
+    this.name = name;
+    this.footer = footer;
+    this.bloom = bloom;
+    this.options = options;
+    this.reader = reader;
+    if (options.pinTopIndex() && !options.lazyMetadata()) {
+      blocks = load();
+    }
+  }
+
+  /** The kept metadata when it is loaded, without loading it; null otherwise. */
+  Blocks loaded() {
+    return blocks;
+  }
+
+  /** The kept metadata, loading it on first use when lazy; null when nothing is kept. */
+  Blocks get() {
+    Blocks b = blocks;
+    if (b != null || !options.pinTopIndex()) {
+      return b;
+    }
+    synchronized (this) {
+      b = blocks;
+      if (b == null) {
+        try {
+          b = load();
+        } catch (CobbleException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          throw new CorruptionException(name, "cannot decode table metadata: " + e, e);
+        }
+        blocks = b;
+      }
+      return b;
+    }
+  }
+
+  private Blocks load() {
+    Block top = new Block(reader.read(footer.topIndex(), "top-level index"));
+    int parts = countEntries(top);
+    if (!options.pinPartitions() && parts != 1) {
+      return new Blocks(top, null, null);
+    }
+    byte[][] index = new byte[parts][];
+    byte[][] filter = bloom ? new byte[parts][] : null;
+    BlockIterator it = top.iterator();
+    int i = 0;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      ByteReader r = new ByteReader(it.value());
+      r.readVarInt();
+      index[i] = reader.read(BlockHandle.decode(r), "index partition");
+      if (bloom) {
+        filter[i] = reader.read(BlockHandle.decode(r), "filter partition");
+      }
+      i++;
+    }
+    return new Blocks(top, index, filter);
+  }
+
+  private static int countEntries(Block b) {
+    int n = 0;
+    BlockIterator it = b.iterator();
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      n++;
+    }
+    return n;
+  }
+}

@@ -1,0 +1,83 @@
+package io.cobble.sst;
+
+import io.cobble.util.DirectIo;
+
+/**
+ * How a table is read: which metadata stays pinned outside the block cache ({@code
+ * sst.pinned-metadata.*}), whether it is decoded at open or on the first point read ({@code
+ * sst.read-metadata-cache.mode}), and whether block reads use direct I/O.
+ */
+public final class TableReadOptions {
+  /** Nothing pinned, metadata read through the cache, no direct I/O. */
+  public static final TableReadOptions UNPINNED = builder().build();
+
+  private final boolean pinTopIndex;
+  private final boolean pinPartitions;
+  private final boolean lazyMetadata;
+  private final DirectIo directIo;
+
+  private TableReadOptions(Builder b) {
+    this.pinTopIndex = b.pinTopIndex;
+    this.pinPartitions = b.pinTopIndex && b.pinPartitions;
+    this.lazyMetadata = b.lazyMetadata;
+    this.directIo = b.directIo;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Whether the top-level index is kept in memory outside the block cache. */
+  public boolean pinTopIndex() {
+    return pinTopIndex;
+  }
+
+  /** Whether every index and filter partition is kept as well (only with the top-level index). */
+  public boolean pinPartitions() {
+    return pinPartitions;
+  }
+
+  /** Whether the pinned metadata is decoded on the first point read instead of at open. */
+  public boolean lazyMetadata() {
+    return lazyMetadata;
+  }
+
+  /** The direct I/O reader pool for block reads of local files; null when off. */
+  public DirectIo directIo() {
+    return directIo;
+  }
+
+  public static final class Builder {
+    private boolean pinTopIndex;
+    private boolean pinPartitions;
+    private boolean lazyMetadata;
+    private DirectIo directIo;
+
+    private Builder() {}
+
+    public Builder pinTopIndex(boolean pin) {
+      this.pinTopIndex = pin;
+      return this;
+    }
+
+    public Builder pinPartitions(boolean pin) {
+      this.pinPartitions = pin;
+      return this;
+    }
+
+    public Builder lazyMetadata(boolean lazy) {
+      this.lazyMetadata = lazy;
+      return this;
+    }
+
+    /** Direct I/O for block reads of local files; null (the default) reads through the cache. */
+    public Builder directIo(DirectIo directIo) {
+      this.directIo = directIo;
+      return this;
+    }
+
+    public TableReadOptions build() {
+      return new TableReadOptions(this);
+    }
+  }
+}
