@@ -78,9 +78,11 @@ public interface Storage extends Closeable {
    * Writes {@code bytes} at {@code path} only if no file is there, atomically and durably: readers
    * see no file or all of {@code bytes}, and of two concurrent calls for one path exactly one
    * returns {@code true}. This is the compare-and-swap that optimistic concurrency (a catalog's
-   * numbered metadata versions) builds on.
+   * numbered metadata versions) builds on. A file already holding exactly {@code bytes} counts as
+   * this call's own write: an object store's client may retry a request whose first attempt landed,
+   * and the retry must not report a conflict for it.
    *
-   * @return false if a file already exists at {@code path}
+   * @return false if a file with other content already exists at {@code path}
    * @throws UnsupportedOperationException if the storage cannot create files exclusively
    */
   default boolean createExclusively(String path, byte[] bytes) throws IOException {

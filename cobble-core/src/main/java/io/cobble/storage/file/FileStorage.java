@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
@@ -184,7 +185,7 @@ public final class FileStorage implements Storage {
       try {
         Files.createLink(target, temp);
       } catch (FileAlreadyExistsException e) {
-        return false;
+        return Arrays.equals(Files.readAllBytes(target), bytes);
       }
       sync.directory(directory);
       return true;

@@ -6,7 +6,9 @@ import io.cobble.storage.StorageOutput;
 import io.cobble.storage.StoragePath;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.file.NoSuchFileException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -326,11 +328,23 @@ public final class S3Storage implements Storage {
     } catch (S3Exception e) {
       // 412: the key exists. 409: a concurrent conditional write to the key is in progress.
       if (e.statusCode() == 412 || e.statusCode() == 409) {
-        return false;
+        return holds(path, bytes);
       }
       throw errors.translate("conditional upload", location.describe(path), e);
     } catch (SdkException e) {
       throw errors.translate("conditional upload", location.describe(path), e);
+    }
+  }
+
+  /**
+   * Whether {@code path} holds exactly {@code bytes}: the client retries a conditional PUT whose
+   * response was lost, and the retry then finds the object its own first attempt wrote.
+   */
+  private boolean holds(String path, byte[] bytes) throws IOException {
+    try {
+      return Arrays.equals(readAll(path), bytes);
+    } catch (NoSuchFileException e) {
+      return false;
     }
   }
 

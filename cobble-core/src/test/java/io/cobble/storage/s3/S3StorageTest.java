@@ -112,6 +112,8 @@ class S3StorageTest {
       assertTrue(storage.createExclusively("meta/v-1", first));
       assertFalse(storage.createExclusively("meta/v-1", "second".getBytes(StandardCharsets.UTF_8)));
       assertArrayEquals(first, storage.readAll("meta/v-1"));
+      // A retried request whose first attempt landed finds its own bytes: not a conflict.
+      assertTrue(storage.createExclusively("meta/v-1", first.clone()));
     }
   }
 

@@ -44,14 +44,15 @@ final class CatalogVersions {
   CatalogState latest() {
     try {
       for (int attempt = 1; ; attempt++) {
-        List<Long> versions = versions();
-        if (versions.isEmpty()) {
-          return CatalogState.empty();
-        }
-        long newest = versions.get(versions.size() - 1);
         try {
-          return read(newest);
+          List<Long> versions = versions();
+          if (versions.isEmpty()) {
+            return CatalogState.empty();
+          }
+          return read(versions.get(versions.size() - 1));
         } catch (NoSuchFileException e) {
+          // Another session pruned a version between our listing and our read (or under the
+          // listing itself): list again.
           if (attempt == READ_ATTEMPTS) {
             throw e;
           }
