@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.cobble.testing.S3ProxyServer;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -307,7 +308,7 @@ class CobbleCatalogIT {
   void catalogOnObjectStorageWritesNoCredentials() throws Exception {
     Path blobs = dir.resolve("blobs");
     try (S3ProxyServer s3 = S3ProxyServer.start(blobs, "lake")) {
-      Map<String, String> storage = s3.storageOptions();
+      Map<String, String> storage = s3.clientOptions();
       Map<String, String> options = new TreeMap<>();
       options.put("s3.endpoint", storage.get("endpoint"));
       options.put("s3.access-key", storage.get("access_key_id"));

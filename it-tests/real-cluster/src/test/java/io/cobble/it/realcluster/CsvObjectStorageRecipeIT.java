@@ -267,7 +267,7 @@ class CsvObjectStorageRecipeIT {
                 String job =
                     insert.jobId().orElseThrow(() -> new AssertionError(insert.toString()));
                 assertEquals("FINISHED", cluster.waitForJob(job, JOB_TIMEOUT), scheme);
-                Path onDisk = s3.directory().resolve(BUCKET).resolve(tablePath);
+                Path onDisk = flinkS3.directory().resolve(BUCKET).resolve(tablePath);
                 assertTrue(hasFiles(onDisk.resolve("global")), "no commit on " + scheme);
                 assertEquals(PRODUCTS, sorted(sql.execute("SELECT * FROM dim").rows()), scheme);
 
@@ -294,7 +294,7 @@ class CsvObjectStorageRecipeIT {
      * logger.
      */
     private void assertClusterSecretNotInCobbleOutput(String secret) throws IOException {
-      List<Path> files = new ArrayList<>(SecretScan.filesContaining(s3.directory(), secret));
+      List<Path> files = new ArrayList<>(SecretScan.filesContaining(flinkS3.directory(), secret));
       try (Stream<Path> dirs = Files.list(cluster.home())) {
         for (Path dir : dirs.collect(Collectors.toList())) {
           if (!List.of("conf", "log", "lib", "opt", "plugins")
