@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RunningFlink;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -37,6 +40,7 @@ import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.ExceptionUtils;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -66,6 +70,35 @@ class CobbleStateBackendIT {
   static volatile int pauseMicros;
 
   @TempDir Path dir;
+
+  /**
+   * Flink discards subsumed and claimed checkpoint files asynchronously, also after a job ended, so
+   * the checkpoints are removed here, tolerating files that vanish meanwhile, before the temporary
+   * directory's own cleanup (which fails on such a file).
+   */
+  @AfterEach
+  void removeCheckpoints() throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      try (Stream<Path> walk = Files.walk(dir)) {
+        walk.sorted(Comparator.reverseOrder())
+            .filter(path -> !path.equals(dir))
+            .forEach(
+                path -> {
+                  try {
+                    Files.deleteIfExists(path);
+                  } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                  }
+                });
+        return;
+      } catch (UncheckedIOException e) {
+        if (attempt == 50) {
+          throw e;
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
 
   @BeforeEach
   void reset() {
