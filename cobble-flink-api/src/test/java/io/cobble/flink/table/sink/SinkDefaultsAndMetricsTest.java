@@ -134,8 +134,9 @@ class SinkDefaultsAndMetricsTest {
     try (Storage storage = StorageProviders.open(table.toUri(), StorageOptions.empty())) {
       SnapshotStore store = new SnapshotStore(storage);
       long current = store.requireCurrentGlobalId();
-      // Global snapshots are numbered from 1: the current one is at least the fourth published.
-      assertTrue(current >= 4, "global snapshots published: " + current);
+      // Flushes are counted per shard and a checkpoint's commit may still be pending when the
+      // loop above ends, so only "more than one was published" is certain here.
+      assertTrue(current >= 2, "global snapshots published: " + current);
       assertEquals(List.of(current), store.globalIds(), "snapshot.retention defaults to 1");
     }
   }
