@@ -430,13 +430,18 @@ class SinkExactlyOnceTest {
     return rows;
   }
 
-  /** Paces the changelog so that checkpoints complete while it runs; records the completed ones. */
+  /**
+   * Paces the changelog so that checkpoints complete while it runs; records the completed ones.
+   * The last third is slowed down until three checkpoints completed, so three commits happen
+   * however loaded the machine.
+   */
   static final class Pace extends RichFlatMapFunction<Long, Long> implements CheckpointListener {
     static final Set<Long> COMPLETED = ConcurrentHashMap.newKeySet();
+    private static final long SLOW_FROM = 1000;
 
     @Override
     public void flatMap(Long i, Collector<Long> out) throws Exception {
-      Thread.sleep(1);
+      Thread.sleep(i >= SLOW_FROM && COMPLETED.size() < 3 ? 20 : 1);
       out.collect(i);
     }
 
