@@ -431,9 +431,9 @@ class SinkExactlyOnceTest {
   }
 
   /**
-   * Paces the changelog so that checkpoints complete while it runs; records the completed ones.
-   * The last third is slowed down until three checkpoints completed, so three commits happen
-   * however loaded the machine.
+   * Paces the changelog so that checkpoints complete while it runs; records the completed ones. The
+   * last third is slowed down until three checkpoints completed, so three commits happen however
+   * loaded the machine.
    */
   static final class Pace extends RichFlatMapFunction<Long, Long> implements CheckpointListener {
     static final Set<Long> COMPLETED = ConcurrentHashMap.newKeySet();
