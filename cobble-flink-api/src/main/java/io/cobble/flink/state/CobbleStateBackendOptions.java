@@ -276,9 +276,10 @@ public final class CobbleStateBackendOptions {
           .intType()
           .noDefaultValue()
           .withDescription(
-              "Shard snapshots kept: older ones expire once this many newer ones completed"
-                  + " (at least 1). Unset: snapshots live as long as Flink retains their"
-                  + " checkpoints.");
+              "Not supported by the state backend; setting it fails at backend creation. Flink"
+                  + " decides which checkpoints are retained (state.checkpoints.num-retained, on"
+                  + " 1.20+ execution.checkpointing.num-retained) and Cobble's files live exactly"
+                  + " as long as a retained checkpoint references them.");
 
   /** Every option above, in declaration order. */
   public static List<ConfigOption<?>> all() {

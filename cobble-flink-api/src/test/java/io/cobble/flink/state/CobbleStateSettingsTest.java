@@ -151,11 +151,17 @@ class CobbleStateSettingsTest {
   }
 
   @Test
-  void snapshotRetention() {
-    assertEquals(0, settings().snapshotRetention());
+  void snapshotRetentionIsRejectedBecauseFlinkRetainsCheckpoints() {
     assertEquals("0", engine().get("snapshot.retention"));
-    assertEquals(5, settings("snapshot.retention", "5").snapshotRetention());
-    assertEquals("5", engine("snapshot.retention", "5").get("snapshot.retention"));
+    assertRejected(
+        "snapshot.retention",
+        "5",
+        "state.backend.cobble.snapshot.retention is not supported by the Cobble state backend:"
+            + " Flink decides which checkpoints are retained, and Cobble's files live exactly as"
+            + " long as a retained checkpoint references them. Remove"
+            + " state.backend.cobble.snapshot.retention and set state.checkpoints.num-retained"
+            + " (Flink 1.17 to 1.19) or execution.checkpointing.num-retained (Flink 1.20 and"
+            + " later) instead.");
     assertRejected(
         "snapshot.retention",
         "0",
@@ -526,8 +532,15 @@ class CobbleStateSettingsTest {
               + "' for state.backend.cobble.compaction.remote.addr: expected host:port with a port"
               + " in 1..65535.");
     }
-    // The timeout is validated even in LOCAL mode, so a bad value never waits for REMOTE.
-    settings("compaction.remote.timeout", "30s");
+    // The timeout is validated even in LOCAL mode, so a bad value never waits for REMOTE; a valid
+    // one is refused because nothing would use it.
+    assertRejected(
+        "compaction.remote.timeout",
+        "30s",
+        "state.backend.cobble.compaction.remote.timeout is set, but remote and dedicated"
+            + " compaction are not available yet in this Cobble release; compaction runs in the"
+            + " TaskManager (state.backend.cobble.compaction.mode: LOCAL). Remove"
+            + " state.backend.cobble.compaction.remote.timeout.");
     assertRejected(
         "compaction.remote.timeout",
         "0s",
@@ -553,7 +566,20 @@ class CobbleStateSettingsTest {
             "2s",
             "compaction.dedicated.orphan-min-age",
             "10min"));
-    settings("compaction.dedicated.poll-interval", "500ms");
+    for (String key :
+        new String[] {"compaction.dedicated.poll-interval", "compaction.dedicated.orphan-min-age"}) {
+      assertRejected(
+          key,
+          "1s",
+          P
+              + key
+              + " is set, but remote and dedicated compaction are not available yet in this Cobble"
+              + " release; compaction runs in the TaskManager (state.backend.cobble.compaction.mode:"
+              + " LOCAL). Remove "
+              + P
+              + key
+              + ".");
+    }
     assertRejected(
         "compaction.dedicated.poll-interval",
         "0ms",
@@ -602,7 +628,7 @@ class CobbleStateSettingsTest {
     assertEquals(TimerServiceKind.HEAP, merged.timerService());
     Configuration typed = new Configuration();
     typed.set(CobbleStateBackendOptions.MEMORY_FIXED_PER_SLOT, MemorySize.parse("96mb"));
-    typed.set(CobbleStateBackendOptions.COMPACTION_REMOTE_TIMEOUT, Duration.ofSeconds(30));
+    typed.set(CobbleStateBackendOptions.COMPACTION_READ_AHEAD, false);
     assertEquals(96L << 20, CobbleStateSettings.fromConfig(cluster, typed).memoryBudget(0));
     IllegalConfigurationException bad =
         assertThrows(
@@ -614,7 +640,7 @@ class CobbleStateSettingsTest {
   @Test
   void settingsSurviveJavaSerialization() throws Exception {
     CobbleStateSettings original =
-        settings("localdir", "/data/cobble", "snapshot.retention", "3", "memtable.type", "hash");
+        settings("localdir", "/data/cobble", "compaction.threads", "3", "memtable.type", "hash");
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
       out.writeObject(original);
@@ -625,7 +651,6 @@ class CobbleStateSettingsTest {
       copy = (CobbleStateSettings) in.readObject();
     }
     assertEquals(List.of(Paths.get("/data/cobble")), copy.localDirs());
-    assertEquals(3, copy.snapshotRetention());
     assertEquals(original.engineConfig(BUDGET).values(), copy.engineConfig(BUDGET).values());
   }
 
