@@ -1,6 +1,7 @@
 package io.cobble.flink.state;
 
 import io.cobble.Db;
+import io.cobble.DbMetrics;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
@@ -95,6 +96,7 @@ public final class CobbleKeyedStateCore<K> {
   CobbleStateMetrics metrics;
 
   private final CheckpointFiles files = new CheckpointFiles();
+  private final TtlCompactionFilter ttlFilter;
   private final CobbleSnapshotStrategy<K> snapshotStrategy;
 
   private CobbleKeyedStateCore(
@@ -122,6 +124,8 @@ public final class CobbleKeyedStateCore<K> {
       }
     }
     this.snapshotStrategy = new CobbleSnapshotStrategy<>(this, UUID.randomUUID(), files);
+    this.ttlFilter = new TtlCompactionFilter(keys.ttlTimeProvider());
+    db.setCompactionFilter(ttlFilter);
   }
 
   /**
@@ -171,14 +175,15 @@ public final class CobbleKeyedStateCore<K> {
     if (restored.checkpointId >= 0) {
       core.files.restored(restored.checkpointId, restored.files);
     }
+    DbMetrics opened = restored.db.metrics();
     LOG.info(
         "Opened Cobble shard for key groups {} of {} ({} handle(s) restored): {} table files,"
             + " {} bytes, {} bytes of {} memory, in {} ms",
         spec.keyGroupRange,
         spec.operatorIdentifier,
         spec.stateHandles.size(),
-        restored.db.metrics().liveFiles(),
-        restored.db.metrics().liveBytes(),
+        opened.liveFiles(),
+        opened.liveBytes(),
         memory.budgetBytes(),
         memory.managed() ? "reserved managed" : "unmanaged",
         (System.nanoTime() - started) / 1_000_000);
@@ -337,6 +342,7 @@ public final class CobbleKeyedStateCore<K> {
         stateDesc instanceof ListStateDescriptor
             ? ColumnSpec.merging(VALUE_COLUMN, "list_append")
             : ColumnSpec.of(VALUE_COLUMN));
+    ttlFilter.register(family, stateDesc);
     return (IS)
         newState(family, stateDesc, meta.getNamespaceSerializer(), meta.getStateSerializer());
   }

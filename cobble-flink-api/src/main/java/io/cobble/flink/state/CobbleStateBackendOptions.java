@@ -51,8 +51,10 @@ public final class CobbleStateBackendOptions {
           .booleanType()
           .defaultValue(true)
           .withDescription(
-              "Whether the memory budget of a backend is its share of the slot's Flink managed"
-                  + " memory. False without memory.fixed-per-slot: a fixed 128 MB per backend.");
+              "Whether the memory budget of a backend is the state-backend share of the slot's"
+                  + " Flink managed memory, reserved from the slot's memory manager and shared by"
+                  + " the slot's Cobble backends. False without memory.fixed-per-slot: a fixed 128"
+                  + " MB per backend.");
 
   public static final ConfigOption<MemorySize> MEMORY_FIXED_PER_SLOT =
       ConfigOptions.key(PREFIX + "memory.fixed-per-slot")
