@@ -32,8 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The state backend's engine gauges in the operator's metric group, seen by a metric reporter while
- * a keyed job checkpoints, and its memory budget reserved from the slot's managed memory (the
- * TaskManager's managed-memory gauge covers it while the job runs).
+ * a keyed job checkpoints: memory (the budget is the slot's managed-memory share), level-0 and live
+ * files, pending compaction bytes, write stalls and the bytes checkpoints handed over. (The
+ * reservation itself is checked against a real memory manager in the line modules' tests.)
  */
 class CobbleStateBackendMetricsIT {
 
@@ -65,7 +66,7 @@ class CobbleStateBackendMetricsIT {
   @TempDir Path dir;
 
   @Test
-  void engineGaugesAndReservedManagedMemoryWhileAKeyedJobCheckpoints() throws Exception {
+  void engineGaugesWhileAKeyedJobCheckpoints() throws Exception {
     Reporter.METRICS.clear();
     FlinkLineShim shim = ShimLoader.current();
     Map<String, String> conf = new HashMap<>();
@@ -83,7 +84,7 @@ class CobbleStateBackendMetricsIT {
         .sinkTo(ShimLoader.current().<Long>discardingSink());
     JobClient job = env.executeAsync("cobble-state-metrics");
     try {
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
       boolean sawMemtable = false;
       while (true) {
         assertThat(job.getJobStatus().get().isGloballyTerminalState())
@@ -92,13 +93,12 @@ class CobbleStateBackendMetricsIT {
         sawMemtable |= value("cobble.memtableBytes") > 0;
         if (sawMemtable
             && value("cobble.checkpointUploadBytesTotal") > 0
-            && value("cobble.liveFiles") > 0
-            && value("Status.Flink.Memory.Managed.Used") > 0) {
+            && value("cobble.liveFiles") > 0) {
           break;
         }
         assertThat(System.nanoTime() < deadline)
             .as(
-                "gauges within 3 minutes: memtable seen %s, metrics %s",
+                "gauges within 2 minutes: memtable seen %s, metrics %s",
                 sawMemtable, Reporter.METRICS.keySet())
             .isTrue();
         Thread.sleep(50);
@@ -108,9 +108,7 @@ class CobbleStateBackendMetricsIT {
       }
       long budget = value("cobble.memoryBudgetBytes");
       assertThat(budget).as("the slot's managed-memory share").isPositive();
-      assertThat(value("Status.Flink.Memory.Managed.Used"))
-          .as("managed memory the TaskManager counts as used covers the reserved budget")
-          .isGreaterThanOrEqualTo(budget);
+      assertThat(value("cobble.lastCheckpointUploadBytes")).isPositive();
       assertThat(value("cobble.blockCacheCapacityBytes")).isPositive().isLessThan(budget);
       assertThat(value("cobble.pendingCompactionBytes")).isNotNegative();
       assertThat(value("cobble.writeStalls")).isNotNegative();
@@ -168,7 +166,7 @@ class CobbleStateBackendMetricsIT {
     }
   }
 
-  /** Keeps the Cobble state gauges and the TaskManager's managed-memory gauge by identifier. */
+  /** Keeps the Cobble state gauges by identifier. */
   public static final class Reporter implements MetricReporter, MetricReporterFactory {
     static final Map<String, Metric> METRICS = new ConcurrentHashMap<>();
 
@@ -186,7 +184,7 @@ class CobbleStateBackendMetricsIT {
     @Override
     public void notifyOfAddedMetric(Metric metric, String name, MetricGroup group) {
       String id = group.getMetricIdentifier(name);
-      if (id.contains(".cobble.") || id.endsWith("Status.Flink.Memory.Managed.Used")) {
+      if (id.contains(".cobble.")) {
         METRICS.put(id, metric);
       }
     }
