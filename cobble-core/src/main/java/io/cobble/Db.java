@@ -1,8 +1,8 @@
 package io.cobble;
 
 import io.cobble.cache.BlockCache;
-import io.cobble.compaction.CompactionFilter;
 import io.cobble.cache.DiskCache;
+import io.cobble.compaction.CompactionFilter;
 import io.cobble.memtable.MemTable;
 import io.cobble.read.PointReader;
 import io.cobble.row.ColumnLayout;

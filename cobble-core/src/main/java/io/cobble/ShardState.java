@@ -1,8 +1,7 @@
 package io.cobble;
 
-
-import io.cobble.compaction.CompactionFilter;
 import io.cobble.cache.BlockCache;
+import io.cobble.compaction.CompactionFilter;
 import io.cobble.compaction.OutputWriter;
 import io.cobble.memtable.AdaptiveMemTable;
 import io.cobble.memtable.HashMemTable;

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.cobble.compaction.CompactionFilter;
 import io.cobble.schema.ColumnSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -15,7 +15,9 @@ public interface CompactionFilter {
 
   /** Decides about the values of one compaction. */
   interface ValueFilter {
-    /** True drops the value stored in column {@code position} (the whole value, never a pointer). */
+    /**
+     * True drops the value stored in column {@code position} (the whole value, never a pointer).
+     */
     boolean drop(int position, byte[] value);
   }
 }

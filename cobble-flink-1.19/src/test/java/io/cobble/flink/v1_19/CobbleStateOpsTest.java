@@ -130,8 +130,8 @@ class CobbleStateOpsTest {
 
   /**
    * Writes a value and a map entry for keys 0..99 at time 0 and for keys 100..199 at time 1000 (a
-   * TTL of 100 ms expires the first half), flushing each half into its own file, compacts the
-   * shard and returns the rows it still holds; the live half must read back either way.
+   * TTL of 100 ms expires the first half), flushing each half into its own file, compacts the shard
+   * and returns the rows it still holds; the live half must read back either way.
    */
   private int ttlRowsAfterCompaction(StateTtlConfig ttl) throws Exception {
     ManualTime time = new ManualTime();

@@ -10,12 +10,12 @@ import org.apache.flink.runtime.memory.OpaqueMemoryResource;
 import org.apache.flink.util.FlinkRuntimeException;
 
 /**
- * The memory budget of one keyed backend, and the managed memory reserved for it. As Flink's RocksDB
- * backend does, the budget is the state-backend share of the slot's managed memory, reserved from
- * the slot's {@link MemoryManager} as one resource shared by every Cobble backend of the slot: the
- * first backend reserves it, the last one to close releases it. {@code memory.fixed-per-slot}
- * replaces the share and reserves nothing; with {@code memory.managed} false the budget is a fixed
- * 128 MB.
+ * The memory budget of one keyed backend, and the managed memory reserved for it. As Flink's
+ * RocksDB backend does, the budget is the state-backend share of the slot's managed memory,
+ * reserved from the slot's {@link MemoryManager} as one resource shared by every Cobble backend of
+ * the slot: the first backend reserves it, the last one to close releases it. {@code
+ * memory.fixed-per-slot} replaces the share and reserves nothing; with {@code memory.managed} false
+ * the budget is a fixed 128 MB.
  */
 public final class BackendMemory implements AutoCloseable {
 

@@ -78,8 +78,8 @@ final class CobbleStateMetrics {
   }
 
   /**
-   * Bytes compaction would rewrite to bring every level back under its target: all of level 0
-   * once it reached the file limit, and each deeper level's excess over its target size.
+   * Bytes compaction would rewrite to bring every level back under its target: all of level 0 once
+   * it reached the file limit, and each deeper level's excess over its target size.
    */
   long pendingCompactionBytes() {
     if (closed) {

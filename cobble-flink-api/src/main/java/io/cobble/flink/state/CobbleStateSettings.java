@@ -38,11 +38,11 @@ import static io.cobble.flink.state.CobbleStateBackendOptions.VLOG_LOW_PRIORITY_
 import io.cobble.Config;
 import java.io.Serializable;
 import java.net.URI;
-import java.util.Arrays;
-import java.time.Duration;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;

@@ -14,14 +14,15 @@ import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
  * whose TTL config enables the compaction-filter cleanup (Flink's default) has its expired values
  * dropped when compaction rewrites them at the bottom of the tree. Flink's TTL decorators store a
  * {@code TtlValue} whose serialized form starts with the last-access timestamp (8 bytes, big
- * endian) followed by the user value; value, reducing and aggregating states store it as the
- * whole column, map states after the one-byte null flag of each entry. A value is expired, as in
- * Flink's {@code TtlUtils}, once its timestamp plus the TTL is at most the time provider's now.
- * List states keep their expired elements until Flink's own decorators remove them on access.
+ * endian) followed by the user value; value, reducing and aggregating states store it as the whole
+ * column, map states after the one-byte null flag of each entry. A value is expired, as in Flink's
+ * {@code TtlUtils}, once its timestamp plus the TTL is at most the time provider's now. List states
+ * keep their expired elements until Flink's own decorators remove them on access.
  */
 final class TtlCompactionFilter implements CompactionFilter {
 
   private final TtlTimeProvider time;
+
   /** Per column family: the TTL in milliseconds and the offset of the timestamp in a value. */
   private final Map<String, long[]> families = new ConcurrentHashMap<>();
 

@@ -93,7 +93,8 @@ class BackendMemoryTest {
     Object other = new Object();
     slot.reserveMemory(other, SLOT - (8L << 20));
     FlinkRuntimeException e =
-        assertThrows(FlinkRuntimeException.class, () -> BackendMemory.reserve(settings(), slot, 0.5));
+        assertThrows(
+            FlinkRuntimeException.class, () -> BackendMemory.reserve(settings(), slot, 0.5));
     assertTrue(
         e.getMessage()
             .startsWith(

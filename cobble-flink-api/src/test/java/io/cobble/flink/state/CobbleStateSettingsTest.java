@@ -172,7 +172,8 @@ class CobbleStateSettingsTest {
     for (Map.Entry<String, String> e : rejected.entrySet()) {
       String message = rejection(e.getKey(), e.getValue());
       assertTrue(message.contains(P + e.getKey()), message);
-      assertTrue(message.contains("not available yet") || message.contains("not supported"), message);
+      assertTrue(
+          message.contains("not available yet") || message.contains("not supported"), message);
     }
   }
 
@@ -642,7 +643,9 @@ class CobbleStateSettingsTest {
             "compaction.dedicated.orphan-min-age",
             "10min"));
     for (String key :
-        new String[] {"compaction.dedicated.poll-interval", "compaction.dedicated.orphan-min-age"}) {
+        new String[] {
+          "compaction.dedicated.poll-interval", "compaction.dedicated.orphan-min-age"
+        }) {
       assertRejected(
           key,
           "1s",

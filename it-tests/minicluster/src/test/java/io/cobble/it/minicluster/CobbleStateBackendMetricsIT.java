@@ -72,7 +72,8 @@ class CobbleStateBackendMetricsIT {
     Map<String, String> conf = new HashMap<>();
     conf.put("state.backend.type", FACTORY);
     conf.put(
-        shim.checkpointDirKey(RunningFlink.version()), dir.resolve("checkpoints").toUri().toString());
+        shim.checkpointDirKey(RunningFlink.version()),
+        dir.resolve("checkpoints").toUri().toString());
     conf.put("execution.checkpointing.interval", "100 ms");
     StreamExecutionEnvironment env =
         StreamExecutionEnvironment.getExecutionEnvironment(Configuration.fromMap(conf));
