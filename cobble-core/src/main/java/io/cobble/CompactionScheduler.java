@@ -137,6 +137,7 @@ final class CompactionScheduler {
                   n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
                   state.ownership::owns)
               .abandonWhen(state::closed)
+              .filterWith(state.compactionFilter)
               .run(w);
         } catch (CompactionAbandoned e) {
           for (FileMeta f : w.abandon()) {

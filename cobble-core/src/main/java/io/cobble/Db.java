@@ -2,6 +2,7 @@ package io.cobble;
 
 import io.cobble.cache.BlockCache;
 import io.cobble.cache.DiskCache;
+import io.cobble.compaction.CompactionFilter;
 import io.cobble.memtable.MemTable;
 import io.cobble.read.PointReader;
 import io.cobble.row.ColumnLayout;
@@ -324,6 +325,14 @@ public final class Db implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------- flush and compaction
+
+  /**
+   * Lets {@code filter} drop values during the compactions that start from now on (null removes
+   * it). The filter is not persisted: set it again after every open.
+   */
+  public void setCompactionFilter(CompactionFilter filter) {
+    state.compactionFilter = filter;
+  }
 
   /** Flushes, then compacts every tree until each lives in a single level. */
   public void compactAll() {

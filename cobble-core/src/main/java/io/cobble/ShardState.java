@@ -1,6 +1,7 @@
 package io.cobble;
 
 import io.cobble.cache.BlockCache;
+import io.cobble.compaction.CompactionFilter;
 import io.cobble.compaction.OutputWriter;
 import io.cobble.memtable.AdaptiveMemTable;
 import io.cobble.memtable.HashMemTable;
@@ -55,6 +56,8 @@ final class ShardState {
   private volatile Throwable backgroundError;
   // A volume Db.open(VolumeSet, ...) opened for files used in place there; closed with the Db.
   private volatile Storage ownedVolume;
+  // Set by Db.setCompactionFilter; read by each compaction.
+  volatile CompactionFilter compactionFilter;
   private long memtableIds;
   // With no history yet, start append-only: the first read or scan converts cheaply.
   private MemTableType nextAdaptiveType = MemTableType.VEC;

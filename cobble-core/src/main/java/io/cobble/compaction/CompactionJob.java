@@ -33,6 +33,7 @@ public final class CompactionJob {
   private static final int ABANDON_CHECK_ROWS = 1024;
 
   private BooleanSupplier abandoned = () -> false;
+  private CompactionFilter filter;
 
   /**
    * {@code rewriteVlog} selects value-log files whose values are copied out (and re-separated into
@@ -76,6 +77,12 @@ public final class CompactionJob {
     return this;
   }
 
+  /** Lets {@code filter} drop put values at the bottom of the tree; null keeps them all. */
+  public CompactionJob filterWith(CompactionFilter filter) {
+    this.filter = filter;
+    return this;
+  }
+
   /** Runs the merge into {@code out}; the caller finishes or abandons the writer. */
   public void run(OutputWriter out) {
     List<KvIterator> sources = new ArrayList<>();
@@ -95,6 +102,8 @@ public final class CompactionJob {
     }
     boolean bottom = compaction.bottommost();
     long dropBefore = compaction.dropExpiredBefore();
+    CompactionFilter.ValueFilter dead =
+        bottom && filter != null ? filter.forFamily(layout.family().name()) : null;
     try (RowMergingIterator it = new RowMergingIterator(sources, names, layout, loader)) {
       int rows = 0;
       for (it.seekToFirst(); it.valid(); it.next()) {
@@ -118,6 +127,11 @@ public final class CompactionJob {
             if (kind == RowState.DELETE
                 || (kind == RowState.PUT && row.expiry(i) != 0 && row.expiry(i) <= dropBefore)) {
               row.clear(i);
+            } else if (dead != null && kind == RowState.PUT) {
+              byte[] value = row.isPointer(i) ? loader.load(row.value(i)) : row.value(i);
+              if (dead.drop(i, value)) {
+                row.clear(i);
+              }
             }
           }
         }

@@ -123,10 +123,6 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
     if (!stateHandles.isEmpty()) {
       CobbleBackendSpec.checkClaimMode(jobConfig);
     }
-    long managed =
-        env.getMemoryManager() == null
-            ? 0
-            : env.getMemoryManager().computeMemorySize(managedMemoryFraction);
     CobbleBackendSpec<K> spec =
         new CobbleBackendSpec<>(
             settings(),
@@ -138,7 +134,9 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
             stateHandles,
             cancelStreamRegistry,
             env.getUserCodeClassLoader().asClassLoader(),
-            managed,
+            env.getMemoryManager(),
+            managedMemoryFraction,
+            metricGroup,
             env.getIOManager() == null ? null : env.getIOManager().getSpillingDirectoriesPaths(),
             IncrementalRemoteKeyedStateHandle::getMetaStateHandle);
     LatencyTrackingStateConfig latency =

@@ -82,6 +82,11 @@ final class CobbleKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
   }
 
   @Override
+  public TtlTimeProvider ttlTimeProvider() {
+    return ttlTimeProvider;
+  }
+
+  @Override
   public void setCurrentKey(K newKey) {
     super.setCurrentKey(newKey);
     core.keyChanged();

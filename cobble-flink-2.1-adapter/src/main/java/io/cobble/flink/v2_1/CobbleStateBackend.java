@@ -76,10 +76,6 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
     if (!parameters.getStateHandles().isEmpty()) {
       CobbleBackendSpec.checkClaimMode(jobConfig);
     }
-    long managed =
-        env.getMemoryManager() == null
-            ? 0
-            : env.getMemoryManager().computeMemorySize(parameters.getManagedMemoryFraction());
     CobbleBackendSpec<K> spec =
         new CobbleBackendSpec<>(
             settings(),
@@ -91,7 +87,9 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
             parameters.getStateHandles(),
             parameters.getCancelStreamRegistry(),
             env.getUserCodeClassLoader().asClassLoader(),
-            managed,
+            env.getMemoryManager(),
+            parameters.getManagedMemoryFraction(),
+            parameters.getMetricGroup(),
             env.getIOManager() == null ? null : env.getIOManager().getSpillingDirectoriesPaths(),
             IncrementalRemoteKeyedStateHandle::getMetaDataStateHandle);
     LatencyTrackingStateConfig latency =

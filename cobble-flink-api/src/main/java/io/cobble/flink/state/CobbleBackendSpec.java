@@ -11,9 +11,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
+import javax.annotation.Nullable;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.memory.MemoryManager;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
@@ -39,7 +42,9 @@ public final class CobbleBackendSpec<K> {
   final Collection<KeyedStateHandle> stateHandles;
   final CloseableRegistry cancelStreamRegistry;
   final ClassLoader classLoader;
-  final long managedMemoryBytes;
+  @Nullable final MemoryManager memoryManager;
+  final double managedMemoryFraction;
+  final MetricGroup metricGroup;
   final Path workDir;
   final Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf;
 
@@ -53,7 +58,9 @@ public final class CobbleBackendSpec<K> {
       Collection<KeyedStateHandle> stateHandles,
       CloseableRegistry cancelStreamRegistry,
       ClassLoader classLoader,
-      long managedMemoryBytes,
+      @Nullable MemoryManager memoryManager,
+      double managedMemoryFraction,
+      MetricGroup metricGroup,
       String[] tmpDirs,
       Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf) {
     this.settings = settings;
@@ -65,7 +72,9 @@ public final class CobbleBackendSpec<K> {
     this.stateHandles = stateHandles;
     this.cancelStreamRegistry = cancelStreamRegistry;
     this.classLoader = classLoader;
-    this.managedMemoryBytes = managedMemoryBytes;
+    this.memoryManager = memoryManager;
+    this.managedMemoryFraction = managedMemoryFraction;
+    this.metricGroup = metricGroup;
     this.metaHandleOf = metaHandleOf;
     this.workDir = workDir(settings.localDirs(), tmpDirs);
   }

@@ -1,6 +1,7 @@
 package io.cobble.flink.state;
 
 import io.cobble.Db;
+import io.cobble.DbMetrics;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
@@ -53,6 +54,8 @@ import org.apache.flink.runtime.state.ttl.TtlStateFactory;
 import org.apache.flink.util.FileUtils;
 import org.apache.flink.util.FlinkRuntimeException;
 import org.apache.flink.util.StateMigrationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Everything a Cobble keyed backend does that does not depend on the Flink line: one Cobble shard
@@ -61,6 +64,8 @@ import org.apache.flink.util.StateMigrationException;
  * AbstractKeyedStateBackend} subclass delegates to it.
  */
 public final class CobbleKeyedStateCore<K> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CobbleKeyedStateCore.class);
 
   static final String VALUE_COLUMN = "v";
   private static final String STATE_FAMILY_PREFIX = "s:";
@@ -87,8 +92,11 @@ public final class CobbleKeyedStateCore<K> {
   private Object serializedKey;
   private boolean keyValid;
   private boolean disposed;
+  private BackendMemory memory;
+  CobbleStateMetrics metrics;
 
   private final CheckpointFiles files = new CheckpointFiles();
+  private final TtlCompactionFilter ttlFilter;
   private final CobbleSnapshotStrategy<K> snapshotStrategy;
 
   private CobbleKeyedStateCore(
@@ -116,6 +124,8 @@ public final class CobbleKeyedStateCore<K> {
       }
     }
     this.snapshotStrategy = new CobbleSnapshotStrategy<>(this, UUID.randomUUID(), files);
+    this.ttlFilter = new TtlCompactionFilter(keys.ttlTimeProvider());
+    db.setCompactionFilter(ttlFilter);
   }
 
   /**
@@ -124,7 +134,9 @@ public final class CobbleKeyedStateCore<K> {
    */
   public static <K> CobbleKeyedStateCore<K> open(CobbleBackendSpec<K> spec, KeyAccess<K> keys)
       throws Exception {
-    long budget = spec.settings.memoryBudget(spec.managedMemoryBytes);
+    long started = System.nanoTime();
+    BackendMemory memory =
+        BackendMemory.reserve(spec.settings, spec.memoryManager, spec.managedMemoryFraction);
     CobbleRestore.Result restored;
     try {
       restored =
@@ -134,21 +146,47 @@ public final class CobbleKeyedStateCore<K> {
               spec.keyGroupRange,
               spec.numberOfKeyGroups,
               spec.workDir,
-              spec.settings.engineConfig(budget),
+              spec.settings.engineConfig(memory.budgetBytes()),
               spec.classLoader,
               spec.cancelStreamRegistry,
               spec.metaHandleOf);
     } catch (Exception | Error e) {
+      memory.close();
       deleteQuietly(spec.workDir);
       throw e;
     }
     @SuppressWarnings("unchecked")
     TypeSerializer<K> keySerializer = (TypeSerializer<K>) restored.keySerializer;
-    CobbleKeyedStateCore<K> core =
-        new CobbleKeyedStateCore<>(restored.db, keys, spec, keySerializer, restored.states);
+    CobbleKeyedStateCore<K> core;
+    try {
+      core = new CobbleKeyedStateCore<>(restored.db, keys, spec, keySerializer, restored.states);
+      core.memory = memory;
+      core.metrics =
+          CobbleStateMetrics.register(restored.db, spec.metricGroup, memory.budgetBytes());
+    } catch (RuntimeException | Error e) {
+      try {
+        restored.db.close();
+      } finally {
+        memory.close();
+        deleteQuietly(spec.workDir);
+      }
+      throw e;
+    }
     if (restored.checkpointId >= 0) {
       core.files.restored(restored.checkpointId, restored.files);
     }
+    DbMetrics opened = restored.db.metrics();
+    LOG.info(
+        "Opened Cobble shard for key groups {} of {} ({} handle(s) restored): {} table files,"
+            + " {} bytes, {} bytes of {} memory, in {} ms",
+        spec.keyGroupRange,
+        spec.operatorIdentifier,
+        spec.stateHandles.size(),
+        opened.liveFiles(),
+        opened.liveBytes(),
+        memory.budgetBytes(),
+        memory.managed() ? "reserved managed" : "unmanaged",
+        (System.nanoTime() - started) / 1_000_000);
     return core;
   }
 
@@ -304,6 +342,7 @@ public final class CobbleKeyedStateCore<K> {
         stateDesc instanceof ListStateDescriptor
             ? ColumnSpec.merging(VALUE_COLUMN, "list_append")
             : ColumnSpec.of(VALUE_COLUMN));
+    ttlFilter.register(family, stateDesc);
     return (IS)
         newState(family, stateDesc, meta.getNamespaceSerializer(), meta.getStateSerializer());
   }
@@ -663,13 +702,18 @@ public final class CobbleKeyedStateCore<K> {
       return;
     }
     disposed = true;
+    metrics.close();
     try {
       db.close();
     } finally {
       try {
-        FileUtils.deleteDirectory(workDir.toFile());
-      } catch (IOException e) {
-        // The TaskManager's temporary directories are removed at shutdown anyway.
+        memory.close();
+      } finally {
+        try {
+          FileUtils.deleteDirectory(workDir.toFile());
+        } catch (IOException e) {
+          // The TaskManager's temporary directories are removed at shutdown anyway.
+        }
       }
     }
   }

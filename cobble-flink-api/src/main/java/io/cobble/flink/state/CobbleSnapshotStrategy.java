@@ -218,6 +218,7 @@ final class CobbleSnapshotStrategy<K>
     if (sharing != SharingFilesStrategy.NO_SHARING) {
       files.pending(checkpointId, handed);
     }
+    core.metrics.checkpointUploaded(uploadedBytes + metaHandle.getStateSize());
     IncrementalRemoteKeyedStateHandle handle =
         new IncrementalRemoteKeyedStateHandle(
             backendId,

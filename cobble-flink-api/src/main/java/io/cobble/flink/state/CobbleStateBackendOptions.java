@@ -51,8 +51,10 @@ public final class CobbleStateBackendOptions {
           .booleanType()
           .defaultValue(true)
           .withDescription(
-              "Whether the memory budget of a backend is its share of the slot's Flink managed"
-                  + " memory. False without memory.fixed-per-slot: a fixed 128 MB per backend.");
+              "Whether the memory budget of a backend is the state-backend share of the slot's"
+                  + " Flink managed memory, reserved from the slot's memory manager and shared by"
+                  + " the slot's Cobble backends. False without memory.fixed-per-slot: a fixed 128"
+                  + " MB per backend.");
 
   public static final ConfigOption<MemorySize> MEMORY_FIXED_PER_SLOT =
       ConfigOptions.key(PREFIX + "memory.fixed-per-slot")
@@ -276,9 +278,10 @@ public final class CobbleStateBackendOptions {
           .intType()
           .noDefaultValue()
           .withDescription(
-              "Shard snapshots kept: older ones expire once this many newer ones completed"
-                  + " (at least 1). Unset: snapshots live as long as Flink retains their"
-                  + " checkpoints.");
+              "Not supported by the state backend; setting it fails at backend creation. Flink"
+                  + " decides which checkpoints are retained (state.checkpoints.num-retained, on"
+                  + " 1.20+ execution.checkpointing.num-retained) and Cobble's files live exactly"
+                  + " as long as a retained checkpoint references them.");
 
   /** Every option above, in declaration order. */
   public static List<ConfigOption<?>> all() {

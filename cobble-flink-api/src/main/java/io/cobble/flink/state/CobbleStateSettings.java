@@ -40,7 +40,9 @@ import java.io.Serializable;
 import java.net.URI;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
@@ -104,7 +106,6 @@ public final class CobbleStateSettings implements Serializable {
   private final long logMaxFileSize;
   private final int logKeepFiles;
   private final String logLevel;
-  private final int snapshotRetention;
 
   private CobbleStateSettings(StateOptionReader in) {
     localDirs = parseLocalDirs(in);
@@ -137,7 +138,18 @@ public final class CobbleStateSettings implements Serializable {
     logMaxFileSize = in.bytesIn(LOG_MAX_FILE_SIZE, 1L << 10, 1L << 40);
     logKeepFiles = in.intIn(LOG_KEEP_FILES, 1, 10_000);
     logLevel = in.choice(LOG_LEVEL, LOG_LEVELS);
-    snapshotRetention = in.optionalIntIn(SNAPSHOT_RETENTION, 1, 1_000_000).orElse(0);
+    in.optionalIntIn(SNAPSHOT_RETENTION, 1, 1_000_000)
+        .ifPresent(
+            n -> {
+              throw new IllegalConfigurationException(
+                  SNAPSHOT_RETENTION.key()
+                      + " is not supported by the Cobble state backend: Flink decides which"
+                      + " checkpoints are retained, and Cobble's files live exactly as long as a"
+                      + " retained checkpoint references them. Remove "
+                      + SNAPSHOT_RETENTION.key()
+                      + " and set state.checkpoints.num-retained (Flink 1.17 to 1.19) or"
+                      + " execution.checkpointing.num-retained (Flink 1.20 and later) instead.");
+            });
     checkCompactionMode(in);
   }
 
@@ -213,13 +225,13 @@ public final class CobbleStateSettings implements Serializable {
     return localPrimaryHighPriority;
   }
 
-  /** Shard snapshots to keep; 0 means no automatic expiry. */
-  public int snapshotRetention() {
-    return snapshotRetention;
-  }
-
   public boolean memoryManaged() {
     return memoryManaged;
+  }
+
+  /** {@code memory.fixed-per-slot} in bytes; 0 when unset. */
+  long fixedPerSlotBytes() {
+    return fixedPerSlotBytes;
   }
 
   /** Placement of new value-log files on the slowest tier; applied by the backend's volumes. */
@@ -375,6 +387,22 @@ public final class CobbleStateSettings implements Serializable {
                   + " is set but "
                   + COMPACTION_MODE.key()
                   + " is LOCAL: remove the address or choose REMOTE.");
+        }
+        for (ConfigOption<Duration> later :
+            Arrays.asList(
+                COMPACTION_REMOTE_TIMEOUT,
+                COMPACTION_DEDICATED_POLL_INTERVAL,
+                COMPACTION_DEDICATED_ORPHAN_MIN_AGE)) {
+          if (in.isSet(later)) {
+            throw new IllegalConfigurationException(
+                later.key()
+                    + " is set, but remote and dedicated compaction are not available yet in this"
+                    + " Cobble release; compaction runs in the TaskManager ("
+                    + COMPACTION_MODE.key()
+                    + ": LOCAL). Remove "
+                    + later.key()
+                    + ".");
+          }
         }
         return;
       case "REMOTE":

@@ -51,8 +51,7 @@ final class EngineConfigMapping {
             .set(EngineOptions.PIN_PARTITIONS.key(), s.pinnedPartitions())
             .set(EngineOptions.VALUE_SEPARATION_THRESHOLD.key(), s.valueSeparationThreshold())
             .set(EngineOptions.DIRECT_IO_BUFFER_SIZE.key(), s.directIoBufferSize())
-            .set(EngineOptions.DIRECT_IO_POOL_MAX_SIZE.key(), s.directIoPoolMaxSize())
-            .set(EngineOptions.SNAPSHOT_RETENTION.key(), s.snapshotRetention());
+            .set(EngineOptions.DIRECT_IO_POOL_MAX_SIZE.key(), s.directIoPoolMaxSize());
     if (s.writeStallLimit() > 0) {
       b.set(EngineOptions.WRITE_STALL_LIMIT.key(), s.writeStallLimit());
     }

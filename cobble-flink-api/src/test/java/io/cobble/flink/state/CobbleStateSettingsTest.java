@@ -101,6 +101,82 @@ class CobbleStateSettingsTest {
     }
   }
 
+  /**
+   * Every key, set to a valid non-default value, either changes what the backend uses (the engine
+   * configuration or a setting the backend reads) or is refused at creation: none is silently
+   * ignored. The table must cover every declared key, so a new option needs a decision here.
+   */
+  @Test
+  void everyOptionIsUsedOrRejected() {
+    Map<String, String> used = new java.util.LinkedHashMap<>();
+    used.put("memory.memtable-buffer-ratio", "0.25");
+    used.put("memory.memtable-buffer-count", "4");
+    used.put("memtable.type", "hash");
+    used.put("compaction.policy", "round_robin");
+    used.put("compaction.l0-file-limit", "4");
+    used.put("compaction.write-stall-limit", "40");
+    used.put("compaction.read-ahead.enabled", "false");
+    used.put("compaction.threads", "2");
+    used.put("sst.bloom-filter.enabled", "false");
+    used.put("sst.bloom-filter.bits-per-key", "12");
+    used.put("sst.partitioned-index.enabled", "false");
+    used.put("sst.read-metadata-cache.mode", "LAZY");
+    used.put("sst.pinned-metadata.max-level", "1");
+    used.put("sst.pinned-metadata.partitions.enabled", "false");
+    used.put("value-separation.threshold", "4kb");
+    used.put("direct-io.buffer-size", "4kb");
+    used.put("direct-io.pool-max-size", "8");
+    Map<String, java.util.function.Predicate<CobbleStateSettings>> backend =
+        new java.util.LinkedHashMap<>();
+    backend.put("localdir=/data/x", x -> x.localDirs().equals(List.of(Paths.get("/data/x"))));
+    backend.put("localdir.primary-high-priority=false", x -> !x.localPrimaryHighPriority());
+    backend.put("timer-service.factory=HEAP", x -> x.timerService() == TimerServiceKind.HEAP);
+    backend.put("memory.managed=false", x -> x.memoryBudget(300L << 20) == 128L << 20);
+    backend.put("memory.fixed-per-slot=32mb", x -> x.memoryBudget(300L << 20) == 32L << 20);
+    backend.put("vlog.low-priority-primary.enabled=true", x -> x.vlogLowPriorityPrimary());
+    // Kept for the Flink 2.x asynchronous backend (documented as such; not built yet).
+    backend.put("async.read-threads=8", x -> x.asyncReadThreads() == 8);
+    backend.put("async.write-threads=2", x -> x.asyncWriteThreads() == 2);
+    // Documented as validated only: Cobble logs into the TaskManager log, which Flink configures.
+    backend.put("log.max-file-size=1mb", x -> x.logMaxFileSize() == 1L << 20);
+    backend.put("log.keep-files=5", x -> x.logKeepFiles() == 5);
+    backend.put("log.level=debug", x -> x.logLevel().equals("debug"));
+    Map<String, String> rejected = new java.util.LinkedHashMap<>();
+    rejected.put("compaction.mode", "DEDICATED");
+    rejected.put("compaction.remote.addr", "h:1");
+    rejected.put("compaction.remote.timeout", "30s");
+    rejected.put("compaction.dedicated.poll-interval", "2s");
+    rejected.put("compaction.dedicated.orphan-min-age", "10min");
+    rejected.put("snapshot.retention", "3");
+
+    List<String> covered = new ArrayList<>(used.keySet());
+    backend.keySet().forEach(k -> covered.add(k.substring(0, k.indexOf('='))));
+    covered.addAll(rejected.keySet());
+    for (ConfigOption<?> option : CobbleStateBackendOptions.all()) {
+      assertTrue(covered.contains(option.key().substring(P.length())), option.key());
+    }
+    assertEquals(CobbleStateBackendOptions.all().size(), covered.size());
+
+    Map<String, String> defaults = engine();
+    for (Map.Entry<String, String> e : used.entrySet()) {
+      assertFalse(
+          defaults.equals(engine(e.getKey(), e.getValue())),
+          e.getKey() + " changes the engine configuration");
+    }
+    for (Map.Entry<String, java.util.function.Predicate<CobbleStateSettings>> e :
+        backend.entrySet()) {
+      String[] kv = e.getKey().split("=", 2);
+      assertFalse(e.getValue().test(settings()), e.getKey() + " differs from the default");
+      assertTrue(e.getValue().test(settings(kv[0], kv[1])), e.getKey());
+    }
+    for (Map.Entry<String, String> e : rejected.entrySet()) {
+      String message = rejection(e.getKey(), e.getValue());
+      assertTrue(message.contains(P + e.getKey()), message);
+      assertTrue(
+          message.contains("not available yet") || message.contains("not supported"), message);
+    }
+  }
+
   // ---- directories, timers, retention ----
 
   @Test
@@ -151,11 +227,17 @@ class CobbleStateSettingsTest {
   }
 
   @Test
-  void snapshotRetention() {
-    assertEquals(0, settings().snapshotRetention());
+  void snapshotRetentionIsRejectedBecauseFlinkRetainsCheckpoints() {
     assertEquals("0", engine().get("snapshot.retention"));
-    assertEquals(5, settings("snapshot.retention", "5").snapshotRetention());
-    assertEquals("5", engine("snapshot.retention", "5").get("snapshot.retention"));
+    assertRejected(
+        "snapshot.retention",
+        "5",
+        "state.backend.cobble.snapshot.retention is not supported by the Cobble state backend:"
+            + " Flink decides which checkpoints are retained, and Cobble's files live exactly as"
+            + " long as a retained checkpoint references them. Remove"
+            + " state.backend.cobble.snapshot.retention and set state.checkpoints.num-retained"
+            + " (Flink 1.17 to 1.19) or execution.checkpointing.num-retained (Flink 1.20 and"
+            + " later) instead.");
     assertRejected(
         "snapshot.retention",
         "0",
@@ -526,8 +608,15 @@ class CobbleStateSettingsTest {
               + "' for state.backend.cobble.compaction.remote.addr: expected host:port with a port"
               + " in 1..65535.");
     }
-    // The timeout is validated even in LOCAL mode, so a bad value never waits for REMOTE.
-    settings("compaction.remote.timeout", "30s");
+    // The timeout is validated even in LOCAL mode, so a bad value never waits for REMOTE; a valid
+    // one is refused because nothing would use it.
+    assertRejected(
+        "compaction.remote.timeout",
+        "30s",
+        "state.backend.cobble.compaction.remote.timeout is set, but remote and dedicated"
+            + " compaction are not available yet in this Cobble release; compaction runs in the"
+            + " TaskManager (state.backend.cobble.compaction.mode: LOCAL). Remove"
+            + " state.backend.cobble.compaction.remote.timeout.");
     assertRejected(
         "compaction.remote.timeout",
         "0s",
@@ -553,7 +642,22 @@ class CobbleStateSettingsTest {
             "2s",
             "compaction.dedicated.orphan-min-age",
             "10min"));
-    settings("compaction.dedicated.poll-interval", "500ms");
+    for (String key :
+        new String[] {
+          "compaction.dedicated.poll-interval", "compaction.dedicated.orphan-min-age"
+        }) {
+      assertRejected(
+          key,
+          "1s",
+          P
+              + key
+              + " is set, but remote and dedicated compaction are not available yet in this Cobble"
+              + " release; compaction runs in the TaskManager (state.backend.cobble.compaction.mode:"
+              + " LOCAL). Remove "
+              + P
+              + key
+              + ".");
+    }
     assertRejected(
         "compaction.dedicated.poll-interval",
         "0ms",
@@ -602,7 +706,7 @@ class CobbleStateSettingsTest {
     assertEquals(TimerServiceKind.HEAP, merged.timerService());
     Configuration typed = new Configuration();
     typed.set(CobbleStateBackendOptions.MEMORY_FIXED_PER_SLOT, MemorySize.parse("96mb"));
-    typed.set(CobbleStateBackendOptions.COMPACTION_REMOTE_TIMEOUT, Duration.ofSeconds(30));
+    typed.set(CobbleStateBackendOptions.COMPACTION_READ_AHEAD, false);
     assertEquals(96L << 20, CobbleStateSettings.fromConfig(cluster, typed).memoryBudget(0));
     IllegalConfigurationException bad =
         assertThrows(
@@ -614,7 +718,7 @@ class CobbleStateSettingsTest {
   @Test
   void settingsSurviveJavaSerialization() throws Exception {
     CobbleStateSettings original =
-        settings("localdir", "/data/cobble", "snapshot.retention", "3", "memtable.type", "hash");
+        settings("localdir", "/data/cobble", "compaction.threads", "3", "memtable.type", "hash");
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
       out.writeObject(original);
@@ -625,7 +729,6 @@ class CobbleStateSettingsTest {
       copy = (CobbleStateSettings) in.readObject();
     }
     assertEquals(List.of(Paths.get("/data/cobble")), copy.localDirs());
-    assertEquals(3, copy.snapshotRetention());
     assertEquals(original.engineConfig(BUDGET).values(), copy.engineConfig(BUDGET).values());
   }
 

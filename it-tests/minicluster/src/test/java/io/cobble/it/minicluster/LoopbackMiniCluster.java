@@ -12,9 +12,16 @@ final class LoopbackMiniCluster {
   private LoopbackMiniCluster() {}
 
   static MiniClusterExtension withSlots(int slots) {
+    return withSlots(slots, new HashMap<>());
+  }
+
+  /** The same with {@code extra} cluster settings (a metric reporter, for example). */
+  static MiniClusterExtension withSlots(int slots, Map<String, String> extra) {
+    Configuration conf = loopbackOnly();
+    conf.addAll(Configuration.fromMap(extra));
     return new MiniClusterExtension(
         new MiniClusterResourceConfiguration.Builder()
-            .setConfiguration(loopbackOnly())
+            .setConfiguration(conf)
             .setNumberTaskManagers(1)
             .setNumberSlotsPerTaskManager(slots)
             .build());

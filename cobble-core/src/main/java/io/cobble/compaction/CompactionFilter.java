@@ -1,0 +1,23 @@
+package io.cobble.compaction;
+
+/**
+ * Drops values a layer above the engine knows to be dead (Flink's state TTL, for example) while
+ * compaction rewrites them. It only sees values written at the bottom of the tree, where dropping
+ * one cannot uncover an older version of the same column.
+ */
+public interface CompactionFilter {
+
+  /**
+   * The filter for one compaction of {@code family}, or null to keep all of its values. Called once
+   * per compaction, so a filter may fix the time it compares against here.
+   */
+  ValueFilter forFamily(String family);
+
+  /** Decides about the values of one compaction. */
+  interface ValueFilter {
+    /**
+     * True drops the value stored in column {@code position} (the whole value, never a pointer).
+     */
+    boolean drop(int position, byte[] value);
+  }
+}

@@ -1,0 +1,109 @@
+package io.cobble.flink.state;
+
+import io.cobble.Db;
+import io.cobble.DbMetrics;
+import io.cobble.compaction.CompactionPicker;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.MetricGroup;
+
+/**
+ * The engine's gauges of one keyed backend, in the operator's metric group under {@code cobble}:
+ * memory (memtables, block cache, the budget), level-0 files, table files and bytes, the estimated
+ * bytes compaction still has to rewrite, write stalls, and the bytes checkpoints handed over. Each
+ * gauge reads the shard when the reporter asks, so nothing is counted on the state access path.
+ */
+final class CobbleStateMetrics {
+
+  static final String GROUP = "cobble";
+
+  private final Db db;
+  private final CompactionPicker levels;
+  private final AtomicLong checkpointUploadBytesTotal = new AtomicLong();
+  private final AtomicLong lastCheckpointUploadBytes = new AtomicLong();
+  private volatile boolean closed;
+
+  private CobbleStateMetrics(Db db) {
+    this.db = db;
+    this.levels = new CompactionPicker(db.config());
+  }
+
+  /** Registers the gauges of {@code db} in {@code operatorGroup}. */
+  static CobbleStateMetrics register(Db db, MetricGroup operatorGroup, long memoryBudgetBytes) {
+    CobbleStateMetrics m = new CobbleStateMetrics(db);
+    MetricGroup g = operatorGroup.addGroup(GROUP);
+    g.gauge("memoryBudgetBytes", (Gauge<Long>) () -> memoryBudgetBytes);
+    g.gauge("memtableBytes", m.engine(DbMetrics::memtableBytes));
+    g.gauge("immutableMemtables", m.engine(DbMetrics::immutableMemtables));
+    g.gauge("blockCacheUsageBytes", m.engine(DbMetrics::cacheUsage));
+    g.gauge("blockCacheCapacityBytes", (Gauge<Long>) () -> db.config().blockCacheSize());
+    g.gauge("l0Files", m.engine(d -> d.filesPerLevel()[0]));
+    g.gauge("liveFiles", m.engine(DbMetrics::liveFiles));
+    g.gauge("liveBytes", m.engine(DbMetrics::liveBytes));
+    g.gauge("pendingCompactionBytes", (Gauge<Long>) m::pendingCompactionBytes);
+    g.gauge("writeStalls", m.engine(DbMetrics::stallWaits));
+    g.gauge("writeStallMillis", m.engine(DbMetrics::stallMillis));
+    g.gauge("compactions", m.engine(DbMetrics::compactions));
+    g.gauge("checkpointUploadBytesTotal", (Gauge<Long>) m.checkpointUploadBytesTotal::get);
+    g.gauge("lastCheckpointUploadBytes", (Gauge<Long>) m.lastCheckpointUploadBytes::get);
+    return m;
+  }
+
+  /** A checkpoint handed {@code bytes} of new files and metadata to Flink. */
+  void checkpointUploaded(long bytes) {
+    lastCheckpointUploadBytes.set(bytes);
+    checkpointUploadBytesTotal.addAndGet(bytes);
+  }
+
+  /** The shard is closing: gauges read 0 from now on. */
+  void close() {
+    closed = true;
+  }
+
+  private Gauge<Long> engine(ToLongFunction<DbMetrics> read) {
+    return () -> {
+      if (closed) {
+        return 0L;
+      }
+      try {
+        return read.applyAsLong(db.metrics());
+      } catch (RuntimeException e) {
+        // The shard closed between the check and the read.
+        return 0L;
+      }
+    };
+  }
+
+  /**
+   * Bytes compaction would rewrite to bring every level back under its target: all of level 0 once
+   * it reached the file limit, and each deeper level's excess over its target size.
+   */
+  long pendingCompactionBytes() {
+    if (closed) {
+      return 0L;
+    }
+    Version v;
+    try {
+      v = db.versionSet().acquire();
+    } catch (RuntimeException e) {
+      return 0L;
+    }
+    try {
+      long pending = 0;
+      for (Tree t : v.trees()) {
+        if (t.level(0).size() >= db.config().l0FileLimit()) {
+          pending += t.levelBytes(0);
+        }
+        for (int level = 1; level < t.levelCount() - 1; level++) {
+          pending += Math.max(0, t.levelBytes(level) - levels.levelTarget(level));
+        }
+      }
+      return pending;
+    } finally {
+      v.unref();
+    }
+  }
+}

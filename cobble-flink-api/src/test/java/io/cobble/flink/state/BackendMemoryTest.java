@@ -1,0 +1,132 @@
+package io.cobble.flink.state;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.runtime.memory.MemoryManager;
+import org.apache.flink.util.FlinkRuntimeException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The backend's memory against a real {@link MemoryManager}: the managed share is reserved once per
+ * slot, shared by the slot's backends, released when the last one closes; fixed and unmanaged
+ * budgets reserve nothing.
+ */
+class BackendMemoryTest {
+  private static final long SLOT = 64L << 20;
+
+  private final MemoryManager slot = MemoryManager.create(SLOT, MemoryManager.DEFAULT_PAGE_SIZE);
+
+  @AfterEach
+  void shutdown() {
+    slot.shutdown();
+  }
+
+  @Test
+  void managedShareIsReservedOncePerSlotAndReleasedByTheLastBackend() {
+    BackendMemory first = BackendMemory.reserve(settings(), slot, 0.5);
+    assertTrue(first.managed());
+    assertEquals(SLOT / 2, first.budgetBytes());
+    assertEquals(SLOT / 2, slot.availableMemory(), "the share is reserved from the slot");
+
+    BackendMemory second = BackendMemory.reserve(settings(), slot, 0.5);
+    assertEquals(SLOT / 2, second.budgetBytes());
+    assertEquals(SLOT / 2, slot.availableMemory(), "a second backend shares the reservation");
+
+    first.close();
+    first.close();
+    assertEquals(SLOT / 2, slot.availableMemory(), "still held by the second backend");
+    second.close();
+    assertEquals(SLOT, slot.availableMemory(), "released with the last lease");
+
+    BackendMemory again = BackendMemory.reserve(settings(), slot, 0.25);
+    assertEquals(SLOT / 4, again.budgetBytes());
+    assertEquals(SLOT - SLOT / 4, slot.availableMemory());
+    again.close();
+    assertEquals(SLOT, slot.availableMemory());
+  }
+
+  @Test
+  void fixedPerSlotAndUnmanagedBudgetsReserveNothing() {
+    BackendMemory fixed =
+        BackendMemory.reserve(settings("memory.fixed-per-slot", "48mb"), slot, 0.5);
+    assertFalse(fixed.managed());
+    assertEquals(48L << 20, fixed.budgetBytes());
+    assertEquals(SLOT, slot.availableMemory());
+    fixed.close();
+
+    BackendMemory unmanaged = BackendMemory.reserve(settings("memory.managed", "false"), slot, 0.5);
+    assertFalse(unmanaged.managed());
+    assertEquals(128L << 20, unmanaged.budgetBytes());
+    assertEquals(SLOT, slot.availableMemory());
+    unmanaged.close();
+
+    // Without a memory manager (or share) a fixed budget still works.
+    assertEquals(
+        48L << 20,
+        BackendMemory.reserve(settings("memory.fixed-per-slot", "48mb"), null, 0).budgetBytes());
+  }
+
+  @Test
+  void noManagedMemoryIsAClearError() {
+    for (MemoryManager manager : new MemoryManager[] {null, slot}) {
+      IllegalConfigurationException e =
+          assertThrows(
+              IllegalConfigurationException.class,
+              () -> BackendMemory.reserve(settings(), manager, 0.0));
+      assertTrue(
+          e.getMessage().contains("got no managed memory (state.backend.cobble.memory.managed"),
+          e.getMessage());
+      assertTrue(e.getMessage().contains("state.backend.cobble.memory.fixed-per-slot"));
+    }
+    assertEquals(SLOT, slot.availableMemory());
+  }
+
+  @Test
+  void aSlotWithoutFreeManagedMemoryFailsNamingTheWayOut() throws Exception {
+    Object other = new Object();
+    slot.reserveMemory(other, SLOT - (8L << 20));
+    FlinkRuntimeException e =
+        assertThrows(
+            FlinkRuntimeException.class, () -> BackendMemory.reserve(settings(), slot, 0.5));
+    assertTrue(
+        e.getMessage()
+            .startsWith(
+                "Could not reserve 33554432 bytes of managed memory for the Cobble state backend"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("state.backend.cobble.memory.fixed-per-slot"));
+    slot.releaseAllMemory(other);
+    assertEquals(SLOT, slot.availableMemory(), "a failed reservation holds nothing");
+  }
+
+  @Test
+  void theBudgetSizesMemtablesAndBlockCacheByRatioAndCount() {
+    BackendMemory memory = BackendMemory.reserve(settings(), slot, 1.0);
+    try {
+      Map<String, String> engine =
+          settings("memory.memtable-buffer-ratio", "0.25", "memory.memtable-buffer-count", "4")
+              .engineConfig(memory.budgetBytes())
+              .values();
+      assertEquals(String.valueOf(SLOT / 16), engine.get("memtable.capacity"));
+      assertEquals("4", engine.get("memory.memtable-buffer-count"));
+      assertEquals(String.valueOf(SLOT - 4 * (SLOT / 16)), engine.get("block-cache.size"));
+    } finally {
+      memory.close();
+    }
+    assertEquals(SLOT, slot.availableMemory());
+  }
+
+  private static CobbleStateSettings settings(String... keyValues) {
+    Configuration c = new Configuration();
+    for (int i = 0; i < keyValues.length; i += 2) {
+      c.setString("state.backend.cobble." + keyValues[i], keyValues[i + 1]);
+    }
+    return CobbleStateSettings.fromConfig(c);
+  }
+}
