@@ -36,8 +36,10 @@ import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.FullSnapshotResources;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
+import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.Keyed;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.PriorityComparable;
@@ -46,6 +48,7 @@ import org.apache.flink.runtime.state.RegisteredPriorityQueueStateBackendMetaInf
 import org.apache.flink.runtime.state.SnapshotResources;
 import org.apache.flink.runtime.state.SnapshotStrategy;
 import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTransformFactory;
+import org.apache.flink.runtime.state.StreamCompressionDecorator;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
@@ -82,6 +85,8 @@ public final class CobbleKeyedStateCore<K> {
   private final Map<String, RegisteredPriorityQueueStateBackendMetaInfo<?>> queueStates =
       new LinkedHashMap<>();
   private final Map<String, KeyGroupedInternalPriorityQueue<?>> queues = new LinkedHashMap<>();
+  /** States imported from a canonical savepoint: their serializers must stay compatible as is. */
+  private final java.util.Set<String> canonicalStates = new java.util.HashSet<>();
   private final DataOutputSerializer keyBytes = new DataOutputSerializer(64);
   private final DataOutputSerializer scratch = new DataOutputSerializer(64);
   private Object serializedKey;
@@ -126,9 +131,13 @@ public final class CobbleKeyedStateCore<K> {
       throws Exception {
     long budget = spec.settings.memoryBudget(spec.managedMemoryBytes);
     CobbleRestore.Result restored;
+    List<KeyGroupsStateHandle> canonical =
+        CanonicalSavepointImport.canonicalHandles(spec.stateHandles);
     try {
       restored =
-          CobbleRestore.restore(
+          !canonical.isEmpty()
+              ? CanonicalSavepointImport.restore(spec, canonical, spec.settings.engineConfig(budget))
+              : CobbleRestore.restore(
               spec.stateHandles,
               spec.keySerializer,
               spec.keyGroupRange,
@@ -148,6 +157,9 @@ public final class CobbleKeyedStateCore<K> {
         new CobbleKeyedStateCore<>(restored.db, keys, spec, keySerializer, restored.states);
     if (restored.checkpointId >= 0) {
       core.files.restored(restored.checkpointId, restored.files);
+    }
+    if (!canonical.isEmpty()) {
+      restored.states.forEach(st -> core.canonicalStates.add(st.getName()));
     }
     return core;
   }
@@ -231,6 +243,16 @@ public final class CobbleKeyedStateCore<K> {
       TypeSerializer<N> previousNamespaceSerializer = meta.getNamespaceSerializer();
       TypeSerializerSchemaCompatibility<N> nsCompat =
           meta.updateNamespaceSerializer(namespaceSerializer);
+      boolean canonical = canonicalStates.contains(stateDesc.getName());
+      if (canonical) {
+        SavepointPreflight.requireAsIs(
+            stateDesc.getName(),
+            "namespace serializer",
+            nsCompat,
+            previousNamespaceSerializer.snapshotConfiguration(),
+            namespaceSerializer,
+            "the savepoint");
+      }
       if (nsCompat.isCompatibleAfterMigration() || nsCompat.isIncompatible()) {
         throw new StateMigrationException(
             "The new namespace serializer ("
@@ -244,6 +266,15 @@ public final class CobbleKeyedStateCore<K> {
       meta.checkStateMetaInfo(stateDesc);
       TypeSerializer<SV> previousStateSerializer = meta.getStateSerializer();
       TypeSerializerSchemaCompatibility<SV> compat = meta.updateStateSerializer(stateSerializer);
+      if (canonical) {
+        SavepointPreflight.requireAsIs(
+            stateDesc.getName(),
+            "value serializer",
+            compat,
+            previousStateSerializer.snapshotConfiguration(),
+            stateSerializer,
+            "the savepoint");
+      }
       if (compat.isIncompatible()) {
         throw new StateMigrationException(
             "The new state serializer ("
@@ -425,6 +456,19 @@ public final class CobbleKeyedStateCore<K> {
       TypeSerializer<T> previous = meta.getElementSerializer();
       TypeSerializerSchemaCompatibility<T> compat =
           meta.updateElementSerializer(byteOrderedElementSerializer);
+      if (canonicalStates.contains(stateName)) {
+        try {
+          SavepointPreflight.requireAsIs(
+              stateName,
+              "timer element serializer",
+              compat,
+              previous.snapshotConfiguration(),
+              byteOrderedElementSerializer,
+              "the savepoint");
+        } catch (StateMigrationException e) {
+          throw new FlinkRuntimeException(e);
+        }
+      }
       if (compat.isCompatibleAfterMigration() || compat.isIncompatible()) {
         throw new FlinkRuntimeException(
             new StateMigrationException(
@@ -455,7 +499,14 @@ public final class CobbleKeyedStateCore<K> {
 
   /** Whether timers must be written into raw keyed state by Flink (heap timers, checkpoints). */
   public boolean requiresLegacySynchronousTimerSnapshots(boolean savepoint) {
-    return heapQueues != null && !savepoint;
+    // Heap timers are in no snapshot Cobble writes, savepoints included: Flink writes them.
+    return heapQueues != null;
+  }
+
+  /** A canonical savepoint of the shard, written by Flink's full snapshot writer. */
+  public FullSnapshotResources<K> canonicalSavepoint(StreamCompressionDecorator compression) {
+    return new CanonicalSavepointWriter<>(
+        db, metaInfoSnapshots(), keyGroupRange, numberOfKeyGroups, keySerializer, compression);
   }
 
   /** The meta data of every state and queue for a snapshot, restored ones included. */
