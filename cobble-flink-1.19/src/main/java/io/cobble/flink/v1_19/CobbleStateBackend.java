@@ -133,7 +133,6 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
 
   @Override
   public boolean supportsSavepointFormat(SavepointFormatType formatType) {
-    return formatType == SavepointFormatType.NATIVE
-        || formatType == SavepointFormatType.CANONICAL;
+    return formatType == SavepointFormatType.NATIVE || formatType == SavepointFormatType.CANONICAL;
   }
 }

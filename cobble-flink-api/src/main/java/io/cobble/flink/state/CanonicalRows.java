@@ -10,10 +10,10 @@ import org.apache.flink.runtime.state.CompositeKeySerializationUtils;
  * Translates rows between Cobble's layout and Flink's canonical savepoint layout (the one the
  * RocksDB backend uses). Canonical keys are {@code key-group prefix, key, [length], namespace,
  * [length], [user key]}, the lengths present only when both key and namespace serializers have a
- * variable length; Cobble keys are {@code varint(len) key varint(len) namespace [user key]} with the
- * key group as the bucket. List values are elements joined by one {@code ','} byte canonically and
- * {@code varint(len) element} in Cobble; map values ({@code null flag, value}) and all other values
- * are the same bytes in both.
+ * variable length; Cobble keys are {@code varint(len) key varint(len) namespace [user key]} with
+ * the key group as the bucket. List values are elements joined by one {@code ','} byte canonically
+ * and {@code varint(len) element} in Cobble; map values ({@code null flag, value}) and all other
+ * values are the same bytes in both.
  */
 final class CanonicalRows {
 
@@ -67,7 +67,8 @@ final class CanonicalRows {
         out.writeByte(LIST_DELIMITER);
       }
       first = false;
-      out.write(in, len);
+      out.write(cobbleList, in.getPosition(), len);
+      in.skipBytesToRead(len);
     }
     return out.getCopyOfBuffer();
   }
@@ -80,8 +81,8 @@ final class CanonicalRows {
 
   /**
    * Writes a canonical state key as a Cobble row key, reading key and namespace with their
-   * serializers to find where each ends; {@code hasUserKey} keeps the remaining bytes (a map's
-   * user key), otherwise none may remain.
+   * serializers to find where each ends; {@code hasUserKey} keeps the remaining bytes (a map's user
+   * key), otherwise none may remain.
    */
   void toCobbleKey(
       byte[] canonicalKey,
@@ -137,8 +138,7 @@ final class CanonicalRows {
   }
 
   /** The element bytes of a canonical queue key. */
-  byte[] queueElement(byte[] canonicalKey, TypeSerializer<?> elementSerializer)
-      throws IOException {
+  byte[] queueElement(byte[] canonicalKey, TypeSerializer<?> elementSerializer) throws IOException {
     DataInputDeserializer in = new DataInputDeserializer(canonicalKey);
     in.skipBytesToRead(prefixBytes);
     elementSerializer.deserialize(in);

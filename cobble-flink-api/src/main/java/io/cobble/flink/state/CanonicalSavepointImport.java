@@ -265,6 +265,7 @@ public final class CanonicalSavepointImport {
     final TypeSerializer<?> keySerializer;
     final TypeSerializer<?> namespaceSerializer;
     final TypeSerializer<?> valueSerializer;
+
     /** The list element, the map value or the value itself: what one stored value holds. */
     final TypeSerializer<?> elementSerializer;
 
@@ -275,9 +276,7 @@ public final class CanonicalSavepointImport {
       this.queue = s.getBackendStateType() == StateMetaInfoSnapshot.BackendStateType.PRIORITY_QUEUE;
       this.kind = queue ? "TIMERS" : s.getOption(CommonOptionsKeys.KEYED_STATE_TYPE);
       this.family =
-          queue
-              ? CobbleKeyedStateCore.queueFamily(name)
-              : CobbleKeyedStateCore.stateFamily(name);
+          queue ? CobbleKeyedStateCore.queueFamily(name) : CobbleKeyedStateCore.stateFamily(name);
       this.keySerializer = keySerializer.duplicate();
       this.valueSerializer =
           s.getTypeSerializerSnapshot(CommonSerializerKeys.VALUE_SERIALIZER).restoreSerializer();
@@ -298,8 +297,7 @@ public final class CanonicalSavepointImport {
         this.elementSerializer = valueSerializer;
       }
       this.ambiguous =
-          CompositeKeySerializationUtils.isAmbiguousKeyPossible(
-              keySerializer, namespaceSerializer);
+          CompositeKeySerializationUtils.isAmbiguousKeyPossible(keySerializer, namespaceSerializer);
     }
   }
 }

@@ -22,8 +22,8 @@ import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot.CommonSeria
  * The resources Flink's canonical savepoint writer ({@code FullSnapshotAsyncWriter}) reads from a
  * Cobble shard: the meta data of every state and timer queue, and an iterator over all rows in key
  * group order, then state order, in the canonical layout ({@link CanonicalRows}). The shard has no
- * point-in-time reads, so the savepoint is written in the synchronous phase, while the task does not
- * change state.
+ * point-in-time reads, so the savepoint is written in the synchronous phase, while the task does
+ * not change state.
  */
 final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
 

@@ -85,8 +85,10 @@ public final class CobbleKeyedStateCore<K> {
   private final Map<String, RegisteredPriorityQueueStateBackendMetaInfo<?>> queueStates =
       new LinkedHashMap<>();
   private final Map<String, KeyGroupedInternalPriorityQueue<?>> queues = new LinkedHashMap<>();
+
   /** States imported from a canonical savepoint: their serializers must stay compatible as is. */
   private final java.util.Set<String> canonicalStates = new java.util.HashSet<>();
+
   private final DataOutputSerializer keyBytes = new DataOutputSerializer(64);
   private final DataOutputSerializer scratch = new DataOutputSerializer(64);
   private Object serializedKey;
@@ -136,17 +138,18 @@ public final class CobbleKeyedStateCore<K> {
     try {
       restored =
           !canonical.isEmpty()
-              ? CanonicalSavepointImport.restore(spec, canonical, spec.settings.engineConfig(budget))
+              ? CanonicalSavepointImport.restore(
+                  spec, canonical, spec.settings.engineConfig(budget))
               : CobbleRestore.restore(
-              spec.stateHandles,
-              spec.keySerializer,
-              spec.keyGroupRange,
-              spec.numberOfKeyGroups,
-              spec.workDir,
-              spec.settings.engineConfig(budget),
-              spec.classLoader,
-              spec.cancelStreamRegistry,
-              spec.metaHandleOf);
+                  spec.stateHandles,
+                  spec.keySerializer,
+                  spec.keyGroupRange,
+                  spec.numberOfKeyGroups,
+                  spec.workDir,
+                  spec.settings.engineConfig(budget),
+                  spec.classLoader,
+                  spec.cancelStreamRegistry,
+                  spec.metaHandleOf);
     } catch (Exception | Error e) {
       deleteQuietly(spec.workDir);
       throw e;

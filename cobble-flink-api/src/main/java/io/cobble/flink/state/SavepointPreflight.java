@@ -70,7 +70,12 @@ final class SavepointPreflight {
       TypeSerializerSchemaCompatibility<K> compat =
           provider.setPreviousSerializerSnapshotForRestoredState(previous);
       requireAsIs(
-          "(all states)", "key serializer", compat, previous, keySerializer, "the savepoint's keys");
+          "(all states)",
+          "key serializer",
+          compat,
+          previous,
+          keySerializer,
+          "the savepoint's keys");
       current = provider.currentSchemaSerializer();
       restored = restoreSerializer(previous, "(all states)", "key serializer");
       for (StateMetaInfoSnapshot s : proxy.getStateMetaInfoSnapshots()) {

@@ -41,13 +41,13 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.KeyValueStateIterator;
 import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.OperatorStateHandle;
 import org.apache.flink.runtime.state.RegisteredBroadcastStateBackendMetaInfo;
 import org.apache.flink.runtime.state.RegisteredKeyValueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.RegisteredPriorityQueueStateBackendMetaInfo;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.filesystem.FsCheckpointStreamFactory;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
-import org.apache.flink.runtime.state.OperatorStateHandle;
 import org.apache.flink.util.StateMigrationException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -86,7 +86,8 @@ class CanonicalSavepointTest {
             "map",
             LongSerializer.INSTANCE,
             new MapSerializer<>(LongSerializer.INSTANCE, LongSerializer.INSTANCE)));
-    s.add(kv(StateDescriptor.Type.REDUCING, "windowed", StringSerializer.INSTANCE, valueSerializer));
+    s.add(
+        kv(StateDescriptor.Type.REDUCING, "windowed", StringSerializer.INSTANCE, valueSerializer));
     s.add(
         new RegisteredPriorityQueueStateBackendMetaInfo<>("timers", LongSerializer.INSTANCE)
             .snapshot());
@@ -123,8 +124,9 @@ class CanonicalSavepointTest {
       }
       db.put(kg, "s:value", rowKey(key, LongSerializer.INSTANCE, 0L, scratch), 0, bytes(i));
       DataOutputSerializer list = new DataOutputSerializer(32);
-      CobbleListState.appendElement(list, scratch, LongSerializer.INSTANCE, i);
-      CobbleListState.appendElement(list, scratch, LongSerializer.INSTANCE, i + 1);
+      for (long e = i; e < i + listLength(i); e++) {
+        CobbleListState.appendElement(list, scratch, LongSerializer.INSTANCE, e);
+      }
       db.put(
           kg,
           "s:list",
@@ -145,7 +147,23 @@ class CanonicalSavepointTest {
     return db;
   }
 
-  private static <N> byte[] rowKey(
+  /** Lists of 2 to 42 elements: longer ones outgrow every initial buffer. */
+  private static long listLength(long i) {
+    return 2 + (i % 5) * 10;
+  }
+
+  private static byte[] canonicalList(long i) throws Exception {
+    DataOutputSerializer out = new DataOutputSerializer(8);
+    for (long e = i; e < i + listLength(i); e++) {
+      if (e > i) {
+        out.writeByte(',');
+      }
+      out.write(bytes(e));
+    }
+    return out.getCopyOfBuffer();
+  }
+
+    private static <N> byte[] rowKey(
       String key, TypeSerializer<N> ns, N namespace, DataOutputSerializer scratch)
       throws Exception {
     DataOutputSerializer out = new DataOutputSerializer(32);
@@ -166,7 +184,9 @@ class CanonicalSavepointTest {
     return c;
   }
 
-  /** Writes a canonical savepoint of {@code db} with Flink's writer into files under {@code dir}. */
+  /**
+   * Writes a canonical savepoint of {@code db} with Flink's writer into files under {@code dir}.
+   */
   static KeyGroupsStateHandle savepoint(
       Db db, List<StateMetaInfoSnapshot> states, TypeSerializer<String> keys, Path dir)
       throws Exception {
@@ -281,9 +301,10 @@ class CanonicalSavepointTest {
                 0L, LongSerializer.INSTANCE, expected, false);
             byte[] prefix = expected.getCopyOfBuffer();
             assertThat(it.key()).startsWith(prefix);
-            long userKey = LongSerializer.INSTANCE.deserialize(
-                new org.apache.flink.core.memory.DataInputDeserializer(
-                    it.key(), prefix.length, 8));
+            long userKey =
+                LongSerializer.INSTANCE.deserialize(
+                    new org.apache.flink.core.memory.DataInputDeserializer(
+                        it.key(), prefix.length, 8));
             assertThat(it.value())
                 .isEqualTo(userKey == 1 ? concat(new byte[] {0}, bytes(i)) : new byte[] {1});
           } else {
@@ -291,9 +312,7 @@ class CanonicalSavepointTest {
                 0L, LongSerializer.INSTANCE, expected, false);
             assertThat(it.key()).isEqualTo(expected.getCopyOfBuffer());
             byte[] value =
-                name.equals("list")
-                    ? concat(concat(bytes(i), new byte[] {','}), bytes(i + 1))
-                    : bytes(i);
+name.equals("list") ? canonicalList(i) : bytes(i);
             assertThat(it.value()).as(name).isEqualTo(value);
           }
         }
@@ -309,7 +328,7 @@ class CanonicalSavepointTest {
     return "key-" + (element - 1000);
   }
 
-    private static String readKey(byte[] canonicalKey) throws Exception {
+  private static String readKey(byte[] canonicalKey) throws Exception {
     org.apache.flink.core.memory.DataInputDeserializer in =
         new org.apache.flink.core.memory.DataInputDeserializer(canonicalKey);
     in.skipBytesToRead(1);
@@ -326,21 +345,26 @@ class CanonicalSavepointTest {
     KeyGroupRange low = KeyGroupRange.of(0, 41);
     KeyGroupRange high = KeyGroupRange.of(42, KEY_GROUPS - 1);
     try (Db db = sourceShard(tmp.resolve("source"), 400, ALL)) {
-      handle = savepoint(db, states(LongSerializer.INSTANCE), StringSerializer.INSTANCE, tmp.resolve("sp"));
+      handle =
+          savepoint(
+              db, states(LongSerializer.INSTANCE), StringSerializer.INSTANCE, tmp.resolve("sp"));
       expectedLow = rows(db, low);
       expectedHigh = rows(db, high);
     }
     assertThat(expectedLow).isNotEmpty();
     assertThat(expectedHigh).isNotEmpty();
     CanonicalSavepointImport.Imported a =
-        importInto(handle, StringSerializer.INSTANCE, low, TimerServiceKind.COBBLE, tmp.resolve("a"));
+        importInto(
+            handle, StringSerializer.INSTANCE, low, TimerServiceKind.COBBLE, tmp.resolve("a"));
     CanonicalSavepointImport.Imported b =
-        importInto(handle, StringSerializer.INSTANCE, high, TimerServiceKind.COBBLE, tmp.resolve("b"));
+        importInto(
+            handle, StringSerializer.INSTANCE, high, TimerServiceKind.COBBLE, tmp.resolve("b"));
     try (Db da = a.db;
         Db dbb = b.db) {
       assertThat(rows(da, low)).isEqualTo(expectedLow);
       assertThat(rows(dbb, high)).isEqualTo(expectedHigh);
-      assertThat(a.states).extracting(StateMetaInfoSnapshot::getName)
+      assertThat(a.states)
+          .extracting(StateMetaInfoSnapshot::getName)
           .containsExactly("value", "list", "map", "windowed", "timers");
       assertThat(CanonicalSavepointImport.isIncomplete(tmp.resolve("a"))).isFalse();
     }
@@ -456,11 +480,14 @@ class CanonicalSavepointTest {
           rowKey(key, LongSerializer.INSTANCE, 0L, new DataOutputSerializer(8)),
           0,
           new byte[] {1, 2, 3});
-      handle = savepoint(db, states(LongSerializer.INSTANCE), StringSerializer.INSTANCE, tmp.resolve("sp"));
+      handle =
+          savepoint(
+              db, states(LongSerializer.INSTANCE), StringSerializer.INSTANCE, tmp.resolve("sp"));
     }
     Path dbDir = tmp.resolve("target");
     assertThatThrownBy(
-            () -> importInto(handle, StringSerializer.INSTANCE, ALL, TimerServiceKind.COBBLE, dbDir))
+            () ->
+                importInto(handle, StringSerializer.INSTANCE, ALL, TimerServiceKind.COBBLE, dbDir))
         .isInstanceOf(StateMigrationException.class)
         .hasMessageContaining(
             "Corrupt canonical savepoint entry of state 'value' in key group " + kg + " ");
@@ -484,7 +511,11 @@ class CanonicalSavepointTest {
     Path big = tmp.resolve("big.handle");
     try (Db db = sourceShard(tmp.resolve("big-source"), 3000, ALL)) {
       KeyGroupsStateHandle handle =
-          savepoint(db, states(SlowLongSerializer.INSTANCE), StringSerializer.INSTANCE, tmp.resolve("big"));
+          savepoint(
+              db,
+              states(SlowLongSerializer.INSTANCE),
+              StringSerializer.INSTANCE,
+              tmp.resolve("big"));
       try (ObjectOutputStream out = new ObjectOutputStream(Files.newOutputStream(big))) {
         out.writeObject(handle);
       }
@@ -522,7 +553,9 @@ class CanonicalSavepointTest {
     KeyGroupsStateHandle small;
     Map<String, List<String>> expected;
     try (Db db = sourceShard(tmp.resolve("small-source"), 30, ALL)) {
-      small = savepoint(db, states(LongSerializer.INSTANCE), StringSerializer.INSTANCE, tmp.resolve("small"));
+      small =
+          savepoint(
+              db, states(LongSerializer.INSTANCE), StringSerializer.INSTANCE, tmp.resolve("small"));
       expected = rows(db, ALL);
     }
     CanonicalSavepointImport.Imported again =

@@ -200,6 +200,7 @@ class CanonicalSavepointIT {
     beforeSavepoint = true;
     Map<String, String> conf = new HashMap<>();
     conf.put("state.backend.type", backend);
+    conf.put("restart-strategy.type", "none");
     FlinkLineShim shim = ShimLoader.current();
     conf.put(
         shim.checkpointDirKey(RunningFlink.version()),
@@ -207,16 +208,25 @@ class CanonicalSavepointIT {
     JobClient job = job(conf, p, false).executeAsync("savepoint-" + name);
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
     while (SEEN.size() < KEYS && System.nanoTime() < deadline) {
+      if (job.getJobStatus().get().isGloballyTerminalState()) {
+        // Surfaces the job's failure instead of a count of keys.
+        job.getJobExecutionResult().get();
+        throw new AssertionError("job " + name + " ended before its savepoint");
+      }
       Thread.sleep(20);
     }
     assertThat(SEEN).as("every key was seen before the savepoint").hasSize(KEYS);
     String path =
         job.stopWithSavepoint(
-                false, dir.resolve("savepoints-" + name).toUri().toString(), SavepointFormatType.CANONICAL)
+                false,
+                dir.resolve("savepoints-" + name).toUri().toString(),
+                SavepointFormatType.CANONICAL)
             .get(2, TimeUnit.MINUTES);
     beforeSavepoint = false;
     assertThat(PROCESSING_FIRED)
-        .as("no processing timer fired before the savepoint (due %s ms after registration)", TIMER_DELAY_MS)
+        .as(
+            "no processing timer fired before the savepoint (due %s ms after registration)",
+            TIMER_DELAY_MS)
         .isEmpty();
     assertThat(RESULTS).as("the job was stopped before its end").isEmpty();
     return Path.of(java.net.URI.create(path));
@@ -293,7 +303,9 @@ class CanonicalSavepointIT {
       e[6] = Math.max(e[6], v);
       e[7] = 1;
     }
-    assertThat(RESULTS.keySet()).as("keys whose event-time timer fired").isEqualTo(expected.keySet());
+    assertThat(RESULTS.keySet())
+        .as("keys whose event-time timer fired")
+        .isEqualTo(expected.keySet());
     for (Map.Entry<Long, long[]> e : expected.entrySet()) {
       assertThat(RESULTS.get(e.getKey())).as("key " + e.getKey()).containsExactly(e.getValue());
     }
@@ -332,6 +344,7 @@ class CanonicalSavepointIT {
     private transient ValueState<Long> processingFired;
     private transient ListState<Long> values;
     private transient MapState<Long, Long> byResidue;
+    private transient MapState<Long, String> nullable;
     private transient ReducingState<Long> sum;
     private transient AggregatingState<Long, Long> max;
 
@@ -347,6 +360,10 @@ class CanonicalSavepointIT {
       byResidue =
           getRuntimeContext()
               .getMapState(new MapStateDescriptor<>("by-residue", Long.class, Long.class));
+      // String values: RocksDB writes a null value through the value serializer as well.
+      nullable =
+          getRuntimeContext()
+              .getMapState(new MapStateDescriptor<>("nullable", Long.class, String.class));
       sum =
           getRuntimeContext()
               .getReducingState(new ReducingStateDescriptor<>("sum", Long::sum, Long.class));
@@ -365,7 +382,8 @@ class CanonicalSavepointIT {
         ctx.timerService()
             .registerProcessingTimeTimer(
                 ctx.timerService().currentProcessingTime() + TIMER_DELAY_MS);
-        byResidue.put(-1L, null);
+        nullable.put(-1L, null);
+        nullable.put(-2L, "present");
       }
       count.update(c == null ? 1 : c + 1);
       values.add(value);
@@ -393,12 +411,15 @@ class CanonicalSavepointIT {
         listSum += v;
       }
       long mapTotal = 0;
+      for (Long n : byResidue.values()) {
+        mapTotal += n;
+      }
       long nulls = 0;
-      for (Map.Entry<Long, Long> e : byResidue.entries()) {
-        if (e.getValue() == null) {
-          nulls += byResidue.contains(e.getKey()) ? 1 : 0;
-        } else {
-          mapTotal += e.getValue();
+      for (Map.Entry<Long, String> e : nullable.entries()) {
+        if (e.getValue() == null && nullable.contains(e.getKey())) {
+          nulls++;
+        } else if (!"present".equals(e.getValue())) {
+          nulls += 100;
         }
       }
       Long fired = processingFired.value();
