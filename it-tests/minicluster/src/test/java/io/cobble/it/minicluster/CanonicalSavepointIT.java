@@ -144,12 +144,6 @@ class CanonicalSavepointIT {
   }
 
   @Test
-  void cobbleSavepointRestoresIntoCobble() throws Exception {
-    restoreAndRunToEnd(COBBLE, cobbleP2, 2, "cobble-2-cobble-2");
-    assertExactResults();
-  }
-
-  @Test
   void aRetypedStateIsRejectedNamingTheStateTheRoleAndBothSerializers() throws Exception {
     Map<String, String> conf = restoreConfig(COBBLE, copy(rocksP2, "retyped"));
     conf.put("restart-strategy.type", "none");
