@@ -163,7 +163,7 @@ class CanonicalSavepointTest {
     return out.getCopyOfBuffer();
   }
 
-    private static <N> byte[] rowKey(
+  private static <N> byte[] rowKey(
       String key, TypeSerializer<N> ns, N namespace, DataOutputSerializer scratch)
       throws Exception {
     DataOutputSerializer out = new DataOutputSerializer(32);
@@ -311,8 +311,7 @@ class CanonicalSavepointTest {
             CompositeKeySerializationUtils.writeNameSpace(
                 0L, LongSerializer.INSTANCE, expected, false);
             assertThat(it.key()).isEqualTo(expected.getCopyOfBuffer());
-            byte[] value =
-name.equals("list") ? canonicalList(i) : bytes(i);
+            byte[] value = name.equals("list") ? canonicalList(i) : bytes(i);
             assertThat(it.value()).as(name).isEqualTo(value);
           }
         }
