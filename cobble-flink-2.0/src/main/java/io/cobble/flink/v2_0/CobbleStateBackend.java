@@ -131,6 +131,6 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
 
   @Override
   public boolean supportsSavepointFormat(SavepointFormatType formatType) {
-    return formatType == SavepointFormatType.NATIVE;
+    return formatType == SavepointFormatType.NATIVE || formatType == SavepointFormatType.CANONICAL;
   }
 }

@@ -188,9 +188,9 @@ final class CobbleKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
   @Nonnull
   @Override
   public SavepointResources<K> savepoint() {
-    throw new UnsupportedOperationException(
-        "The Cobble state backend takes native savepoints only; use 'flink savepoint --type"
-            + " native'");
+    // Synchronous: the shard has no point-in-time reads for a writer running next to the task.
+    return new SavepointResources<>(
+        core.canonicalSavepoint(keyGroupCompressionDecorator), SnapshotExecutionType.SYNCHRONOUS);
   }
 
   @Override

@@ -37,8 +37,10 @@ import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.FullSnapshotResources;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupedInternalPriorityQueue;
+import org.apache.flink.runtime.state.KeyGroupsStateHandle;
 import org.apache.flink.runtime.state.Keyed;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.PriorityComparable;
@@ -47,6 +49,7 @@ import org.apache.flink.runtime.state.RegisteredPriorityQueueStateBackendMetaInf
 import org.apache.flink.runtime.state.SnapshotResources;
 import org.apache.flink.runtime.state.SnapshotStrategy;
 import org.apache.flink.runtime.state.StateSnapshotTransformer.StateSnapshotTransformFactory;
+import org.apache.flink.runtime.state.StreamCompressionDecorator;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueElement;
 import org.apache.flink.runtime.state.heap.HeapPriorityQueueSetFactory;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
@@ -87,6 +90,10 @@ public final class CobbleKeyedStateCore<K> {
   private final Map<String, RegisteredPriorityQueueStateBackendMetaInfo<?>> queueStates =
       new LinkedHashMap<>();
   private final Map<String, KeyGroupedInternalPriorityQueue<?>> queues = new LinkedHashMap<>();
+
+  /** States imported from a canonical savepoint: their serializers must stay compatible as is. */
+  private final java.util.Set<String> canonicalStates = new java.util.HashSet<>();
+
   private final DataOutputSerializer keyBytes = new DataOutputSerializer(64);
   private final DataOutputSerializer scratch = new DataOutputSerializer(64);
   private Object serializedKey;
@@ -138,18 +145,23 @@ public final class CobbleKeyedStateCore<K> {
     BackendMemory memory =
         BackendMemory.reserve(spec.settings, spec.memoryManager, spec.managedMemoryFraction);
     CobbleRestore.Result restored;
+    List<KeyGroupsStateHandle> canonical =
+        CanonicalSavepointImport.canonicalHandles(spec.stateHandles);
     try {
       restored =
-          CobbleRestore.restore(
-              spec.stateHandles,
-              spec.keySerializer,
-              spec.keyGroupRange,
-              spec.numberOfKeyGroups,
-              spec.workDir,
-              spec.settings.engineConfig(memory.budgetBytes()),
-              spec.classLoader,
-              spec.cancelStreamRegistry,
-              spec.metaHandleOf);
+          !canonical.isEmpty()
+              ? CanonicalSavepointImport.restore(
+                  spec, canonical, spec.settings.engineConfig(memory.budgetBytes()))
+              : CobbleRestore.restore(
+                  spec.stateHandles,
+                  spec.keySerializer,
+                  spec.keyGroupRange,
+                  spec.numberOfKeyGroups,
+                  spec.workDir,
+                  spec.settings.engineConfig(memory.budgetBytes()),
+                  spec.classLoader,
+                  spec.cancelStreamRegistry,
+                  spec.metaHandleOf);
     } catch (Exception | Error e) {
       memory.close();
       deleteQuietly(spec.workDir);
@@ -174,6 +186,9 @@ public final class CobbleKeyedStateCore<K> {
     }
     if (restored.checkpointId >= 0) {
       core.files.restored(restored.checkpointId, restored.files);
+    }
+    if (!canonical.isEmpty()) {
+      restored.states.forEach(st -> core.canonicalStates.add(st.getName()));
     }
     DbMetrics opened = restored.db.metrics();
     LOG.info(
@@ -269,6 +284,16 @@ public final class CobbleKeyedStateCore<K> {
       TypeSerializer<N> previousNamespaceSerializer = meta.getNamespaceSerializer();
       TypeSerializerSchemaCompatibility<N> nsCompat =
           meta.updateNamespaceSerializer(namespaceSerializer);
+      boolean canonical = canonicalStates.contains(stateDesc.getName());
+      if (canonical) {
+        SavepointPreflight.requireAsIs(
+            stateDesc.getName(),
+            "namespace serializer",
+            nsCompat,
+            previousNamespaceSerializer.snapshotConfiguration(),
+            namespaceSerializer,
+            "the savepoint");
+      }
       if (nsCompat.isCompatibleAfterMigration() || nsCompat.isIncompatible()) {
         throw new StateMigrationException(
             "The new namespace serializer ("
@@ -282,6 +307,15 @@ public final class CobbleKeyedStateCore<K> {
       meta.checkStateMetaInfo(stateDesc);
       TypeSerializer<SV> previousStateSerializer = meta.getStateSerializer();
       TypeSerializerSchemaCompatibility<SV> compat = meta.updateStateSerializer(stateSerializer);
+      if (canonical) {
+        SavepointPreflight.requireAsIs(
+            stateDesc.getName(),
+            "value serializer",
+            compat,
+            previousStateSerializer.snapshotConfiguration(),
+            stateSerializer,
+            "the savepoint");
+      }
       if (compat.isIncompatible()) {
         throw new StateMigrationException(
             "The new state serializer ("
@@ -464,6 +498,19 @@ public final class CobbleKeyedStateCore<K> {
       TypeSerializer<T> previous = meta.getElementSerializer();
       TypeSerializerSchemaCompatibility<T> compat =
           meta.updateElementSerializer(byteOrderedElementSerializer);
+      if (canonicalStates.contains(stateName)) {
+        try {
+          SavepointPreflight.requireAsIs(
+              stateName,
+              "timer element serializer",
+              compat,
+              previous.snapshotConfiguration(),
+              byteOrderedElementSerializer,
+              "the savepoint");
+        } catch (StateMigrationException e) {
+          throw new FlinkRuntimeException(e);
+        }
+      }
       if (compat.isCompatibleAfterMigration() || compat.isIncompatible()) {
         throw new FlinkRuntimeException(
             new StateMigrationException(
@@ -494,7 +541,14 @@ public final class CobbleKeyedStateCore<K> {
 
   /** Whether timers must be written into raw keyed state by Flink (heap timers, checkpoints). */
   public boolean requiresLegacySynchronousTimerSnapshots(boolean savepoint) {
-    return heapQueues != null && !savepoint;
+    // Heap timers are in no snapshot Cobble writes, savepoints included: Flink writes them.
+    return heapQueues != null;
+  }
+
+  /** A canonical savepoint of the shard, written by Flink's full snapshot writer. */
+  public FullSnapshotResources<K> canonicalSavepoint(StreamCompressionDecorator compression) {
+    return new CanonicalSavepointWriter<>(
+        db, metaInfoSnapshots(), keyGroupRange, numberOfKeyGroups, keySerializer, compression);
   }
 
   /** The meta data of every state and queue for a snapshot, restored ones included. */
