@@ -12,9 +12,16 @@ final class LoopbackMiniCluster {
   private LoopbackMiniCluster() {}
 
   static MiniClusterExtension withSlots(int slots) {
+    return withSlots(slots, new HashMap<>());
+  }
+
+  /** With cluster-level settings too, e.g. those the JobManager reads only from its own. */
+  static MiniClusterExtension withSlots(int slots, Map<String, String> cluster) {
+    Configuration conf = loopbackOnly();
+    conf.addAll(Configuration.fromMap(cluster));
     return new MiniClusterExtension(
         new MiniClusterResourceConfiguration.Builder()
-            .setConfiguration(loopbackOnly())
+            .setConfiguration(conf)
             .setNumberTaskManagers(1)
             .setNumberSlotsPerTaskManager(slots)
             .build());
