@@ -35,6 +35,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.runtime.state.FullSnapshotResources;
@@ -141,6 +142,15 @@ public final class CobbleKeyedStateCore<K> {
    */
   public static <K> CobbleKeyedStateCore<K> open(CobbleBackendSpec<K> spec, KeyAccess<K> keys)
       throws Exception {
+    if (!spec.settings.localPrimaryHighPriority()) {
+      // Rejected rather than ignored: a user choosing it expects checkpoints that upload nothing.
+      throw new IllegalConfigurationException(
+          CobbleStateBackendOptions.LOCAL_PRIMARY_HIGH_PRIORITY.key()
+              + ": false (working files on the checkpoint storage) is not available yet in this"
+              + " Cobble release. Remove the key or set it to true: working files stay in the"
+              + " local directory and each checkpoint uploads only the files new since the last"
+              + " one.");
+    }
     long started = System.nanoTime();
     BackendMemory memory =
         BackendMemory.reserve(spec.settings, spec.memoryManager, spec.managedMemoryFraction);
