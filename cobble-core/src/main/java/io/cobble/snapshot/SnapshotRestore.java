@@ -154,6 +154,18 @@ public final class SnapshotRestore {
       files.put(f.number(), f.volumePath());
     }
     new ExternalFiles(volume.uri(), files).write(localDir);
+    Manifest m = manifestOf(s);
+    Manifest.writeAtomically(
+        localDir.resolve(Manifest.fileName(1)), m.encode(), config.fsyncEnabled());
+    try {
+      Files.delete(localDir.resolve(Db.RESTORE_MARKER));
+    } catch (IOException e) {
+      throw new CobbleException("cannot finish restore into " + localDir, e);
+    }
+  }
+
+  /** The Db manifest that names exactly the files of snapshot {@code s}, at their levels. */
+  public static Manifest manifestOf(ShardSnapshot s) {
     List<Manifest.FileEntry> tables = new ArrayList<>();
     List<ValueLogFile> vlogs = new ArrayList<>();
     for (SnapshotFile f : s.files()) {
@@ -164,14 +176,7 @@ public final class SnapshotRestore {
             new Manifest.FileEntry(f.family(), f.level(), f.number(), f.size(), f.properties()));
       }
     }
-    Manifest m = new Manifest(s.totalBuckets(), s.nextFileNumber(), s.schema(), tables, vlogs);
-    Manifest.writeAtomically(
-        localDir.resolve(Manifest.fileName(1)), m.encode(), config.fsyncEnabled());
-    try {
-      Files.delete(localDir.resolve(Db.RESTORE_MARKER));
-    } catch (IOException e) {
-      throw new CobbleException("cannot finish restore into " + localDir, e);
-    }
+    return new Manifest(s.totalBuckets(), s.nextFileNumber(), s.schema(), tables, vlogs);
   }
 
   /** Removes an old Db's files so only the snapshot's state remains; refuses an open Db. */
