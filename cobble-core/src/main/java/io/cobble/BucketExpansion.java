@@ -3,8 +3,8 @@ package io.cobble;
 import io.cobble.iterator.KvIterator;
 import io.cobble.row.ColumnLayout;
 import io.cobble.sst.Table;
+import io.cobble.storage.DataFile;
 import io.cobble.storage.Storage;
-import io.cobble.storage.StorageInput;
 import io.cobble.util.Bytes;
 import io.cobble.version.AdoptedFiles;
 import io.cobble.version.ExternalFiles;
@@ -199,15 +199,8 @@ final class BucketExpansion {
 
   /** Copies a file of the snapshot volume into the Db's directory, to be uploaded from there. */
   private static void copyIn(Storage volume, String path, long size, Path target) {
-    byte[] buf = new byte[(int) Math.min(Math.max(size, 1), 1 << 20)];
-    try (StorageInput in = volume.open(path, size);
-        OutputStream out = Files.newOutputStream(target)) {
-      for (long at = 0; at < size; ) {
-        int n = (int) Math.min(buf.length, size - at);
-        in.readFully(at, buf, 0, n);
-        out.write(buf, 0, n);
-        at += n;
-      }
+    try (OutputStream out = Files.newOutputStream(target)) {
+      DataFile.on(volume, path).copyTo(out, size);
     } catch (IOException e) {
       throw new CobbleException("cannot copy " + volume.uri() + "/" + path + " to " + target, e);
     }

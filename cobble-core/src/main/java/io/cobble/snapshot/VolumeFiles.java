@@ -3,7 +3,6 @@ package io.cobble.snapshot;
 import io.cobble.CobbleException;
 import io.cobble.Db;
 import io.cobble.storage.DataFile;
-import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOutput;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
@@ -12,8 +11,6 @@ import io.cobble.version.Version;
 import io.cobble.version.VersionSet;
 import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -87,7 +84,7 @@ final class VolumeFiles {
     DataFile source = name.endsWith(".sst") ? vs.tableFile(number) : vs.vlogFile(number);
     String target = SnapshotStore.newDataPath(shardId, name);
     try (StorageOutput out = store.storage().create(target)) {
-      long n = copy(source, size, out);
+      long n = source.copyTo(out, size);
       bytesUploaded.addAndGet(n);
       filesUploaded.incrementAndGet();
     } catch (IOException e) {
@@ -133,25 +130,6 @@ final class VolumeFiles {
 
   static String vlogName(long number) {
     return String.format("%06d.vlog", number);
-  }
-
-  /** Copies a data file (local, or on a remote primary volume) of {@code size} bytes. */
-  private static long copy(DataFile source, long size, StorageOutput out) throws IOException {
-    if (source.isLocal()) {
-      try (InputStream in = Files.newInputStream(source.localPath())) {
-        return in.transferTo(out);
-      }
-    }
-    byte[] buf = new byte[(int) Math.min(size, 1 << 20)];
-    try (StorageInput in = source.openRemote(size)) {
-      for (long at = 0; at < size; ) {
-        int n = (int) Math.min(buf.length, size - at);
-        in.readFully(at, buf, 0, n);
-        out.write(buf, 0, n);
-        at += n;
-      }
-    }
-    return size;
   }
 
   /** The volume path of a file used in place; rereads the list when the Db adopted files since. */

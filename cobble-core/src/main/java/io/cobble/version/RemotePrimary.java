@@ -6,7 +6,6 @@ import io.cobble.cache.CachedStorage;
 import io.cobble.storage.DataFile;
 import io.cobble.storage.MetadataFile;
 import io.cobble.storage.Storage;
-import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOutput;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
@@ -257,15 +256,8 @@ public final class RemotePrimary {
 
   private static void copy(DataFile source, long size, Storage target, String path)
       throws IOException {
-    byte[] buf = new byte[(int) Math.min(Math.max(size, 1), 1 << 20)];
-    try (StorageInput in = source.openRemote(size);
-        StorageOutput out = target.create(path)) {
-      for (long at = 0; at < size; ) {
-        int n = (int) Math.min(buf.length, size - at);
-        in.readFully(at, buf, 0, n);
-        out.write(buf, 0, n);
-        at += n;
-      }
+    try (StorageOutput out = target.create(path)) {
+      source.copyTo(out, size);
     }
   }
 
