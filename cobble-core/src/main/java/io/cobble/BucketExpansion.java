@@ -154,28 +154,8 @@ final class BucketExpansion {
           placed.add(List.of(meta));
         }
       }
-      for (int i = l0Order.size() - 1; i >= 0; i--) {
-        List<FileMeta> files = placed.get(l0Order.get(i));
-        for (int j = files.size() - 1; j >= 0; j--) {
-          edit.add(0, files.get(j));
-        }
-      }
-      for (int i = 0; i < tables.size(); i++) {
-        if (levels[i] > 0) {
-          for (FileMeta f : placed.get(i)) {
-            edit.add(levels[i], f);
-          }
-        }
-      }
-      state.mutex.lock();
-      try {
-        applying = true;
-        state.versions.apply(edit);
-        state.ownership.replace(grown);
-        state.changed.signalAll();
-      } finally {
-        state.mutex.unlock();
-      }
+      applying = true;
+      install(edit, placed, levels, l0Order, grown);
     } catch (RuntimeException e) {
       if (!applying) {
         opened.forEach(f -> f.table().close());
@@ -336,30 +316,9 @@ final class BucketExpansion {
           new LinkedHashMap<>(existing.map(ExternalFiles::files).orElse(Collections.emptyMap()));
       all.putAll(added);
       new ExternalFiles(root, all).write(state.dir);
-      // Each added L0 file goes in front of L0, so the oldest goes first.
-      for (int i = l0Order.size() - 1; i >= 0; i--) {
-        List<FileMeta> files = placed.get(l0Order.get(i));
-        for (int j = files.size() - 1; j >= 0; j--) {
-          edit.add(0, files.get(j));
-        }
-      }
-      for (int i = 0; i < tables.size(); i++) {
-        if (levels[i] > 0) {
-          for (FileMeta f : placed.get(i)) {
-            edit.add(levels[i], f);
-          }
-        }
-      }
       logs.forEach(edit::addVlog);
-      state.mutex.lock();
-      try {
-        applying = true;
-        state.versions.apply(edit);
-        state.ownership.replace(grown);
-        state.changed.signalAll();
-      } finally {
-        state.mutex.unlock();
-      }
+      applying = true;
+      install(edit, placed, levels, l0Order, grown);
     } catch (RuntimeException e) {
       if (!applying) {
         for (FileMeta f : opened) {
@@ -377,6 +336,41 @@ final class BucketExpansion {
       throw e;
     }
     PendingExpansion.finish(state.dir);
+  }
+
+  /**
+   * Adds the placed tables to {@code edit} at their levels, applies it (durable on return) and then
+   * owns the grown ranges. Once this is called, a failure may or may not have installed the files:
+   * the next open settles it.
+   */
+  private void install(
+      VersionEdit edit,
+      List<List<FileMeta>> placed,
+      int[] levels,
+      List<Integer> l0Order,
+      int[] grown) {
+    // Each added L0 file goes in front of L0, so the oldest goes first.
+    for (int i = l0Order.size() - 1; i >= 0; i--) {
+      List<FileMeta> files = placed.get(l0Order.get(i));
+      for (int j = files.size() - 1; j >= 0; j--) {
+        edit.add(0, files.get(j));
+      }
+    }
+    for (int i = 0; i < placed.size(); i++) {
+      if (levels[i] > 0) {
+        for (FileMeta f : placed.get(i)) {
+          edit.add(levels[i], f);
+        }
+      }
+    }
+    state.mutex.lock();
+    try {
+      state.versions.apply(edit);
+      state.ownership.replace(grown);
+      state.changed.signalAll();
+    } finally {
+      state.mutex.unlock();
+    }
   }
 
   private boolean reachesOwned(FileMeta f) {

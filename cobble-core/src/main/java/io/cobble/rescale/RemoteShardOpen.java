@@ -47,18 +47,7 @@ final class RemoteShardOpen {
 
   private static void install(
       ShardSnapshot s, List<BucketRange> ranges, ShardOpenRequest r, List<ShardRef> sources) {
-    if (r.config().totalBuckets() != s.totalBuckets()) {
-      throw new IllegalArgumentException(
-          "invalid total-buckets "
-              + r.config().totalBuckets()
-              + ": snapshot "
-              + s.id()
-              + " of shard "
-              + s.shardId()
-              + " was taken with "
-              + s.totalBuckets()
-              + " and the bucket count is fixed");
-    }
+    SnapshotRestore.checkBucketCount(r.config(), s);
     SnapshotStore store = new SnapshotStore(r.volume());
     Map<Long, String> paths = new HashMap<>();
     List<String> leased = new ArrayList<>();

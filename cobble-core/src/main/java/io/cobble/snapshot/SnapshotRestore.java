@@ -110,18 +110,7 @@ public final class SnapshotRestore {
       String leaseOwner,
       List<ShardRef> sources,
       boolean replace) {
-    if (config.totalBuckets() != s.totalBuckets()) {
-      throw new IllegalArgumentException(
-          "invalid total-buckets "
-              + config.totalBuckets()
-              + ": snapshot "
-              + s.id()
-              + " of shard "
-              + s.shardId()
-              + " was taken with "
-              + s.totalBuckets()
-              + " and the bucket count is fixed");
-    }
+    checkBucketCount(config, s);
     if (leaseOwner != null) {
       List<String> paths = new ArrayList<>();
       s.files().forEach(f -> paths.add(f.volumePath()));
@@ -161,6 +150,22 @@ public final class SnapshotRestore {
       Files.delete(localDir.resolve(Db.RESTORE_MARKER));
     } catch (IOException e) {
       throw new CobbleException("cannot finish restore into " + localDir, e);
+    }
+  }
+
+  /** Refuses a snapshot taken with another bucket count than {@code config}'s. */
+  public static void checkBucketCount(Config config, ShardSnapshot s) {
+    if (config.totalBuckets() != s.totalBuckets()) {
+      throw new IllegalArgumentException(
+          "invalid total-buckets "
+              + config.totalBuckets()
+              + ": snapshot "
+              + s.id()
+              + " of shard "
+              + s.shardId()
+              + " was taken with "
+              + s.totalBuckets()
+              + " and the bucket count is fixed");
     }
   }
 
