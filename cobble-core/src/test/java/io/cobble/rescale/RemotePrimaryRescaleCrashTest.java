@@ -98,7 +98,10 @@ class RemotePrimaryRescaleCrashTest {
         .build();
   }
 
-  /** Child: args = work directory, ready marker, seed, then the ids of snapshots a, b and c. */
+  /**
+   * Child: args = work directory, ready marker, seed, then the ids of snapshots a, b and c. It
+   * creates the marker once connected, and {@code <marker>.<n>} when its step {@code n} ended.
+   */
   public static void main(String[] args) throws Exception {
     Path work = Path.of(args[0]);
     Random random = new Random(Long.parseLong(args[2]));
@@ -110,7 +113,7 @@ class RemotePrimaryRescaleCrashTest {
     try (Storage volume = open(options, "snapshots");
         Storage primary = open(options, "primary/t")) {
       Files.createFile(Path.of(args[1]));
-      while (true) {
+      for (int done = 0; ; done++) {
         int step = random.nextInt(3);
         if (step == 0) {
           try (Db db = ShardOpener.open(request(volume, primary, work, range(0, 7), a)).db()) {
@@ -126,6 +129,7 @@ class RemotePrimaryRescaleCrashTest {
             Rescale.expandBuckets(snapshots, List.of(c), range(4, 7));
           }
         }
+        Files.createFile(Path.of(args[1] + "." + done));
       }
     }
   }
@@ -181,8 +185,16 @@ class RemotePrimaryRescaleCrashTest {
                 .redirectOutput(tmp.resolve("child-" + it + ".log").toFile())
                 .start();
         try {
-          awaitReady(child, ready, it);
-          Thread.sleep(random.nextInt(3000));
+          // Kill at a random moment inside a step, whatever a step takes on this machine: wait
+          // for the first (or second) step to end, then for a part of the time the first took.
+          awaitFile(child, ready, it);
+          long started = System.nanoTime();
+          awaitFile(child, Path.of(ready + ".0"), it);
+          long stepMillis = (System.nanoTime() - started) / 1_000_000;
+          if (random.nextBoolean()) {
+            awaitFile(child, Path.of(ready + ".1"), it);
+          }
+          Thread.sleep(random.nextInt((int) Math.max(1, stepMillis * 6 / 5)));
           assertTrue(child.isAlive(), "child died on its own: see child-" + it + ".log");
         } finally {
           child.destroyForcibly();
@@ -194,13 +206,14 @@ class RemotePrimaryRescaleCrashTest {
     }
   }
 
-  private static void awaitReady(Process child, Path ready, int it) throws Exception {
+  /** Waits for the child to create {@code file}, failing if it dies or takes too long. */
+  private static void awaitFile(Process child, Path file, int it) throws Exception {
     long deadline = System.currentTimeMillis() + START_DEADLINE_MS;
-    while (!Files.exists(ready)) {
+    while (!Files.exists(file)) {
       assertTrue(child.isAlive(), "child died on its own: see child-" + it + ".log");
       assertTrue(
           System.currentTimeMillis() < deadline,
-          "child " + it + " did not start within " + START_DEADLINE_MS + " ms");
+          "child " + it + " did not create " + file + " within " + START_DEADLINE_MS + " ms");
       Thread.sleep(20);
     }
   }
