@@ -54,7 +54,7 @@ import org.junit.jupiter.api.io.TempDir;
  * from shards {@code b} (0-3) and {@code c} (4-7); restore {@code b} and grow the live shard by
  * {@code c}'s buckets through its snapshot manager. The seed is printed; replay with {@code
  * -Dcobble.remote-rescale-crash.seed=<seed>}, and run more kills with {@code
- * -Dcobble.remote-rescale-crash.iterations=<n>} (default 3).
+ * -Dcobble.remote-rescale-crash.iterations=<n>} (default 2).
  */
 // Bounds a run of many iterations on a loaded machine (one takes up to ~40 s there); every wait
 // inside is bounded on its own.
@@ -138,7 +138,7 @@ class RemotePrimaryRescaleCrashTest {
 
   @Test
   void killsDuringRestoreShrinkAndExpansionLeaveOneWholeState() throws Exception {
-    int iterations = Integer.getInteger("cobble.remote-rescale-crash.iterations", 3);
+    int iterations = Integer.getInteger("cobble.remote-rescale-crash.iterations", 2);
     long seed = Long.getLong("cobble.remote-rescale-crash.seed", System.nanoTime());
     System.out.println(
         "RemotePrimaryRescaleCrashTest seed "
