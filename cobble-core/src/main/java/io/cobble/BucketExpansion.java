@@ -3,6 +3,7 @@ package io.cobble;
 import io.cobble.iterator.KvIterator;
 import io.cobble.row.ColumnLayout;
 import io.cobble.sst.Table;
+import io.cobble.storage.DataFile;
 import io.cobble.storage.Storage;
 import io.cobble.util.Bytes;
 import io.cobble.version.AdoptedFiles;
@@ -13,10 +14,15 @@ import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
 import io.cobble.vlog.ValueLogFile;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,13 +53,11 @@ final class BucketExpansion {
   /** See {@link Db#expandBuckets}. */
   void expand(int[] pairs, AdoptedFiles adopted, Storage volume) {
     state.checkOpen();
-    if (state.remote != null) {
-      throw new UnsupportedOperationException(
-          "expandBuckets is not supported yet for a Db whose primary volume is remote ("
-              + state.remote.storage().uri()
-              + "); expand a local Db or one restored from a snapshot");
-    }
     state.ownership.grownBy(pairs);
+    if (state.remote != null) {
+      expandRemote(pairs, adopted, volume);
+      return;
+    }
     Optional<ExternalFiles> existing = ExternalFiles.read(state.dir);
     if (existing.isPresent() && !existing.get().isOn(volume)) {
       throw new IllegalArgumentException(
@@ -75,6 +79,110 @@ final class BucketExpansion {
       adopt(pairs, grown, adopted, volume.uri(), reader, ExternalFiles.read(state.dir));
     } finally {
       compactions.releaseTrees(held);
+    }
+  }
+
+  /**
+   * A remote primary holds only its own files: the adopted ones are copied onto it (tables under
+   * new numbers, value logs under theirs, which rows point to) before one version edit installs
+   * them; the grown ranges are published after that edit's manifest. A crash before the manifest
+   * leaves unreferenced copies that the next open sweeps; one between the manifest and the ranges
+   * leaves the adopted rows in buckets the Db does not own, never read and dropped by compaction or
+   * by the purge of a retried expansion. So after a crash the Db has all of it or none of it.
+   */
+  private void expandRemote(int[] pairs, AdoptedFiles adopted, Storage volume) {
+    flusher.flushAll();
+    Set<Integer> held = compactions.holdAllTrees();
+    try {
+      int[] grown = state.ownership.grownBy(pairs);
+      purgeBuckets(pairs);
+      adoptCopies(pairs, grown, adopted, volume);
+    } finally {
+      compactions.releaseTrees(held);
+    }
+  }
+
+  private void adoptCopies(int[] pairs, int[] grown, AdoptedFiles adopted, Storage volume) {
+    Version cur = state.versions.current();
+    VersionEdit edit = new VersionEdit();
+    Map<Long, Boolean> uploaded = new HashMap<>();
+    List<FileMeta> opened = new ArrayList<>();
+    boolean applying = false;
+    try {
+      for (AdoptedFiles.LogFile l : adopted.logs()) {
+        ValueLogFile have = cur.vlogFiles().get(l.file().number());
+        if (have == null) {
+          long n = l.file().number();
+          copyIn(volume, l.volumePath(), l.file().size(), state.versions.vlogPath(n));
+          uploaded.put(n, true);
+          state.upload(n, true);
+          edit.addVlog(l.file());
+        } else if (have.size() != l.file().size()) {
+          throw new IllegalArgumentException(
+              "value-log number "
+                  + l.file().number()
+                  + " names different files in "
+                  + state.remote.storage().uri()
+                  + " and in the sources ("
+                  + l.volumePath()
+                  + "); these shards cannot be combined");
+        }
+      }
+      List<AdoptedFiles.TableFile> tables = adopted.tables();
+      List<Integer> l0Order = new ArrayList<>();
+      int[] levels = placeAdopted(cur, tables, l0Order);
+      List<List<FileMeta>> placed = new ArrayList<>();
+      for (int i = 0; i < tables.size(); i++) {
+        AdoptedFiles.TableFile t = tables.get(i);
+        long n = state.versions.newFileNumber();
+        copyIn(volume, t.volumePath(), t.size(), state.versions.tablePath(n));
+        uploaded.put(n, false);
+        state.upload(n, false);
+        FileMeta meta =
+            new FileMeta(
+                n, t.family(), t.size(), t.properties(), state.openTable(n, levels[i], -1));
+        opened.add(meta);
+        if (reachesOwned(meta)) {
+          // As for a local Db: rows of buckets this shard owns must not mix with its own.
+          List<FileMeta> copy =
+              compactions.rewriteKeeping(
+                  meta, levels[i], state.layouts().byId(t.family()), inRanges(pairs), edit);
+          opened.addAll(copy);
+          copy.forEach(f -> uploaded.put(f.number(), false));
+          placed.add(copy);
+        } else {
+          placed.add(List.of(meta));
+        }
+      }
+      applying = true;
+      install(edit, placed, levels, l0Order, grown);
+    } catch (RuntimeException e) {
+      if (!applying) {
+        opened.forEach(f -> f.table().close());
+        state.remote.discard(uploaded);
+      }
+      throw e;
+    }
+    // Copies replaced by a rewrite without the owned buckets' rows are named by no manifest: their
+    // cached copies go now, the objects with the next open's sweep.
+    Set<Long> live = new HashSet<>();
+    for (Tree t : state.versions.current().trees()) {
+      t.allFiles().forEach(f -> live.add(f.number()));
+    }
+    for (FileMeta f : opened) {
+      if (!live.contains(f.number())) {
+        f.table().close();
+        state.remote.discard(Map.of(f.number(), false));
+      }
+    }
+  }
+
+  /** Copies a file of the snapshot volume into the Db's directory, to be uploaded from there. */
+  private static void copyIn(Storage volume, String path, long size, Path target) {
+    try (OutputStream out = Files.newOutputStream(target)) {
+      DataFile.on(volume, path).copyTo(out, size);
+    } catch (IOException e) {
+      throw new CobbleException("cannot copy " + volume.uri() + "/" + path + " to " + target, e);
     }
   }
 
@@ -208,30 +316,9 @@ final class BucketExpansion {
           new LinkedHashMap<>(existing.map(ExternalFiles::files).orElse(Collections.emptyMap()));
       all.putAll(added);
       new ExternalFiles(root, all).write(state.dir);
-      // Each added L0 file goes in front of L0, so the oldest goes first.
-      for (int i = l0Order.size() - 1; i >= 0; i--) {
-        List<FileMeta> files = placed.get(l0Order.get(i));
-        for (int j = files.size() - 1; j >= 0; j--) {
-          edit.add(0, files.get(j));
-        }
-      }
-      for (int i = 0; i < tables.size(); i++) {
-        if (levels[i] > 0) {
-          for (FileMeta f : placed.get(i)) {
-            edit.add(levels[i], f);
-          }
-        }
-      }
       logs.forEach(edit::addVlog);
-      state.mutex.lock();
-      try {
-        applying = true;
-        state.versions.apply(edit);
-        state.ownership.replace(grown);
-        state.changed.signalAll();
-      } finally {
-        state.mutex.unlock();
-      }
+      applying = true;
+      install(edit, placed, levels, l0Order, grown);
     } catch (RuntimeException e) {
       if (!applying) {
         for (FileMeta f : opened) {
@@ -249,6 +336,41 @@ final class BucketExpansion {
       throw e;
     }
     PendingExpansion.finish(state.dir);
+  }
+
+  /**
+   * Adds the placed tables to {@code edit} at their levels, applies it (durable on return) and then
+   * owns the grown ranges. Once this is called, a failure may or may not have installed the files:
+   * the next open settles it.
+   */
+  private void install(
+      VersionEdit edit,
+      List<List<FileMeta>> placed,
+      int[] levels,
+      List<Integer> l0Order,
+      int[] grown) {
+    // Each added L0 file goes in front of L0, so the oldest goes first.
+    for (int i = l0Order.size() - 1; i >= 0; i--) {
+      List<FileMeta> files = placed.get(l0Order.get(i));
+      for (int j = files.size() - 1; j >= 0; j--) {
+        edit.add(0, files.get(j));
+      }
+    }
+    for (int i = 0; i < placed.size(); i++) {
+      if (levels[i] > 0) {
+        for (FileMeta f : placed.get(i)) {
+          edit.add(levels[i], f);
+        }
+      }
+    }
+    state.mutex.lock();
+    try {
+      state.versions.apply(edit);
+      state.ownership.replace(grown);
+      state.changed.signalAll();
+    } finally {
+      state.mutex.unlock();
+    }
   }
 
   private boolean reachesOwned(FileMeta f) {

@@ -1,22 +1,26 @@
 package io.cobble;
 
 import io.cobble.version.OwnedRanges;
+import io.cobble.version.RemotePrimary;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The bucket ranges a shard owns (inclusive [lo, hi] pairs): the configured ones, or as shrunk or
- * expanded since (persisted in {@link OwnedRanges}). Reads and writes of other buckets are
- * rejected; compaction drops their rows.
+ * expanded since (persisted in {@link OwnedRanges}, in the Db's directory or on its remote
+ * primary). Reads and writes of other buckets are rejected; compaction drops their rows.
  */
 final class BucketOwnership {
   private final Path dir;
+  // Null when the Db's state lives in dir.
+  private final RemotePrimary remote;
   private final int totalBuckets;
   private volatile int[] ranges;
 
-  BucketOwnership(Path dir, int totalBuckets, int[] ranges) {
+  BucketOwnership(Path dir, RemotePrimary remote, int totalBuckets, int[] ranges) {
     this.dir = dir;
+    this.remote = remote;
     this.totalBuckets = totalBuckets;
     this.ranges = ranges;
   }
@@ -89,7 +93,11 @@ final class BucketOwnership {
 
   /** Persists {@code pairs} as the owned ranges, then serves them. Under the mutex. */
   void replace(int[] pairs) {
-    OwnedRanges.write(dir, pairs);
+    if (remote != null) {
+      remote.publishRanges(pairs);
+    } else {
+      OwnedRanges.write(dir, pairs);
+    }
     ranges = pairs;
   }
 

@@ -293,6 +293,7 @@ final class CompactionScheduler {
       new CompactionJob(c, layout, state.loader, readAhead(), n -> false, keep).run(w);
       List<FileMeta> out = w.finish();
       for (ValueLogFile log : w.vlogs()) {
+        state.upload(log.number(), true);
         edit.addVlog(log);
       }
       bytesIn.addAndGet(f.size());

@@ -244,12 +244,6 @@ public final class Db implements AutoCloseable {
    */
   public void shrinkBuckets(int[] pairs) {
     checkOpen();
-    if (state.remote != null) {
-      throw new UnsupportedOperationException(
-          "shrinkBuckets is not supported yet for a Db whose primary volume is remote ("
-              + state.remote.storage().uri()
-              + "); shrink a local Db or one restored from a snapshot");
-    }
     state.mutex.lock();
     try {
       state.ownership.shrink(pairs);

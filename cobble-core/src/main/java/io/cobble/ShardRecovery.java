@@ -77,6 +77,14 @@ final class ShardRecovery {
                 + " is the local cache of a Db whose primary volume is remote; open it with"
                 + " Db.open(VolumeSet, Config) or Db.open(Storage, Path, Config) and that volume");
       }
+      if (remotePrimary != null && RemotePrimary.restoring(remotePrimary)) {
+        throw new CobbleException(
+            "the primary volume "
+                + remotePrimary.uri()
+                + " holds an interrupted restore ("
+                + RemotePrimary.RESTORING
+                + " marker); run the restore again");
+      }
       RemotePrimary remote = remotePrimary == null ? null : openRemote(dir, config, remotePrimary);
       Manifest.Recovered recovered = remote != null ? remote.recover() : Manifest.recover(dir);
       Manifest m = recovered.manifest;
@@ -117,7 +125,8 @@ final class ShardRecovery {
               versions,
               remote,
               layouts,
-              OwnedRanges.read(dir).orElse(config.bucketRanges()));
+              (remote != null ? remote.ranges() : OwnedRanges.read(dir))
+                  .orElse(config.bucketRanges()));
       List<Tree> trees = recoverTrees(state, m, layouts.familySlots());
       versions.initialize(
           state.newMemTable(),

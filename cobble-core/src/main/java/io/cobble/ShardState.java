@@ -84,7 +84,7 @@ final class ShardState {
     this.remote = remote;
     this.loader = versions::loadValue;
     this.layouts = layouts;
-    this.ownership = new BucketOwnership(dir, config.totalBuckets(), ownedRanges);
+    this.ownership = new BucketOwnership(dir, remote, config.totalBuckets(), ownedRanges);
     this.fold = new MemTableFold(this::layouts, loader);
   }
 

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.InputStreamReader;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -60,17 +59,7 @@ class CrashTest {
     int durable = 0;
     for (int round = 0; round < 4; round++) {
       Process p =
-          new ProcessBuilder(
-                  System.getProperty("java.home")
-                      + File.separator
-                      + "bin"
-                      + File.separator
-                      + "java",
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  CrashTest.class.getName(),
-                  dir.toString(),
-                  String.valueOf(durable))
+          ChildJvm.of(CrashTest.class, dir.toString(), String.valueOf(durable))
               .redirectErrorStream(true)
               .start();
       BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), UTF_8));

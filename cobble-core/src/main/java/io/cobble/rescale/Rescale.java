@@ -59,6 +59,22 @@ public final class Rescale {
       List<BucketRange> ranges,
       String newShardId,
       Config config) {
+    ShardSnapshot assembled = assemble(volume, sources, ranges, newShardId, config);
+    return SnapshotRestore.openAssembled(
+        localDir, volume, assembled, owning(config, ranges), newShardId, sources);
+  }
+
+  /**
+   * The snapshot of shard {@code newShardId} that {@link #expandBuckets(Path, Storage, List, List,
+   * String, Config)} opens: the files of {@code sources} that hold {@code ranges}, tables
+   * renumbered.
+   */
+  static ShardSnapshot assemble(
+      Storage volume,
+      List<ShardRef> sources,
+      List<BucketRange> ranges,
+      String newShardId,
+      Config config) {
     Selection sel = Selection.of(volume, sources, ranges, config.totalBuckets());
     long next = 0;
     for (ShardSnapshot s : sel.snaps) {
@@ -84,8 +100,7 @@ public final class Rescale {
             sel.snaps.get(0).schema(),
             next,
             files);
-    return SnapshotRestore.openAssembled(
-        localDir, volume, assembled, owning(config, ranges), newShardId, sources);
+    return assembled;
   }
 
   /**

@@ -23,8 +23,10 @@ public final class ShardOpenRequest {
   private final String shardId;
   private final List<BucketRange> ranges;
   private final List<ShardRef> sources;
+  private final Storage primary;
 
   private ShardOpenRequest(Builder b) {
+    this.primary = b.primary;
     this.volume = b.volume;
     this.workDir = b.workDir;
     this.config = b.config;
@@ -68,6 +70,14 @@ public final class ShardOpenRequest {
     return sources;
   }
 
+  /**
+   * The remote primary volume the shard's working files live on, with {@link #workDir()} as its
+   * local cache; null when they live in {@link #workDir()}.
+   */
+  public Storage primary() {
+    return primary;
+  }
+
   @Override
   public String toString() {
     return "shard "
@@ -75,7 +85,8 @@ public final class ShardOpenRequest {
         + " owning "
         + BucketRange.toConfigValue(ranges)
         + " from "
-        + (sources.isEmpty() ? "nothing" : sources.toString());
+        + (sources.isEmpty() ? "nothing" : sources.toString())
+        + (primary == null ? "" : " onto " + primary.uri());
   }
 
   /** Collects a {@link ShardOpenRequest}; {@link #build()} checks it. */
@@ -86,6 +97,7 @@ public final class ShardOpenRequest {
     private final Config config;
     private final List<BucketRange> ranges = new ArrayList<>();
     private final List<ShardRef> sources = new ArrayList<>();
+    private Storage primary;
 
     private Builder(Storage volume, Path workDir, String shardId, Config config) {
       this.volume = volume;
@@ -103,6 +115,17 @@ public final class ShardOpenRequest {
     /** Adds one bucket range the shard owns. */
     public Builder range(BucketRange owned) {
       ranges.add(owned);
+      return this;
+    }
+
+    /**
+     * Puts the shard's working files on {@code primary} (object storage) instead of in the working
+     * directory, which then caches them ({@link io.cobble.Db#open(Storage, Path, Config)}).
+     * Snapshot files are copied onto it, so the opened Db does not read {@link #volume()}
+     * afterwards. The caller keeps {@code primary} open until the Db is closed.
+     */
+    public Builder primary(Storage primary) {
+      this.primary = primary;
       return this;
     }
 

@@ -51,6 +51,10 @@ import java.util.Optional;
  *       shard, with the sources' families and columns. Copied values get the default TTL again.
  * </ul>
  *
+ * <p>With a remote primary volume ({@link ShardOpenRequest#primary()}) every mode works the same,
+ * but the files a local shard would use in place are copied onto the primary ({@link
+ * RemoteShardOpen}).
+ *
  * <p>Snapshots that hold none of the requested buckets are ignored, so a caller may pass every
  * snapshot of the previous layout. Every requested bucket must be held by exactly one of the
  * others. Files used in place stay protected: by this shard's own snapshots once it resumed, or by
@@ -205,29 +209,42 @@ public final class ShardOpener {
     plan.sources.forEach(s -> refs.add(ShardRef.of(s.shardId(), s.id())));
     switch (plan.mode) {
       case NEW:
-        return Db.open(r.workDir(), owning);
+        return openNew(r, owning);
       case RESUME:
-        return SnapshotRestore.resume(
-            r.workDir(), r.volume(), r.shardId(), refs.get(0).snapshotId(), r.config());
+        return resume(plan.sources.get(0), r);
       case SHRINK:
         if (refs.get(0).shardId().equals(r.shardId())) {
           return resumeOwn(plan.sources.get(0), r);
         }
-        return Rescale.expandBuckets(
-            r.workDir(), r.volume(), refs, r.ranges(), r.shardId(), r.config());
+        return assembled(refs, r);
       case ADOPT:
         return adopt(plan, r);
       case EXPAND:
-        return Rescale.expandBuckets(
-            r.workDir(), r.volume(), refs, r.ranges(), r.shardId(), r.config());
+        return assembled(refs, r);
       default:
         return copy(plan, r, owning);
     }
   }
 
+  private static Db openNew(ShardOpenRequest r, Config owning) {
+    return r.primary() != null ? RemoteShardOpen.openNew(r) : Db.open(r.workDir(), owning);
+  }
+
+  private static Db resume(ShardSnapshot own, ShardOpenRequest r) {
+    return r.primary() != null
+        ? RemoteShardOpen.resume(own, r)
+        : SnapshotRestore.resume(r.workDir(), r.volume(), r.shardId(), own.id(), r.config());
+  }
+
+  private static Db assembled(List<ShardRef> refs, ShardOpenRequest r) {
+    return r.primary() != null
+        ? RemoteShardOpen.assembled(refs, r)
+        : Rescale.expandBuckets(r.workDir(), r.volume(), refs, r.ranges(), r.shardId(), r.config());
+  }
+
   /** Resumes the shard's own snapshot and gives up its buckets outside the request. */
   private static Db resumeOwn(ShardSnapshot own, ShardOpenRequest r) {
-    Db db = SnapshotRestore.resume(r.workDir(), r.volume(), r.shardId(), own.id(), r.config());
+    Db db = resume(own, r);
     try {
       List<BucketRange> kept = intersection(own.ranges(), r.ranges());
       if (!normalize(kept).equals(normalize(own.ranges()))) {
@@ -272,6 +289,10 @@ public final class ShardOpener {
         }
       }
       db.expandBuckets(pairs(rest), adopted, r.volume());
+      if (r.primary() != null) {
+        // The adopted files were copied onto the primary: nothing reads them in place.
+        lease.release();
+      }
       return db;
     } catch (RuntimeException e) {
       db.close();
@@ -281,7 +302,7 @@ public final class ShardOpener {
 
   /** A new shard holding the rows of the requested buckets read from the sources. */
   private static Db copy(Plan plan, ShardOpenRequest r, Config owning) {
-    Db db = Db.open(r.workDir(), owning);
+    Db db = openNew(r, owning);
     try {
       Config reading =
           Config.builder()
@@ -442,11 +463,6 @@ public final class ShardOpener {
   }
 
   private static int[] pairs(List<BucketRange> ranges) {
-    int[] out = new int[ranges.size() * 2];
-    for (int i = 0; i < ranges.size(); i++) {
-      out[2 * i] = ranges.get(i).lo();
-      out[2 * i + 1] = ranges.get(i).hi();
-    }
-    return out;
+    return RemoteShardOpen.pairs(ranges);
   }
 }

@@ -2,10 +2,7 @@ package io.cobble.snapshot;
 
 import io.cobble.CobbleException;
 import io.cobble.Db;
-import io.cobble.storage.DataFile;
 import io.cobble.storage.Storage;
-import io.cobble.storage.StorageInput;
-import io.cobble.storage.StorageOutput;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
 import io.cobble.version.AdoptedFiles;
@@ -13,11 +10,8 @@ import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
-import io.cobble.version.VersionSet;
 import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -28,11 +22,9 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Takes snapshots of one shard ({@link Db}) onto a snapshot volume. {@link #snapshot()} seals the
@@ -56,18 +48,13 @@ public final class SnapshotManager implements AutoCloseable {
   private final int retention;
   private final ExecutorService uploader;
   private final Object lock = new Object();
-  // Local file identity (name, size, entries) to its copy on the volume.
-  private final Map<String, String> uploaded = new ConcurrentHashMap<>();
-  // Volume paths of files this Db uses in place, by file number; grows when the Db expands.
-  private final Map<Long, String> external = new ConcurrentHashMap<>();
+  private final VolumeFiles files;
   private final TreeMap<Long, PendingSnapshot> pending = new TreeMap<>();
   private final Map<Long, Set<String>> pendingRefs = new HashMap<>();
   private final List<String> inheritedLeases;
   // Leases of files this manager's Db adopted by expanding; each ends with the first snapshot
   // taken after the adoption. Under the lock.
   private final List<String> adoptionLeases = new ArrayList<>();
-  private final AtomicLong bytesUploaded = new AtomicLong();
-  private final AtomicLong filesUploaded = new AtomicLong();
   private long lastId;
   private boolean closed;
   private Storage ownedStorage;
@@ -88,7 +75,9 @@ public final class SnapshotManager implements AutoCloseable {
               + "; take its snapshots on that volume, not on "
               + volume.uri());
     }
-    inPlace.ifPresent(x -> external.putAll(x.files()));
+    files =
+        new VolumeFiles(
+            db, store, this.shardId, inPlace.map(ExternalFiles::files).orElse(Map.of()));
     List<Long> ids = store.snapshotIds(shardId);
     lastId = ids.isEmpty() ? 0 : ids.get(ids.size() - 1);
     // A pin left by a snapshot that failed while the volume was down names an unpublished id:
@@ -96,21 +85,7 @@ public final class SnapshotManager implements AutoCloseable {
     for (long pinnedId : store.pinnedIds(shardId)) {
       lastId = Math.max(lastId, pinnedId);
     }
-    // Only files the Db has now are taken from the newest snapshot, which may come from a later
-    // incarnation than the one this Db resumed from (a failed attempt that went on writing). Its
-    // newer files carry the numbers this Db gives its next files, and rows of the same shape give
-    // them the same sizes and entry counts: they would pass for this Db's own files.
-    Set<String> present = presentIdentities();
-    store
-        .latest(shardId)
-        .ifPresent(
-            s -> {
-              for (SnapshotFile f : s.files()) {
-                if (present.contains(identity(f))) {
-                  uploaded.put(identity(f), f.volumePath());
-                }
-              }
-            });
+    store.latest(shardId).ifPresent(files::inherit);
     inheritedLeases = store.leasePaths(shardId);
     // Uploads of snapshots that never got published (crash, cancel) are orphans now: nothing else
     // writes under this shard's data prefix.
@@ -184,11 +159,11 @@ public final class SnapshotManager implements AutoCloseable {
 
   /** Bytes of data files copied to the volume by this manager. */
   public long bytesUploaded() {
-    return bytesUploaded.get();
+    return files.bytesUploaded();
   }
 
   public long filesUploaded() {
-    return filesUploaded.get();
+    return files.filesUploaded();
   }
 
   /**
@@ -230,29 +205,32 @@ public final class SnapshotManager implements AutoCloseable {
       v = sealed.join();
       synchronized (lock) {
         checkNotCancelled(p);
-        pendingRefs.put(p.id(), knownPaths(v));
+        pendingRefs.put(p.id(), files.knownPaths(v));
       }
       // Every file of the sealed version has a smaller number, so a restore numbers new files
       // after them.
       long nextFile = db.versionSet().newFileNumber();
-      List<SnapshotFile> files = new ArrayList<>();
+      List<SnapshotFile> placed = new ArrayList<>();
       for (int fam = 0; fam < v.trees().size(); fam++) {
         Tree t = v.tree(fam);
         for (int level = 0; level < t.levelCount(); level++) {
           for (FileMeta f : t.level(level)) {
             checkNotCancelled(p);
-            String name = String.format("%06d.sst", f.number());
             String path =
-                place(f.number(), name, f.size(), f.properties().entries(), db.versionSet());
-            files.add(SnapshotFile.table(fam, level, f.number(), f.size(), f.properties(), path));
+                files.place(
+                    f.number(),
+                    VolumeFiles.tableName(f.number()),
+                    f.size(),
+                    f.properties().entries());
+            placed.add(SnapshotFile.table(fam, level, f.number(), f.size(), f.properties(), path));
           }
         }
       }
       for (ValueLogFile f : v.vlogFiles().values()) {
         checkNotCancelled(p);
-        String name = String.format("%06d.vlog", f.number());
-        String path = place(f.number(), name, f.size(), f.entries(), db.versionSet());
-        files.add(SnapshotFile.vlog(f.number(), f.size(), f.entries(), path));
+        String path =
+            files.place(f.number(), VolumeFiles.vlogName(f.number()), f.size(), f.entries());
+        placed.add(SnapshotFile.vlog(f.number(), f.size(), f.entries(), path));
       }
       ShardSnapshot s =
           new ShardSnapshot(
@@ -263,7 +241,7 @@ public final class SnapshotManager implements AutoCloseable {
               ranges,
               schema,
               nextFile,
-              files);
+              placed);
       synchronized (lock) {
         // Under the lock so that cancel() either wins before publication or reports failure.
         checkNotCancelled(p);
@@ -331,128 +309,10 @@ public final class SnapshotManager implements AutoCloseable {
     }
   }
 
-  /** The volume path of a live file: in place, already uploaded, or uploaded now. */
-  private String place(long number, String name, long size, long entries, VersionSet vs) {
-    if (vs.isExternal(number)) {
-      String p = externalPath(number);
-      if (p == null) {
-        throw new CobbleException(
-            "file " + name + " of " + db.directory() + " is external but not in its EXTERNAL list");
-      }
-      return p;
-    }
-    String key = identity(name, size, entries);
-    String known = uploaded.get(key);
-    if (known != null) {
-      return known;
-    }
-    DataFile source = name.endsWith(".sst") ? vs.tableFile(number) : vs.vlogFile(number);
-    String target = SnapshotStore.newDataPath(shardId, name);
-    try (StorageOutput out = store.storage().create(target)) {
-      long n = copy(source, size, out);
-      bytesUploaded.addAndGet(n);
-      filesUploaded.incrementAndGet();
-    } catch (IOException e) {
-      throw new CobbleException(
-          "cannot upload " + source + " to " + target + " in " + store.storage().uri(), e);
-    }
-    uploaded.put(key, target);
-    return target;
-  }
-
-  /** Copies a data file (local, or on a remote primary volume) of {@code size} bytes. */
-  private static long copy(DataFile source, long size, StorageOutput out) throws IOException {
-    if (source.isLocal()) {
-      try (InputStream in = Files.newInputStream(source.localPath())) {
-        return in.transferTo(out);
-      }
-    }
-    byte[] buf = new byte[(int) Math.min(size, 1 << 20)];
-    try (StorageInput in = source.openRemote(size)) {
-      for (long at = 0; at < size; ) {
-        int n = (int) Math.min(buf.length, size - at);
-        in.readFully(at, buf, 0, n);
-        out.write(buf, 0, n);
-        at += n;
-      }
-    }
-    return size;
-  }
-
-  /** The volume path of a file used in place; rereads the list when the Db adopted files since. */
-  private String externalPath(long number) {
-    String p = external.get(number);
-    if (p == null) {
-      ExternalFiles.read(db.directory()).ifPresent(x -> external.putAll(x.files()));
-      p = external.get(number);
-    }
-    return p;
-  }
-
-  private static String identity(String name, long size, long entries) {
-    // A Db directory recreated from scratch reuses file numbers; size and entry count tell files
-    // of two incarnations apart so an old upload is never mistaken for a new file.
-    return name + "/" + size + "/" + entries;
-  }
-
-  private static String identity(SnapshotFile f) {
-    return identity(
-        f.localName(), f.size(), f.isVlog() ? f.vlogEntries() : f.properties().entries());
-  }
-
-  /** Identities of the files of the Db's current version. */
-  private Set<String> presentIdentities() {
-    Version v = db.versionSet().acquire();
-    try {
-      Set<String> out = new HashSet<>();
-      for (Tree t : v.trees()) {
-        for (FileMeta f : t.allFiles()) {
-          out.add(
-              identity(String.format("%06d.sst", f.number()), f.size(), f.properties().entries()));
-        }
-      }
-      for (ValueLogFile f : v.vlogFiles().values()) {
-        out.add(identity(String.format("%06d.vlog", f.number()), f.size(), f.entries()));
-      }
-      return out;
-    } finally {
-      v.unref();
-    }
-  }
-
-  /** Volume paths the version already refers to (in place or uploaded before). */
-  private Set<String> knownPaths(Version v) {
-    Set<String> out = new HashSet<>();
-    for (Tree t : v.trees()) {
-      for (FileMeta f : t.allFiles()) {
-        String p = db.versionSet().isExternal(f.number()) ? externalPath(f.number()) : null;
-        if (p == null) {
-          p =
-              uploaded.get(
-                  identity(
-                      String.format("%06d.sst", f.number()), f.size(), f.properties().entries()));
-        }
-        if (p != null) {
-          out.add(p);
-        }
-      }
-    }
-    for (ValueLogFile f : v.vlogFiles().values()) {
-      String p = db.versionSet().isExternal(f.number()) ? externalPath(f.number()) : null;
-      if (p == null) {
-        p = uploaded.get(identity(String.format("%06d.vlog", f.number()), f.size(), f.entries()));
-      }
-      if (p != null) {
-        out.add(p);
-      }
-    }
-    return out;
-  }
-
   private Set<String> liveVolumePaths() {
     Version v = db.versionSet().acquire();
     try {
-      Set<String> live = knownPaths(v);
+      Set<String> live = files.knownPaths(v);
       synchronized (lock) {
         for (Set<String> refs : pendingRefs.values()) {
           live.addAll(refs);
@@ -619,7 +479,7 @@ public final class SnapshotManager implements AutoCloseable {
     store.read(shardId, id).ifPresent(s -> s.files().forEach(f -> candidates.add(f.volumePath())));
     store.deleteSnapshot(shardId, id);
     List<String> deleted = store.collect(candidates, liveVolumePaths());
-    uploaded.values().removeAll(deleted);
+    files.forget(deleted);
   }
 
   private void applyRetention() {

@@ -110,18 +110,7 @@ public final class SnapshotRestore {
       String leaseOwner,
       List<ShardRef> sources,
       boolean replace) {
-    if (config.totalBuckets() != s.totalBuckets()) {
-      throw new IllegalArgumentException(
-          "invalid total-buckets "
-              + config.totalBuckets()
-              + ": snapshot "
-              + s.id()
-              + " of shard "
-              + s.shardId()
-              + " was taken with "
-              + s.totalBuckets()
-              + " and the bucket count is fixed");
-    }
+    checkBucketCount(config, s);
     if (leaseOwner != null) {
       List<String> paths = new ArrayList<>();
       s.files().forEach(f -> paths.add(f.volumePath()));
@@ -154,6 +143,34 @@ public final class SnapshotRestore {
       files.put(f.number(), f.volumePath());
     }
     new ExternalFiles(volume.uri(), files).write(localDir);
+    Manifest m = manifestOf(s);
+    Manifest.writeAtomically(
+        localDir.resolve(Manifest.fileName(1)), m.encode(), config.fsyncEnabled());
+    try {
+      Files.delete(localDir.resolve(Db.RESTORE_MARKER));
+    } catch (IOException e) {
+      throw new CobbleException("cannot finish restore into " + localDir, e);
+    }
+  }
+
+  /** Refuses a snapshot taken with another bucket count than {@code config}'s. */
+  public static void checkBucketCount(Config config, ShardSnapshot s) {
+    if (config.totalBuckets() != s.totalBuckets()) {
+      throw new IllegalArgumentException(
+          "invalid total-buckets "
+              + config.totalBuckets()
+              + ": snapshot "
+              + s.id()
+              + " of shard "
+              + s.shardId()
+              + " was taken with "
+              + s.totalBuckets()
+              + " and the bucket count is fixed");
+    }
+  }
+
+  /** The Db manifest that names exactly the files of snapshot {@code s}, at their levels. */
+  public static Manifest manifestOf(ShardSnapshot s) {
     List<Manifest.FileEntry> tables = new ArrayList<>();
     List<ValueLogFile> vlogs = new ArrayList<>();
     for (SnapshotFile f : s.files()) {
@@ -164,14 +181,7 @@ public final class SnapshotRestore {
             new Manifest.FileEntry(f.family(), f.level(), f.number(), f.size(), f.properties()));
       }
     }
-    Manifest m = new Manifest(s.totalBuckets(), s.nextFileNumber(), s.schema(), tables, vlogs);
-    Manifest.writeAtomically(
-        localDir.resolve(Manifest.fileName(1)), m.encode(), config.fsyncEnabled());
-    try {
-      Files.delete(localDir.resolve(Db.RESTORE_MARKER));
-    } catch (IOException e) {
-      throw new CobbleException("cannot finish restore into " + localDir, e);
-    }
+    return new Manifest(s.totalBuckets(), s.nextFileNumber(), s.schema(), tables, vlogs);
   }
 
   /** Removes an old Db's files so only the snapshot's state remains; refuses an open Db. */

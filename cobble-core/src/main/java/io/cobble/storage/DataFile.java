@@ -1,6 +1,9 @@
 package io.cobble.storage;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -48,6 +51,28 @@ public final class DataFile {
       throw new IllegalStateException(local + " is a local file");
     }
     return storage.open(path, length);
+  }
+
+  /**
+   * Copies the file, {@code size} bytes long (from metadata), to {@code out}; used where a file
+   * must move between volumes (snapshot uploads, restores onto a remote primary).
+   */
+  public long copyTo(OutputStream out, long size) throws IOException {
+    if (local != null) {
+      try (InputStream in = Files.newInputStream(local)) {
+        return in.transferTo(out);
+      }
+    }
+    byte[] buf = new byte[(int) Math.min(Math.max(size, 1), 1 << 20)];
+    try (StorageInput in = storage.open(path, size)) {
+      for (long at = 0; at < size; ) {
+        int n = (int) Math.min(buf.length, size - at);
+        in.readFully(at, buf, 0, n);
+        out.write(buf, 0, n);
+        at += n;
+      }
+    }
+    return size;
   }
 
   @Override

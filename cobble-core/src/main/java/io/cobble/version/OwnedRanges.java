@@ -7,8 +7,9 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * The bucket ranges a shrunk Db still owns, as inclusive [lo, hi] pairs in the metadata file {@code
- * RANGES}; it overrides the configured {@code bucket-ranges} once written.
+ * The bucket ranges a shrunk or expanded Db owns, as inclusive [lo, hi] pairs in the metadata file
+ * {@code RANGES} (in the Db's directory, or on its remote primary volume); it overrides the
+ * configured {@code bucket-ranges} once written.
  */
 public final class OwnedRanges {
   public static final String FILE_NAME = "RANGES";
@@ -16,25 +17,30 @@ public final class OwnedRanges {
   private OwnedRanges() {}
 
   public static void write(Path dbDir, int[] pairs) {
+    MetadataFile.publishIn(dbDir, FILE_NAME, encode(pairs));
+  }
+
+  public static Optional<int[]> read(Path dbDir) {
+    return MetadataFile.readIn(dbDir, FILE_NAME).map(OwnedRanges::decode);
+  }
+
+  /** The payload of the metadata file (also published on a remote primary volume). */
+  static byte[] encode(int[] pairs) {
     ByteWriter w = new ByteWriter(32);
     w.writeVarInt(pairs.length);
     for (int p : pairs) {
       w.writeVarInt(p);
     }
-    MetadataFile.publishIn(dbDir, FILE_NAME, w.toByteArray());
+    return w.toByteArray();
   }
 
-  public static Optional<int[]> read(Path dbDir) {
-    return MetadataFile.readIn(dbDir, FILE_NAME)
-        .map(
-            b -> {
-              ByteReader r = new ByteReader(b);
-              int[] pairs = new int[r.readVarInt()];
-              for (int i = 0; i < pairs.length; i++) {
-                pairs[i] = r.readVarInt();
-              }
-              return pairs;
-            });
+  static int[] decode(byte[] payload) {
+    ByteReader r = new ByteReader(payload);
+    int[] pairs = new int[r.readVarInt()];
+    for (int i = 0; i < pairs.length; i++) {
+      pairs[i] = r.readVarInt();
+    }
+    return pairs;
   }
 
   /** {@code 0-9,20-29} */

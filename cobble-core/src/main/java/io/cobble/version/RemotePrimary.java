@@ -5,9 +5,11 @@ import io.cobble.CorruptionException;
 import io.cobble.cache.CachedStorage;
 import io.cobble.storage.DataFile;
 import io.cobble.storage.MetadataFile;
+import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOutput;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
+import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -23,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongFunction;
 
 /**
  * A Db's working state on a remote primary volume (object storage). Layout under the volume:
@@ -36,6 +39,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@code CURRENT}: the published pointer (checksummed) to the newest manifest and its
  *       predecessor, the fallback when the newest one fails its checksum.
  *   <li>{@code LEASE}: the {@link WriterLease}.
+ *   <li>{@code RANGES}: the owned bucket ranges once a shrink or expansion changed them ({@link
+ *       OwnedRanges}); published after the manifest that holds the files of new buckets.
+ *   <li>{@code RESTORING}: present while {@link #install} replaces the state.
  * </ul>
  *
  * <p>Reads go through a {@link CachedStorage} whose cache keeps the files this writer uploaded
@@ -45,6 +51,8 @@ public final class RemotePrimary {
   public static final String DATA = "data/";
   public static final String MANIFESTS = "manifests/";
   public static final String CURRENT = "CURRENT";
+  public static final String RANGES = OwnedRanges.FILE_NAME;
+  public static final String RESTORING = "RESTORING";
   private static final String MANIFEST_PREFIX = MANIFESTS + Manifest.PREFIX;
 
   private final CachedStorage storage;
@@ -170,6 +178,103 @@ public final class RemotePrimary {
     }
   }
 
+  /** The owned bucket ranges published on the volume; empty until a shrink or expansion. */
+  public Optional<int[]> ranges() {
+    try {
+      return MetadataFile.read(storage, RANGES).map(OwnedRanges::decode);
+    } catch (IOException e) {
+      throw new CobbleException("cannot read " + RANGES + " on " + storage.uri(), e);
+    }
+  }
+
+  /**
+   * Publishes the owned bucket ranges if this writer still holds the lease. A shrink needs nothing
+   * else; an expansion publishes its manifest first, so a crash in between leaves the adopted rows
+   * in buckets the Db does not own: never read, dropped by compaction or a retried expansion.
+   */
+  public synchronized void publishRanges(int[] pairs) {
+    try {
+      lease.check();
+      storage.publishAtomically(RANGES, MetadataFile.encode(OwnedRanges.encode(pairs)));
+    } catch (IOException e) {
+      throw new CobbleException("cannot publish " + RANGES + " on " + storage.uri(), e);
+    }
+  }
+
+  /** Whether {@link #install} was interrupted on {@code primary}. */
+  public static boolean restoring(Storage primary) {
+    try {
+      return primary.exists(RESTORING);
+    } catch (IOException e) {
+      throw new CobbleException("cannot read the Db state on " + primary.uri(), e);
+    }
+  }
+
+  /**
+   * Replaces whatever state {@code primary} holds by {@code m} owning {@code ranges}: fences the
+   * current writer, marks the volume {@code RESTORING}, deletes the old state, copies every file
+   * {@code m} names from {@code sources} (by number, on a snapshot volume), publishes {@code m} and
+   * the ranges, then removes the mark. A crash part way leaves the mark, which makes every open
+   * fail until the install runs again.
+   */
+  public static void install(
+      Storage primary, Manifest m, int[] ranges, LongFunction<DataFile> sources) {
+    try {
+      WriterLease lease = WriterLease.acquire(primary, 0);
+      primary.publishAtomically(RESTORING, MetadataFile.encode(new byte[0]));
+      List<String> old = new ArrayList<>(primary.list(DATA));
+      old.addAll(primary.list(MANIFESTS));
+      old.add(CURRENT);
+      old.add(RANGES);
+      for (String p : old) {
+        if (primary.exists(p)) {
+          primary.delete(p);
+        }
+      }
+      Map<Long, Long> epochs = new HashMap<>();
+      for (Manifest.FileEntry f : m.files) {
+        copy(sources.apply(f.number), f.size, primary, path(f.number, lease.epoch(), false));
+        epochs.put(f.number, lease.epoch());
+      }
+      for (ValueLogFile f : m.vlogs) {
+        copy(sources.apply(f.number()), f.size(), primary, path(f.number(), lease.epoch(), true));
+        epochs.put(f.number(), lease.epoch());
+      }
+      String name = String.format("%s%06d-e%d", MANIFEST_PREFIX, 1, lease.epoch());
+      primary.publishAtomically(name, MetadataFile.encode(envelope(lease.epoch(), m, epochs)));
+      ByteWriter pointer = new ByteWriter(128);
+      pointer.writeString(name);
+      pointer.writeString("");
+      lease.check();
+      primary.publishAtomically(CURRENT, MetadataFile.encode(pointer.toByteArray()));
+      primary.publishAtomically(RANGES, MetadataFile.encode(OwnedRanges.encode(ranges)));
+      primary.delete(RESTORING);
+    } catch (IOException e) {
+      throw new CobbleException("cannot restore the Db state onto " + primary.uri(), e);
+    }
+  }
+
+  private static void copy(DataFile source, long size, Storage target, String path)
+      throws IOException {
+    try (StorageOutput out = target.create(path)) {
+      source.copyTo(out, size);
+    }
+  }
+
+  /** The manifest object's payload: the writer's epoch, the manifest, each file's epoch. */
+  private static byte[] envelope(long writerEpoch, Manifest m, Map<Long, Long> fileEpochs) {
+    ByteWriter w = new ByteWriter(1024);
+    w.writeVarLong(writerEpoch);
+    w.writeLengthPrefixed(m.encode());
+    Set<Long> numbers = m.fileNumbers();
+    w.writeVarInt(numbers.size());
+    for (long n : numbers) {
+      w.writeVarLong(n);
+      w.writeVarLong(fileEpochs.get(n));
+    }
+    return w.toByteArray();
+  }
+
   /** Manifest names on the volume, newest writer and sequence first. */
   private List<String> listManifests() throws IOException {
     List<String> names = new ArrayList<>();
@@ -240,15 +345,11 @@ public final class RemotePrimary {
    */
   public synchronized void publish(Manifest m, long seq) {
     String name = String.format("%s%06d-e%d", MANIFEST_PREFIX, seq, lease.epoch());
-    ByteWriter w = new ByteWriter(1024);
-    w.writeVarLong(lease.epoch());
-    w.writeLengthPrefixed(m.encode());
-    Set<Long> numbers = m.fileNumbers();
-    w.writeVarInt(numbers.size());
-    for (long n : numbers) {
-      w.writeVarLong(n);
-      w.writeVarLong(epochOf(n));
+    Map<Long, Long> fileEpochs = new HashMap<>();
+    for (long n : m.fileNumbers()) {
+      fileEpochs.put(n, epochOf(n));
     }
+    byte[] payload = envelope(lease.epoch(), m, fileEpochs);
     ByteWriter pointer = new ByteWriter(128);
     pointer.writeString(name);
     pointer.writeString(currentManifest == null ? "" : currentManifest);
@@ -256,7 +357,7 @@ public final class RemotePrimary {
       // Only the pointer needs the lease checked right before it: a fenced writer's manifest
       // object is named by no pointer, and recovery without a pointer prefers the higher epoch of
       // the writer that fenced it (which publishes as it opens).
-      storage.publishAtomically(name, MetadataFile.encode(w.toByteArray()));
+      storage.publishAtomically(name, MetadataFile.encode(payload));
       lease.check();
       storage.publishAtomically(CURRENT, MetadataFile.encode(pointer.toByteArray()));
     } catch (IOException e) {

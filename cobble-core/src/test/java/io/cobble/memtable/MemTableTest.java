@@ -19,36 +19,14 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 class MemTableTest {
-  /** Test combiner: the newer value is appended to the older one, so order is visible. */
-  private static final RowCombiner CONCAT =
-      (key, older, newer) -> {
-        byte[] out = new byte[older.length + newer.length];
-        System.arraycopy(older, 0, out, 0, older.length);
-        System.arraycopy(newer, 0, out, older.length, newer.length);
-        return out;
-      };
-
   private static void put(MemTable m, byte[] key, int keyLen, byte[] row) {
     m.put(key, keyLen, row, row.length);
-  }
-
-  private static MemTable create(MemTableType type) {
-    switch (type) {
-      case SKIPLIST:
-        return new SkipListMemTable(1, CONCAT);
-      case HASH:
-        return new HashMemTable(1, CONCAT);
-      case VEC:
-        return new VecMemTable(1, CONCAT);
-      default:
-        return new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
-    }
   }
 
   @ParameterizedTest
   @EnumSource(MemTableType.class)
   void matchesSortedMapModel(MemTableType type) {
-    MemTable m = create(type);
+    MemTable m = TestMemTables.create(type);
     TreeMap<byte[], byte[]> model = new TreeMap<>(Bytes::compare);
     Random r = new Random(42);
     Function<Integer, byte[]> key = i -> ("k" + i).getBytes(StandardCharsets.UTF_8);
@@ -56,7 +34,7 @@ class MemTableTest {
       byte[] k = key.apply(r.nextInt(3000));
       byte[] v = {(byte) r.nextInt(256)};
       put(m, k, k.length, v);
-      model.merge(k, v, (a, b) -> CONCAT.combine(k, a, b));
+      model.merge(k, v, (a, b) -> TestMemTables.CONCAT.combine(k, a, b));
       if (i % 1000 == 0) {
         byte[] probe = key.apply(r.nextInt(3000));
         byte[] expect = model.get(probe);
@@ -106,7 +84,7 @@ class MemTableTest {
 
   @Test
   void adaptiveConvertsOnFirstReadAndScanWithoutLosingData() {
-    AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
+    AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.VEC);
     byte[] k = {1};
     put(m, k, 1, new byte[] {1});
     put(m, k, 1, new byte[] {2});
@@ -131,7 +109,7 @@ class MemTableTest {
   @ParameterizedTest
   @EnumSource(MemTableType.class)
   void inPlaceGetMatchesCopyingGet(MemTableType type) {
-    MemTable m = create(type);
+    MemTable m = TestMemTables.create(type);
     Random r = new Random(3);
     for (int i = 0; i < 5_000; i++) {
       byte[] k = ("k" + r.nextInt(500)).getBytes(StandardCharsets.UTF_8);
@@ -155,7 +133,7 @@ class MemTableTest {
 
   @Test
   void adaptiveConvertsOnFirstInPlaceGet() {
-    AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
+    AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.VEC);
     byte[] k = {1};
     put(m, k, 1, new byte[] {1});
     assertTrue(m.get(k, 1, (buf, off, len) -> {}));
@@ -168,7 +146,7 @@ class MemTableTest {
 
   @Test
   void writeOnlyMixStartsNextMemtableAsVec() {
-    AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.SKIPLIST);
+    AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.SKIPLIST);
     for (int i = 0; i < 1000; i++) {
       byte[] k = ("k" + i).getBytes(StandardCharsets.UTF_8);
       put(m, k, k.length, new byte[] {1});
@@ -187,7 +165,7 @@ class MemTableTest {
   @ParameterizedTest
   @EnumSource(MemTableType.class)
   void replacingDeltaStartsTheFold(MemTableType type) {
-    MemTable m = create(type);
+    MemTable m = TestMemTables.create(type);
     byte[] k = {7};
     m.put(k, 1, new byte[] {1}, 1, false);
     m.put(k, 1, new byte[] {2}, 1, false);
@@ -210,7 +188,7 @@ class MemTableTest {
   /** A scan converts an append-only adaptive memtable to a skiplist keeping replacing deltas. */
   @Test
   void scanConversionKeepsReplacingDeltas() {
-    AdaptiveMemTable m = new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
+    AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.VEC);
     byte[] k = {7};
     m.put(k, 1, new byte[] {1}, 1, false);
     m.put(k, 1, new byte[] {2}, 1, true);
@@ -228,7 +206,7 @@ class MemTableTest {
         new RowCombiner() {
           @Override
           public byte[] combine(byte[] key, byte[] older, byte[] newer) {
-            return CONCAT.combine(key, older, newer);
+            return TestMemTables.CONCAT.combine(key, older, newer);
           }
 
           @Override

@@ -27,28 +27,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  * -Dcobble.cursor.seed=<seed>}.
  */
 class SnapshotCursorTest {
-  /** The newer delta is appended to the older row, so a fold is visible in the row. */
-  private static final RowCombiner CONCAT =
-      (key, older, newer) -> {
-        byte[] out = new byte[older.length + newer.length];
-        System.arraycopy(older, 0, out, 0, older.length);
-        System.arraycopy(newer, 0, out, older.length, newer.length);
-        return out;
-      };
-
-  private static MemTable create(MemTableType type) {
-    switch (type) {
-      case SKIPLIST:
-        return new SkipListMemTable(1, CONCAT);
-      case HASH:
-        return new HashMemTable(1, CONCAT);
-      case VEC:
-        return new VecMemTable(1, CONCAT);
-      default:
-        return new AdaptiveMemTable(1, CONCAT, MemTableType.VEC);
-    }
-  }
-
   private static byte[] bytes(String s) {
     return s.getBytes(UTF_8);
   }
@@ -76,7 +54,7 @@ class SnapshotCursorTest {
   @ParameterizedTest
   @EnumSource(MemTableType.class)
   void writesAfterTheIteratorOpenedDoNotShow(MemTableType type) {
-    MemTable m = create(type);
+    MemTable m = TestMemTables.create(type);
     put(m, "a", "1");
     put(m, "c", "1");
     put(m, "e", "1");
@@ -119,7 +97,7 @@ class SnapshotCursorTest {
 
   private static void randomRun(MemTableType type, Random rnd) {
     for (int round = 0; round < 20; round++) {
-      MemTable m = create(type);
+      MemTable m = TestMemTables.create(type);
       TreeMap<byte[], byte[]> model = new TreeMap<>(Bytes::compare);
       List<Open> open = new ArrayList<>();
       int keys = 1 + rnd.nextInt(rnd.nextBoolean() ? 20 : 2000);
@@ -130,7 +108,10 @@ class SnapshotCursorTest {
           byte[] v = bytes(Integer.toString(op, 36) + ";");
           boolean replaces = rnd.nextInt(4) == 0;
           m.put(k, k.length, v, v.length, replaces);
-          model.merge(k, v, (older, newer) -> replaces ? newer : CONCAT.combine(k, older, newer));
+          model.merge(
+              k,
+              v,
+              (older, newer) -> replaces ? newer : TestMemTables.CONCAT.combine(k, older, newer));
         } else if (dice < 70) {
           boolean scan = rnd.nextBoolean();
           KvIterator it = scan ? scanIterator(m) : m.iterator();
@@ -206,7 +187,7 @@ class SnapshotCursorTest {
   @ParameterizedTest
   @EnumSource(MemTableType.class)
   void iteratorsNextToAWriterReadOneMoment(MemTableType type) throws Exception {
-    MemTable m = create(type);
+    MemTable m = TestMemTables.create(type);
     int keys = 2000;
     for (int k = 0; k < keys; k++) {
       write(m, k, 0);

@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.ChildJvm;
 import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.LocalFiles;
 import io.cobble.storage.file.FileStorage;
 import io.cobble.util.Bytes;
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -111,16 +111,9 @@ class SnapshotCrashTest {
     long lastRound = 0;
     for (int it = 0; it < iterations; it++) {
       Process child =
-          new ProcessBuilder(
-                  System.getProperty("java.home")
-                      + File.separator
-                      + "bin"
-                      + File.separator
-                      + "java",
-                  "-Xmx256m",
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  SnapshotCrashTest.class.getName(),
+          ChildJvm.withHeap(
+                  "256m",
+                  SnapshotCrashTest.class,
                   work.toString(),
                   volumeDir.toString(),
                   String.valueOf(random.nextLong()))

@@ -3,13 +3,13 @@ package io.cobble.storage.file;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.ChildJvm;
 import io.cobble.storage.MetadataFile;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -27,16 +27,10 @@ class FileStorageCrashTest {
 
   @Test
   void killedPublisherLeavesAWholeVersion() throws Exception {
-    String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
     for (int round = 0; round < 3; round++) {
       Path root = dir.resolve("round-" + round);
       Process child =
-          new ProcessBuilder(
-                  java,
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  PublishLoop.class.getName(),
-                  root.toString())
+          ChildJvm.of(PublishLoop.class, root.toString())
               .redirectErrorStream(true)
               .redirectOutput(dir.resolve("child-" + round + ".log").toFile())
               .start();
