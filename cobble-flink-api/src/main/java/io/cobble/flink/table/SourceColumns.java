@@ -42,6 +42,21 @@ final class SourceColumns {
    *     another type, or the primary key that differs
    */
   static SourceColumns match(ResolvedSchema schema, TableSchemaFile table, String root) {
+    // First: a key column's type differs in nullability (NOT NULL) whenever the keys differ.
+    List<String> ddlKey =
+        schema.getPrimaryKey().map(UniqueConstraint::getColumns).orElse(new ArrayList<>());
+    if (!new HashSet<>(ddlKey).equals(new HashSet<>(table.primaryKey()))) {
+      throw new ValidationException(
+          "The DDL does not match the Cobble sink table at '"
+              + root
+              + "': the PRIMARY KEY is "
+              + ddlKey
+              + " in the DDL but "
+              + table.primaryKey()
+              + " in the table. Declare PRIMARY KEY ("
+              + String.join(", ", table.primaryKey())
+              + ") NOT ENFORCED.");
+    }
     List<String> tableNames = table.columnNames();
     List<LogicalType> tableTypes = table.columnTypes();
     List<String> ddlNames = new ArrayList<>();
@@ -79,20 +94,6 @@ final class SourceColumns {
                 + ".");
       }
       ddlNames.add(name);
-    }
-    List<String> ddlKey =
-        schema.getPrimaryKey().map(UniqueConstraint::getColumns).orElse(new ArrayList<>());
-    if (!new HashSet<>(ddlKey).equals(new HashSet<>(table.primaryKey()))) {
-      throw new ValidationException(
-          "The DDL does not match the Cobble sink table at '"
-              + root
-              + "': the PRIMARY KEY is "
-              + ddlKey
-              + " in the DDL but "
-              + table.primaryKey()
-              + " in the table. Declare PRIMARY KEY ("
-              + String.join(", ", table.primaryKey())
-              + ") NOT ENFORCED.");
     }
     int[] keyPositions = table.primaryKey().stream().mapToInt(ddlNames::indexOf).toArray();
     List<String> tableValues = new ArrayList<>(tableNames);

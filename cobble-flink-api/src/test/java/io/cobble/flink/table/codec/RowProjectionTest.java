@@ -127,8 +127,8 @@ class RowProjectionTest {
   @Test
   void aValueOfAnotherTypeNamesTheColumn() {
     RowProjection projection = RowProjection.of(SOURCE, SOURCE_KEY, SOURCE_SLOTS, new int[] {0});
-    // Column 2 holding a 2-byte value cannot be a BIGINT.
-    byte[][] columns = {new byte[] {1, 0}, new byte[] {1, 0, 1}};
+    // Column 2 holding a 3-byte value cannot be a BIGINT (nor any narrower integer).
+    byte[][] columns = {new byte[] {1, 0}, new byte[] {1, 0, 1, 2}};
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class, () -> projection.decode(sink.key(written), columns));

@@ -207,7 +207,7 @@ class CobbleSourceProjectionIT {
           "SELECT p.id, d.score, d.name FROM probes AS p LEFT JOIN dim FOR SYSTEM_TIME AS OF p.pt"
               + " AS d ON p.id = d.id";
       String plan = env.explainSql(query);
-      assertTrue(plan.contains("async=[true]") == async.equals("true"), plan);
+      assertEquals(async.equals("true"), plan.contains("async=["), plan);
       TreeMap<Long, List<Object>> expected = new TreeMap<>();
       for (long id = 4; id <= 240; id += 4) {
         expected.put(
