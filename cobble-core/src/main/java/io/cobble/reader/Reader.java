@@ -105,6 +105,20 @@ public final class Reader implements AutoCloseable {
     return shard(p.shardId(), p.snapshotId()).get(bucket, family, key);
   }
 
+  /**
+   * As {@link #get(int, String, byte[])}, reading only the columns {@code projection} names (in
+   * that order); a column the key's shard does not have yet (appended to the schema later) reads as
+   * null. Null when the row has none of them.
+   */
+  public byte[][] get(int bucket, String family, byte[] key, int[] projection) {
+    GlobalSnapshot.Part p = global.partFor(bucket);
+    ReadOnlyDb db = shard(p.shardId(), p.snapshotId());
+    ColumnProjection columns = ColumnProjection.of(projection, columnCount(db, family));
+    return columns.empty()
+        ? null
+        : columns.expand(db.get(bucket, family, key, columns.readOptions()));
+  }
+
   public ScanCursor scan(int bucket, String family, byte[] start, byte[] end, ScanOptions options) {
     GlobalSnapshot.Part p = global.partFor(bucket);
     return shard(p.shardId(), p.snapshotId()).scan(bucket, family, start, end, options);
@@ -146,7 +160,21 @@ public final class Reader implements AutoCloseable {
 
   /** Scans a split (of this or an earlier global snapshot whose shard snapshot still exists). */
   public SplitScanner scan(ScanSplit split) {
-    return new SplitScanner(shard(split.shardId(), split.snapshotId()), split);
+    return new SplitScanner(shard(split.shardId(), split.snapshotId()), split, null);
+  }
+
+  /**
+   * As {@link #scan(ScanSplit)}, reading only the columns {@code projection} names (in that order);
+   * rows with none of them are skipped.
+   */
+  public SplitScanner scan(ScanSplit split, int[] projection) {
+    ReadOnlyDb db = shard(split.shardId(), split.snapshotId());
+    return new SplitScanner(
+        db, split, ColumnProjection.of(projection.clone(), columnCount(db, split.family())));
+  }
+
+  private static int columnCount(ReadOnlyDb db, String family) {
+    return db.snapshot().schema().requireFamily(family).columnCount();
   }
 
   private ReadOnlyDb shard(String shardId, long snapshotId) {

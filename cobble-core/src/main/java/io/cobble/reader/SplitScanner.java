@@ -13,20 +13,29 @@ import java.util.NoSuchElementException;
 public final class SplitScanner implements Iterator<Row>, AutoCloseable {
   private final ReadOnlyDb shard;
   private final ScanSplit split;
+  private final ColumnProjection projection;
   private int bucket;
   private ScanCursor cursor;
   private int lastBucket = -1;
   private byte[] lastKey;
 
-  SplitScanner(ReadOnlyDb shard, ScanSplit split) {
+  /**
+   * @param projection the columns to read, or null for all
+   */
+  SplitScanner(ReadOnlyDb shard, ScanSplit split, ColumnProjection projection) {
     this.shard = shard;
     this.split = split;
+    this.projection = projection;
     this.bucket = split.resumeBucket();
-    this.cursor = open(bucket, split.resumeAfter());
+    this.cursor =
+        projection != null && projection.empty() ? null : open(bucket, split.resumeAfter());
   }
 
   private ScanCursor open(int b, byte[] after) {
     ScanOptions options = ScanOptions.defaults();
+    if (projection != null) {
+      options = projection.scanOptions(options);
+    }
     if (after != null) {
       options = options.startAfter(after);
     }
@@ -48,6 +57,12 @@ public final class SplitScanner implements Iterator<Row>, AutoCloseable {
       throw new NoSuchElementException();
     }
     Row r = cursor.next();
+    if (projection != null) {
+      byte[][] columns = projection.expand(r.columns());
+      if (columns != r.columns()) {
+        r = new Row(r.key(), columns);
+      }
+    }
     lastBucket = bucket;
     lastKey = r.key();
     return r;

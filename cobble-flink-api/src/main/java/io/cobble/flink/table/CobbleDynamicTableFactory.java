@@ -4,6 +4,7 @@ import io.cobble.flink.ShimLoader;
 import io.cobble.flink.table.layout.TableSchemaFile;
 import io.cobble.flink.table.sink.CobbleDynamicTableSink;
 import io.cobble.flink.table.source.CobbleDynamicTableSource;
+import io.cobble.flink.table.source.LookupSettings;
 import io.cobble.flink.table.source.SourceSettings;
 import io.cobble.snapshot.GlobalSnapshot;
 import io.cobble.storage.Storage;
@@ -12,7 +13,6 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.Arrays;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
@@ -62,7 +62,9 @@ public final class CobbleDynamicTableFactory
             CobbleSourceOptions.STATE_NAME,
             CobbleSourceOptions.STATE_OPERATOR_ID,
             CobbleSourceOptions.STATE_KIND,
-            CobbleSourceOptions.RAW_COLUMNS));
+            CobbleSourceOptions.RAW_COLUMNS,
+            CobbleSourceOptions.LOOKUP_ASYNC,
+            CobbleSourceOptions.LOOKUP_ASYNC_MAX_IN_FLIGHT));
   }
 
   @Override
@@ -141,6 +143,8 @@ public final class CobbleDynamicTableFactory
     }
     TableSchemaFile published =
         kind == SourceKind.SINK ? checkSinkSource(schema, table, options) : null;
+    SourceColumns columns =
+        published == null ? null : SourceColumns.match(schema, published, table.root().toString());
     long checkpointId = SourceOptionsValidator.checkpointId(options);
     ScanMode mode = ScanMode.parse(options.get(CobbleSourceOptions.SCAN_MODE));
     Optional<GlobalSnapshot> snapshot =
@@ -164,13 +168,12 @@ public final class CobbleDynamicTableFactory
     return CobbleDynamicTableSource.sinkTable(
         settings,
         rowType,
-        keyPositions(rowType, published.primaryKey()),
+        columns.keyPositions(),
         published.bucketCount(),
-        published.slots());
-  }
-
-  private static int[] keyPositions(RowType rowType, List<String> primaryKey) {
-    return primaryKey.stream().mapToInt(rowType::getFieldIndex).toArray();
+        columns.slots(),
+        new LookupSettings(
+            options.get(CobbleSourceOptions.LOOKUP_ASYNC),
+            options.get(CobbleSourceOptions.LOOKUP_ASYNC_MAX_IN_FLIGHT)));
   }
 
   /** A raw source: {@code bucket} and {@code raw.columns} must fit the table's snapshot. */
@@ -211,7 +214,10 @@ public final class CobbleDynamicTableFactory
     }
   }
 
-  /** A sink-table source: the DDL must describe the published schema exactly. */
+  /**
+   * A sink-table source: a published schema must exist and the bucket count fit; the columns are
+   * matched by {@link SourceColumns}.
+   */
   private static TableSchemaFile checkSinkSource(
       ResolvedSchema schema, TableStorage table, ReadableConfig options) {
     KeyedTableRules.check(schema, "sink");
@@ -225,17 +231,6 @@ public final class CobbleDynamicTableFactory
                             + "' (no "
                             + TableSchemaFile.PATH
                             + "). Check 'path', or write the table with the Cobble sink first."));
-    published
-        .firstColumnMismatch(TableSchemaFile.of(schema, 0, 0))
-        .ifPresent(
-            mismatch -> {
-              throw new ValidationException(
-                  "The DDL does not match the Cobble sink table at '"
-                      + table.root()
-                      + "': "
-                      + mismatch
-                      + ". Declare the table's columns, types and PRIMARY KEY as written.");
-            });
     options
         .getOptional(CobbleTableOptions.BUCKET)
         .filter(bucket -> bucket != published.bucketCount())

@@ -80,5 +80,22 @@ public final class CobbleSourceOptions {
           .withDescription(
               "Comma-separated Cobble column indexes to read when source.kind = 'raw', e.g. 0,1.");
 
+  public static final ConfigOption<Boolean> LOOKUP_ASYNC =
+      ConfigOptions.key("lookup.async")
+          .booleanType()
+          .defaultValue(false)
+          .withDescription(
+              "Whether lookup joins read asynchronously: true gives the planner an async lookup"
+                  + " function whose point reads run on a pool of lookup.async.max-in-flight"
+                  + " threads per subtask; false reads one probe at a time on the task thread.");
+
+  public static final ConfigOption<Integer> LOOKUP_ASYNC_MAX_IN_FLIGHT =
+      ConfigOptions.key("lookup.async.max-in-flight")
+          .intType()
+          .defaultValue(16)
+          .withDescription(
+              "The most point reads one async lookup subtask runs at once; > 0. Further probes"
+                  + " wait, up to Flink's table.exec.async-lookup.buffer-capacity.");
+
   private CobbleSourceOptions() {}
 }

@@ -57,6 +57,15 @@ final class SourceOptionsValidator {
                         + "; leave it out to use the table's bucket count.");
               }
             });
+    int inFlight = options.get(CobbleSourceOptions.LOOKUP_ASYNC_MAX_IN_FLIGHT);
+    if (inFlight <= 0) {
+      throw new ValidationException(
+          "Option '"
+              + CobbleSourceOptions.LOOKUP_ASYNC_MAX_IN_FLIGHT.key()
+              + "' must be > 0, but is "
+              + inFlight
+              + ".");
+    }
     if (kind != SourceKind.STATE && kind != SourceKind.AUTO) {
       rejectOutsideKind(options, CobbleSourceOptions.STATE_NAME, "state", kind);
       rejectOutsideKind(options, CobbleSourceOptions.STATE_OPERATOR_ID, "state", kind);

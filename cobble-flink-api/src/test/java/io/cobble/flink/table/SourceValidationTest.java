@@ -18,6 +18,7 @@ import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.ScanTableSource;
 import org.apache.flink.table.connector.source.SourceProvider;
+import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
 import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.types.logical.RowType;
@@ -325,7 +326,7 @@ class SourceValidationTest {
         .column("title", DataTypes.STRING())
         .column("score", DataTypes.INT())
         .primaryKey("id")
-        .sourceFails("column 2 is 'title' in the DDL but 'name' in the table");
+        .sourceFails("column 'title' is in the DDL but not in the table");
   }
 
   @Test
@@ -354,5 +355,66 @@ class SourceValidationTest {
         .sourceFails(
             "Option 'source.kind' = 'auto' cannot decide",
             "Set 'source.kind' to 'sink', 'state', or 'raw'");
+  }
+
+  @Test
+  void sinkSourceColumnsMayComeInAnyOrderAndLeaveValueColumnsOut() {
+    // Key last, score before name; then the key alone with one value column.
+    LookupTableSource reordered =
+        (LookupTableSource)
+            new FactoryFixture(sinkTable)
+                .column("score", DataTypes.INT())
+                .column("name", DataTypes.STRING())
+                .column("id", DataTypes.BIGINT())
+                .primaryKey("id")
+                .source();
+    assertTrue(
+        reordered.getLookupRuntimeProvider(FactoryFixture.lookupOn(new int[] {2}))
+            instanceof LookupFunctionProvider);
+    new FactoryFixture(sinkTable)
+        .column("id", DataTypes.BIGINT())
+        .column("score", DataTypes.INT())
+        .primaryKey("id")
+        .source();
+  }
+
+  @Test
+  void sinkSourceNamesAColumnTheTableDoesNotHave() {
+    new FactoryFixture(sinkTable)
+        .column("id", DataTypes.BIGINT())
+        .column("nick", DataTypes.STRING())
+        .primaryKey("id")
+        .sourceFails(
+            "column 'nick' is in the DDL but not in the table, whose columns are [id, name,"
+                + " score]");
+  }
+
+  @Test
+  void sinkSourceNeedsTheTablesPrimaryKey() {
+    new FactoryFixture(sinkTable)
+        .column("id", DataTypes.BIGINT())
+        .column("name", DataTypes.STRING())
+        .column("score", DataTypes.INT())
+        .primaryKey("id", "name")
+        .sourceFails("the PRIMARY KEY is [id, name] in the DDL but [id] in the table");
+  }
+
+  @Test
+  void lookupAsyncGivesTheAsyncFunction() {
+    LookupTableSource sync = (LookupTableSource) sink().source();
+    assertTrue(
+        sync.getLookupRuntimeProvider(FactoryFixture.lookupOn(new int[] {0}))
+            instanceof LookupFunctionProvider);
+    LookupTableSource async = (LookupTableSource) sink().option("lookup.async", "true").source();
+    assertTrue(
+        async.getLookupRuntimeProvider(FactoryFixture.lookupOn(new int[] {0}))
+            instanceof AsyncLookupFunctionProvider);
+  }
+
+  @Test
+  void lookupAsyncMaxInFlightMustBePositive() {
+    sink()
+        .option("lookup.async.max-in-flight", "0")
+        .sourceFails("Option 'lookup.async.max-in-flight' must be > 0, but is 0.");
   }
 }

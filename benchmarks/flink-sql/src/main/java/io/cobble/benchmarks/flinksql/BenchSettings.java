@@ -38,7 +38,9 @@ final class BenchSettings {
     warmups = (int) nonNegativeLong(args, "warmups", 1);
     iterations = (int) positiveLong(args, "iterations", 3);
     shapes = Shape.parseList(text(args, "shapes", "sink,lookup-hits,lookup-misses"));
-    engines = TableEngine.parseList(text(args, "engines", "cobble,paimon").toLowerCase());
+    engines =
+        TableEngine.parseList(
+            text(args, "engines", "cobble,cobble-async,paimon,blackhole").toLowerCase());
     dir = Paths.get(text(args, "dir", "target/bench-data")).toAbsolutePath();
     jobTimeoutMinutes = positiveLong(args, "job-timeout-minutes", 10);
     if (!args.isEmpty()) {

@@ -41,7 +41,11 @@ public final class FlinkSqlBenchmark {
     for (Shape shape : settings.shapes) {
       Map<TableEngine, ShapeResult> perEngine = new EnumMap<>(TableEngine.class);
       for (TableEngine engine : settings.engines) {
-        perEngine.put(engine, new ShapeResult());
+        ShapeResult result = new ShapeResult();
+        if (engine.unsupported(shape) != null) {
+          result.markUnavailable(engine.unsupported(shape));
+        }
+        perEngine.put(engine, result);
       }
       results.put(shape, perEngine);
     }
@@ -159,6 +163,9 @@ public final class FlinkSqlBenchmark {
 
   private void runLookups(List<Shape> shapes) {
     for (TableEngine engine : settings.engines) {
+      if (!anyAvailable(shapes, engine)) {
+        continue;
+      }
       try {
         long millis = writeTable(engine, DIMENSION);
         log(
@@ -192,6 +199,15 @@ public final class FlinkSqlBenchmark {
     for (TableEngine engine : settings.engines) {
       TableEngine.deleteRecursively(engine.dataDir(runDir, DIMENSION));
     }
+  }
+
+  private boolean anyAvailable(List<Shape> shapes, TableEngine engine) {
+    for (Shape shape : shapes) {
+      if (results.get(shape).get(engine).isAvailable()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

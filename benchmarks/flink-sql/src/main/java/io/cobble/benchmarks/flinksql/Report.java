@@ -1,9 +1,15 @@
 package io.cobble.benchmarks.flinksql;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** Prints the results as a Markdown table: median rows/s per engine, range, and the ratio. */
+/**
+ * Prints the results as Markdown: median rows/s per engine with its range, the Cobble / Paimon
+ * ratios (of medians and of paired runs) for sync and async lookups, and for the sink every engine
+ * as a fraction of the blackhole limit, per run and as a range.
+ */
 final class Report {
   private Report() {}
 
@@ -12,25 +18,23 @@ final class Report {
     FlinkSqlBenchmark.log(
         "Median rows/s over " + settings.iterations + " measured runs (min-max):");
     FlinkSqlBenchmark.log("");
-    FlinkSqlBenchmark.log(
-        "| Shape | Cobble | Paimon | Cobble / Paimon (medians) | Cobble / Paimon (paired runs) |");
-    FlinkSqlBenchmark.log("|---|---|---|---|---|");
-    for (Map.Entry<Shape, Map<TableEngine, ShapeResult>> entry : results.entrySet()) {
-      ShapeResult cobble = entry.getValue().get(TableEngine.COBBLE);
-      ShapeResult paimon = entry.getValue().get(TableEngine.PAIMON);
-      FlinkSqlBenchmark.log(
-          "| "
-              + entry.getKey().label
-              + " | "
-              + cell(cobble)
-              + " | "
-              + cell(paimon)
-              + " | "
-              + ratio(cobble, paimon)
-              + " | "
-              + pairedRatio(cobble, paimon)
-              + " |");
+    StringBuilder header = new StringBuilder("| Shape |");
+    StringBuilder rule = new StringBuilder("|---|");
+    for (TableEngine engine : settings.engines) {
+      header.append(' ').append(engine.label).append(" |");
+      rule.append("---|");
     }
+    FlinkSqlBenchmark.log(header.append(" Ratios |").toString());
+    FlinkSqlBenchmark.log(rule.append("---|").toString());
+    for (Map.Entry<Shape, Map<TableEngine, ShapeResult>> entry : results.entrySet()) {
+      StringBuilder line = new StringBuilder("| ").append(entry.getKey().label).append(" |");
+      for (TableEngine engine : settings.engines) {
+        line.append(' ').append(cell(entry.getValue().get(engine))).append(" |");
+      }
+      line.append(' ').append(String.join("; ", ratios(entry.getValue()))).append(" |");
+      FlinkSqlBenchmark.log(line.toString());
+    }
+    printLimitFractions(results.get(Shape.SINK));
     for (Map.Entry<Shape, Map<TableEngine, ShapeResult>> entry : results.entrySet()) {
       for (Map.Entry<TableEngine, ShapeResult> engine : entry.getValue().entrySet()) {
         if (!engine.getValue().isAvailable()) {
@@ -43,6 +47,69 @@ final class Report {
                   + engine.getValue().unavailableReason());
         }
       }
+    }
+  }
+
+  private static List<String> ratios(Map<TableEngine, ShapeResult> byEngine) {
+    List<String> out = new ArrayList<>();
+    ShapeResult paimon = byEngine.get(TableEngine.PAIMON);
+    ShapeResult limit = byEngine.get(TableEngine.BLACKHOLE);
+    for (TableEngine engine : new TableEngine[] {TableEngine.COBBLE, TableEngine.COBBLE_ASYNC}) {
+      ShapeResult cobble = byEngine.get(engine);
+      if (measured(cobble) && measured(paimon)) {
+        out.add(
+            String.format(
+                Locale.ROOT,
+                "%s / Paimon **%.2f×** (paired %.2f×)",
+                engine.label,
+                cobble.median() / paimon.median(),
+                cobble.medianPairedRatio(paimon)));
+      }
+    }
+    if (measured(limit)) {
+      for (TableEngine engine : new TableEngine[] {TableEngine.COBBLE, TableEngine.PAIMON}) {
+        ShapeResult result = byEngine.get(engine);
+        if (measured(result)) {
+          ShapeResult fractions = result.pairedRatios(limit);
+          out.add(
+              String.format(
+                  Locale.ROOT,
+                  "%s %.0f %% of the limit (%.0f-%.0f %%)",
+                  engine.label,
+                  100 * fractions.median(),
+                  100 * fractions.min(),
+                  100 * fractions.max()));
+        }
+      }
+    }
+    return out.isEmpty() ? List.of("-") : out;
+  }
+
+  /** Each measured sink run of each engine as a fraction of the blackhole run beside it. */
+  private static void printLimitFractions(Map<TableEngine, ShapeResult> sink) {
+    if (sink == null || !measured(sink.get(TableEngine.BLACKHOLE))) {
+      return;
+    }
+    ShapeResult limit = sink.get(TableEngine.BLACKHOLE);
+    FlinkSqlBenchmark.log("");
+    FlinkSqlBenchmark.log("Sink runs as a fraction of the blackhole run of the same iteration:");
+    for (int run = 0; run < limit.runs(); run++) {
+      StringBuilder line =
+          new StringBuilder(
+              String.format(
+                  Locale.ROOT, "- run %d: limit %,.0f rows/s", run + 1, limit.rowsPerSecond(run)));
+      for (TableEngine engine : new TableEngine[] {TableEngine.COBBLE, TableEngine.PAIMON}) {
+        ShapeResult result = sink.get(engine);
+        if (measured(result) && run < result.runs()) {
+          line.append(
+              String.format(
+                  Locale.ROOT,
+                  ", %s %.0f %%",
+                  engine.label,
+                  100 * result.rowsPerSecond(run) / limit.rowsPerSecond(run)));
+        }
+      }
+      FlinkSqlBenchmark.log(line.toString());
     }
   }
 
@@ -63,20 +130,6 @@ final class Report {
         result.min(),
         result.max(),
         result.runs());
-  }
-
-  private static String ratio(ShapeResult cobble, ShapeResult paimon) {
-    if (!measured(cobble) || !measured(paimon)) {
-      return "-";
-    }
-    return String.format(Locale.ROOT, "**%.2f×**", cobble.median() / paimon.median());
-  }
-
-  private static String pairedRatio(ShapeResult cobble, ShapeResult paimon) {
-    if (!measured(cobble) || !measured(paimon)) {
-      return "-";
-    }
-    return String.format(Locale.ROOT, "%.2f×", cobble.medianPairedRatio(paimon));
   }
 
   private static boolean measured(ShapeResult result) {

@@ -55,11 +55,21 @@ final class ShapeResult {
    * sensitive than a ratio of medians to load that drifts during the benchmark.
    */
   double medianPairedRatio(ShapeResult other) {
+    return pairedRatios(other).median();
+  }
+
+  /** This result's rows/s of each run divided by {@code other}'s in the same run. */
+  ShapeResult pairedRatios(ShapeResult other) {
     ShapeResult ratios = new ShapeResult();
     int runs = Math.min(runs(), other.runs());
     for (int run = 0; run < runs; run++) {
       ratios.rowsPerSecond.add(rowsPerSecond.get(run) / other.rowsPerSecond.get(run));
     }
-    return ratios.median();
+    return ratios;
+  }
+
+  /** The rows/s of measured run {@code run} (0-based). */
+  double rowsPerSecond(int run) {
+    return rowsPerSecond.get(run);
   }
 }

@@ -19,20 +19,7 @@ enum TableEngine {
   COBBLE("Cobble") {
     @Override
     void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
-      tEnv.executeSql(
-          "CREATE TEMPORARY TABLE "
-              + table
-              + " ("
-              + JobShapes.COLUMNS
-              + ") WITH ('connector' = 'cobble', 'path' = '"
-              + dataDir(runDir, table).toUri()
-              + "', 'bucket' = '"
-              + settings.buckets
-              + "', 'sink.parallelism' = '"
-              + settings.parallelism
-              + "', 'source.kind' = 'sink', 'source.block-cache-memory' = '"
-              + LOOKUP_CACHE_MEMORY
-              + "')");
+      declareCobble(tEnv, dataDir(runDir, table), table, settings, "");
     }
 
     @Override
@@ -43,6 +30,63 @@ enum TableEngine {
     @Override
     Path dataDir(Path runDir, String table) {
       return runDir.resolve("cobble").resolve(table);
+    }
+  },
+
+  /** Cobble with async lookups ({@code lookup.async}); its sink is Cobble's, so not run twice. */
+  COBBLE_ASYNC("Cobble async") {
+    @Override
+    void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
+      declareCobble(tEnv, dataDir(runDir, table), table, settings, ", 'lookup.async' = 'true'");
+    }
+
+    @Override
+    String reference(String table) {
+      return table;
+    }
+
+    @Override
+    Path dataDir(Path runDir, String table) {
+      return runDir.resolve("cobble-async").resolve(table);
+    }
+
+    @Override
+    String unsupported(Shape shape) {
+      return shape == Shape.SINK
+          ? "the sink is Cobble's (lookup.async changes lookups only)"
+          : null;
+    }
+  },
+
+  /**
+   * The pipeline's limit: the same job into Flink's {@code blackhole} connector, which drops every
+   * row. What it costs is the source, the SQL and the shuffle on their own; the engines' rows/s are
+   * reported as fractions of it.
+   */
+  BLACKHOLE("Blackhole limit") {
+    @Override
+    void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
+      tEnv.executeSql(
+          "CREATE TEMPORARY TABLE "
+              + table
+              + " ("
+              + JobShapes.COLUMNS
+              + ") WITH ('connector' = 'blackhole')");
+    }
+
+    @Override
+    String reference(String table) {
+      return table;
+    }
+
+    @Override
+    Path dataDir(Path runDir, String table) {
+      return runDir.resolve("blackhole").resolve(table);
+    }
+
+    @Override
+    String unsupported(Shape shape) {
+      return shape == Shape.SINK ? null : "a blackhole table cannot be looked up";
     }
   },
 
@@ -92,6 +136,31 @@ enum TableEngine {
   /** Makes {@code table} usable in this table environment, creating it if it does not exist. */
   abstract void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings);
 
+  private static void declareCobble(
+      TableEnvironment tEnv, Path dir, String table, BenchSettings settings, String options) {
+    tEnv.executeSql(
+        "CREATE TEMPORARY TABLE "
+            + table
+            + " ("
+            + JobShapes.COLUMNS
+            + ") WITH ('connector' = 'cobble', 'path' = '"
+            + dir.toUri()
+            + "', 'bucket' = '"
+            + settings.buckets
+            + "', 'sink.parallelism' = '"
+            + settings.parallelism
+            + "', 'source.kind' = 'sink', 'source.block-cache-memory' = '"
+            + LOOKUP_CACHE_MEMORY
+            + "'"
+            + options
+            + ")");
+  }
+
+  /** Why this engine does not run {@code shape}, or null when it does. */
+  String unsupported(Shape shape) {
+    return null;
+  }
+
   /** How SQL names the table after {@link #declare}. */
   abstract String reference(String table);
 
@@ -107,11 +176,17 @@ enum TableEngine {
       String trimmed = name.trim();
       if (trimmed.equals("cobble")) {
         engines.add(COBBLE);
+      } else if (trimmed.equals("cobble-async")) {
+        engines.add(COBBLE_ASYNC);
+      } else if (trimmed.equals("blackhole")) {
+        engines.add(BLACKHOLE);
       } else if (trimmed.equals("paimon")) {
         engines.add(PAIMON);
       } else {
         throw new IllegalArgumentException(
-            "Unknown engine '" + trimmed + "' in --engines; use cobble and/or paimon.");
+            "Unknown engine '"
+                + trimmed
+                + "' in --engines; use cobble, cobble-async, paimon and/or blackhole.");
       }
     }
     return engines;

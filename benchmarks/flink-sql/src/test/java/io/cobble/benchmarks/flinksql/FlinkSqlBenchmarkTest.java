@@ -10,9 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The harness end to end at a tiny size, on real MiniClusters with the real Cobble and Paimon
- * connectors: every shape either measures (after its exact hit-count check passed) or names why it
- * cannot run, and one engine's failure leaves the others measured.
+ * The harness end to end at a tiny size, on real MiniClusters with the real Cobble, Paimon and
+ * blackhole connectors: every shape either measures (after its exact hit-count check passed) or
+ * names why it cannot run, and one engine's failure leaves the others measured.
  */
 class FlinkSqlBenchmarkTest {
 
@@ -34,16 +34,23 @@ class FlinkSqlBenchmarkTest {
     ShapeResult cobbleSink = results.get(Shape.SINK).get(TableEngine.COBBLE);
     assertTrue(cobbleSink.isAvailable(), "Cobble sink: " + cobbleSink.unavailableReason());
     assertEquals(1, cobbleSink.runs());
+    ShapeResult limit = results.get(Shape.SINK).get(TableEngine.BLACKHOLE);
+    assertTrue(limit.isAvailable(), "blackhole limit: " + limit.unavailableReason());
+    assertEquals(1, limit.runs());
+    assertTrue(
+        !results.get(Shape.SINK).get(TableEngine.COBBLE_ASYNC).isAvailable(),
+        "the async variant does not run the sink twice");
     for (Shape shape : new Shape[] {Shape.LOOKUP_HITS, Shape.LOOKUP_MISSES}) {
-      ShapeResult cobble = results.get(shape).get(TableEngine.COBBLE);
-      // Until the Cobble lookup lands, planning rejects the join with the pending-source message.
-      if (cobble.isAvailable()) {
-        assertEquals(1, cobble.runs(), shape.label + " on Cobble");
-      } else {
+      for (TableEngine engine : new TableEngine[] {TableEngine.COBBLE, TableEngine.COBBLE_ASYNC}) {
+        ShapeResult cobble = results.get(shape).get(engine);
         assertTrue(
-            cobble.unavailableReason().contains("arrives with table snapshots"),
-            shape.label + " on Cobble: " + cobble.unavailableReason());
+            cobble.isAvailable(),
+            shape.label + " on " + engine.label + ": " + cobble.unavailableReason());
+        assertEquals(1, cobble.runs(), shape.label + " on " + engine.label);
       }
+      assertTrue(
+          !results.get(shape).get(TableEngine.BLACKHOLE).isAvailable(),
+          "a blackhole table is not looked up");
     }
   }
 

@@ -37,13 +37,24 @@ final class ChangedRows implements SplitRows {
   private final ScanSplit split;
   private final List<ScanSplit> base;
   private final Candidates candidates;
+  private final int[] columns;
   private boolean previousGone;
   private Row next;
   private int nextBucket;
   private int bucket = -1;
 
-  ChangedRows(Reader reader, ScanSplit split, List<ScanSplit> base, Optional<ShardSnapshot> files) {
+  /**
+   * @param columns the Cobble columns the returned rows hold (in this order), null for all; rows
+   *     are compared on all their columns
+   */
+  ChangedRows(
+      Reader reader,
+      ScanSplit split,
+      List<ScanSplit> base,
+      Optional<ShardSnapshot> files,
+      int[] columns) {
     this.reader = reader;
+    this.columns = columns;
     this.split = split;
     this.base = base;
     this.candidates =
@@ -62,11 +73,22 @@ final class ChangedRows implements SplitRows {
         now = reader.get(split.shardId(), split.snapshotId(), rowBucket, split.family(), key);
       }
       if (now != null && !Arrays.deepEquals(now, previous(rowBucket, key))) {
-        next = new Row(key, now);
+        next = new Row(key, select(now));
         nextBucket = rowBucket;
       }
     }
     return next != null;
+  }
+
+  private byte[][] select(byte[][] row) {
+    if (columns == null) {
+      return row;
+    }
+    byte[][] out = new byte[columns.length][];
+    for (int i = 0; i < columns.length; i++) {
+      out[i] = columns[i] < row.length ? row[columns[i]] : null;
+    }
+    return out;
   }
 
   @Override

@@ -25,6 +25,9 @@ import org.apache.flink.table.data.RowData;
  * position exact: {@link #snapshotState} runs between two rows, so the split in progress is stored
  * as "continue after the row emitted last" and a restored reader neither skips nor repeats a row.
  *
+ * <p>Only the Cobble columns the decoder needs are read ({@link RowDecoder#cobbleColumns()}): the
+ * engine neither copies nor loads the values of the others.
+ *
  * <p>All splits share one {@link Reader} and so one block cache. In streaming mode the reader
  * refreshes between splits, which closes the shard snapshots no split needs any more.
  *
@@ -112,14 +115,17 @@ final class CobbleSourceReader implements SourceReader<RowData, CobbleSourceSpli
     }
     split = next;
     lastKey = null;
+    int[] columns = decoder.cobbleColumns();
     rows =
         next.isChangeSplit()
             ? new ChangedRows(
                 reader,
                 next.scan(),
                 next.previous(),
-                ChangedFiles.of(new SnapshotStore(storage), next.scan(), next.previous()))
-            : new FullRows(reader.scan(next.scan()));
+                ChangedFiles.of(new SnapshotStore(storage), next.scan(), next.previous()),
+                columns)
+            : new FullRows(
+                columns == null ? reader.scan(next.scan()) : reader.scan(next.scan(), columns));
     return true;
   }
 

@@ -16,16 +16,21 @@ import io.cobble.storage.StorageProviders;
 import io.cobble.testing.table.TestSinkTable;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.table.connector.source.LookupTableSource;
+import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
 import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.functions.AsyncLookupFunction;
 import org.apache.flink.table.functions.FunctionContext;
 import org.apache.flink.table.functions.LookupFunction;
 import org.apache.flink.table.types.logical.BigIntType;
@@ -76,7 +81,8 @@ class CobbleLookupFunctionTest {
                   throw new UnsupportedOperationException(method.getName());
                 });
     LookupTableSource source =
-        CobbleDynamicTableSource.sinkTable(settings, ROW, new int[] {2, 0}, 8, null);
+        CobbleDynamicTableSource.sinkTable(
+            settings, ROW, new int[] {2, 0}, 8, null, new LookupSettings(false, 1));
     LookupFunction function =
         ((LookupFunctionProvider) source.getLookupRuntimeProvider(context)).createLookupFunction();
     function.open(new FunctionContext(null));
@@ -182,5 +188,91 @@ class CobbleLookupFunctionTest {
       ids.addAll(pin.globalIds());
     }
     return ids;
+  }
+
+  /** The lookup function of a source with {@code projection} pushed into it. */
+  private Object projectedFunction(
+      SourceSettings settings, boolean async, int[][] projection, int... columns) throws Exception {
+    int[][] keys = new int[columns.length][];
+    for (int i = 0; i < columns.length; i++) {
+      keys[i] = new int[] {columns[i]};
+    }
+    CobbleDynamicTableSource source =
+        CobbleDynamicTableSource.sinkTable(
+            settings, ROW, new int[] {2, 0}, 8, null, new LookupSettings(async, 3));
+    source.applyProjection(projection, null);
+    LookupTableSource.LookupRuntimeProvider provider =
+        source.getLookupRuntimeProvider(
+            (LookupTableSource.LookupContext)
+                Proxy.newProxyInstance(
+                    getClass().getClassLoader(),
+                    new Class<?>[] {LookupTableSource.LookupContext.class},
+                    (proxy, method, args) -> keys));
+    if (async) {
+      AsyncLookupFunction function =
+          ((AsyncLookupFunctionProvider) provider).createAsyncLookupFunction();
+      function.open(new FunctionContext(null));
+      return function;
+    }
+    LookupFunction function = ((LookupFunctionProvider) provider).createLookupFunction();
+    function.open(new FunctionContext(null));
+    return function;
+  }
+
+  private static int asyncThreads() {
+    int n = 0;
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().startsWith("cobble-async-lookup-") && t.isAlive()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  @Test
+  void asyncLookupsReturnTheProjectedValuesWithBoundedReadsInFlight() throws Exception {
+    try (TestSinkTable table =
+        new TestSinkTable(
+            dir.resolve("table"), dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
+      for (long id = 0; id < 200; id++) {
+        table.upsert(StringData.fromString("eu"), StringData.fromString("v-" + id), id);
+      }
+      table.commit();
+    }
+    // The query reads name, id, region (in that order); the join names id, then region.
+    int[][] projection = {{1}, {2}, {0}};
+    int before = asyncThreads();
+    AsyncLookupFunction async =
+        (AsyncLookupFunction) projectedFunction(settings(60_000), true, projection, 1, 2);
+    LookupFunction sync =
+        (LookupFunction) projectedFunction(settings(60_000), false, projection, 1, 2);
+    try {
+      List<CompletableFuture<Collection<RowData>>> pending = new ArrayList<>();
+      for (long id = 0; id < 300; id++) {
+        pending.add(async.asyncLookup(GenericRowData.of(id, StringData.fromString("eu"))));
+      }
+      for (long id = 0; id < 300; id++) {
+        Collection<RowData> rows = pending.get((int) id).get(60, TimeUnit.SECONDS);
+        Collection<RowData> expected =
+            sync.lookup(GenericRowData.of(id, StringData.fromString("eu")));
+        assertEquals(id < 200 ? 1 : 0, rows.size(), "id " + id);
+        assertEquals(expected.size(), rows.size());
+        if (id < 200) {
+          RowData row = rows.iterator().next();
+          assertEquals(3, row.getArity());
+          assertEquals("v-" + id, row.getString(0).toString());
+          assertEquals(id, row.getLong(1));
+          assertEquals("eu", row.getString(2).toString());
+          assertEquals(expected.iterator().next(), row, "async and sync read the same row");
+        }
+      }
+      int threads = asyncThreads() - before;
+      assertTrue(
+          threads >= 1 && threads <= 3,
+          "lookup.async.max-in-flight = 3 bounds the reading threads, saw " + threads);
+    } finally {
+      async.close();
+      sync.close();
+    }
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
+import io.cobble.flink.table.codec.RowProjection;
 import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.reader.Reader;
 import io.cobble.reader.ScanSplit;
@@ -33,6 +34,7 @@ import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.api.Test;
@@ -69,7 +71,7 @@ class CobbleSourceReaderTest {
     CobbleSourceReader reader =
         new CobbleSourceReader(
             settings(mode),
-            RowDecoder.typed(ROW, KEY, null),
+            RowDecoder.typed(RowProjection.of(ROW, KEY, null, new int[] {0, 1})),
             UnregisteredMetricsGroup.createSourceReaderMetricGroup(),
             event -> {});
     reader.start();
@@ -296,7 +298,7 @@ class CobbleSourceReaderTest {
     CobbleSourceReader reader =
         new CobbleSourceReader(
             settings(ScanMode.STREAMING),
-            RowDecoder.typed(ROW, KEY, null),
+            RowDecoder.typed(RowProjection.of(ROW, KEY, null, new int[] {0, 1})),
             metricGroup(new SimpleCounter(), new SimpleCounter(), gauges),
             event -> {});
     try {
@@ -330,7 +332,7 @@ class CobbleSourceReaderTest {
     CobbleSourceReader reader =
         new CobbleSourceReader(
             settings(ScanMode.STREAMING),
-            RowDecoder.typed(ROW, KEY, null),
+            RowDecoder.typed(RowProjection.of(ROW, KEY, null, new int[] {0, 1})),
             UnregisteredMetricsGroup.createSourceReaderMetricGroup(),
             events::add);
     try {
@@ -366,7 +368,7 @@ class CobbleSourceReaderTest {
     CobbleSourceReader reader =
         new CobbleSourceReader(
             settings(ScanMode.BATCH),
-            RowDecoder.typed(ROW, KEY, null),
+            RowDecoder.typed(RowProjection.of(ROW, KEY, null, new int[] {0, 1})),
             metricGroup(records, bytes, gauges),
             event -> {});
     try {
@@ -385,6 +387,54 @@ class CobbleSourceReaderTest {
     } finally {
       reader.close();
     }
+  }
+
+  @Test
+  void aProjectedScanReadsOnlyTheCobbleColumnsOfItsFields() throws Exception {
+    RowType wide =
+        RowType.of(
+            new org.apache.flink.table.types.logical.LogicalType[] {
+              new BigIntType(false), new IntType(), new VarCharType(VarCharType.MAX_LENGTH)
+            },
+            new String[] {"id", "small", "big"});
+    String big = "b".repeat(1000);
+    long globalId;
+    try (TestSinkTable table =
+        new TestSinkTable(
+            dir.resolve("table"), dir.resolve("work"), wide, List.of("id"), 8, 2, 0)) {
+      for (long id = 0; id < 50; id++) {
+        table.upsert(id, (int) id * 3, StringData.fromString(big + id));
+      }
+      globalId = table.commit();
+    }
+    SimpleCounter bytes = new SimpleCounter();
+    Collecting output = new Collecting();
+    CobbleSourceReader reader =
+        new CobbleSourceReader(
+            settings(ScanMode.BATCH),
+            // SELECT small, id: Cobble column 0 only; the 1 KB column 1 is neither read nor copied.
+            RowDecoder.typed(RowProjection.of(wide, KEY, null, new int[] {1, 0})),
+            metricGroup(new SimpleCounter(), bytes, new TreeMap<>()),
+            event -> {});
+    try {
+      reader.start();
+      reader.addSplits(splitsOf(globalId, null));
+      reader.notifyNoMoreSplits();
+      while (reader.pollNext(output) == InputStatus.MORE_AVAILABLE) {}
+    } finally {
+      reader.close();
+    }
+    assertEquals(50, output.rows.size());
+    Map<Long, Integer> small = new TreeMap<>();
+    for (RowData row : output.rows) {
+      assertEquals(2, row.getArity());
+      small.put(row.getLong(1), row.getInt(0));
+    }
+    for (long id = 0; id < 50; id++) {
+      assertEquals((int) id * 3, small.get(id));
+    }
+    // Key: 8 bytes; column 0: a tag byte and 4 bytes of INT.
+    assertEquals(50 * (8 + 5), bytes.getCount());
   }
 
   /** A reader metric group recording the IO counters and every gauge registered below it. */

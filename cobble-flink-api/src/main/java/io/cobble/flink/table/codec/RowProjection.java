@@ -1,0 +1,189 @@
+package io.cobble.flink.table.codec;
+
+import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeSet;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * What a source reads of a sink table's rows and how it builds its SQL rows from them: the fields a
+ * query needs (a projection of the source DDL, which may name the table's columns in any order and
+ * leave value columns out), the Cobble columns that hold them ({@link #cobbleColumns()}, the only
+ * ones the engine reads and decodes), and the decoding of the key and those columns into a row of
+ * just the projected fields. Values are read as {@link RowCodec} wrote them.
+ *
+ * <p>Cobble column 0 is always read, even when the query needs no value column or only later ones:
+ * every row ever written has it (a row written before columns were appended lacks the new ones), so
+ * no row disappears because the columns asked for are absent from it.
+ */
+public final class RowProjection implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+
+  private static final byte NULL = 0;
+
+  private final RowType producedType;
+  // Per produced field: the key part it is (stored key order), or -1 for a value field.
+  private final int[] keyPart;
+  // Per produced field: its index in cobbleColumns, or -1 for a key field.
+  private final int[] columnIndex;
+  private final int[] cobbleColumns;
+  private final ArrayList<LogicalType> keyTypes;
+  private final KeyEncoder keys;
+  private transient FieldCodec[] codecs;
+
+  private RowProjection(
+      RowType producedType,
+      int[] keyPart,
+      int[] columnIndex,
+      int[] cobbleColumns,
+      List<LogicalType> keyTypes) {
+    this.producedType = producedType;
+    this.keyPart = keyPart;
+    this.columnIndex = columnIndex;
+    this.cobbleColumns = cobbleColumns;
+    this.keyTypes = new ArrayList<>(keyTypes);
+    this.keys = new KeyEncoder(keyTypes, new int[keyTypes.size()]);
+    init();
+  }
+
+  /**
+   * @param ddl the source DDL's physical row type
+   * @param keyPositions the primary-key columns' positions in {@code ddl}, in the table's key order
+   * @param slots the Cobble column of each value column of {@code ddl}, in DDL order; null for
+   *     value column {@code i} in Cobble column {@code i}
+   * @param fields the DDL positions of the produced fields, in produced order
+   */
+  public static RowProjection of(RowType ddl, int[] keyPositions, ColumnSlots slots, int[] fields) {
+    if (slots == null) {
+      slots = ColumnSlots.identity(ddl.getFieldCount() - keyPositions.length);
+    }
+    int[] slotOfField = new int[ddl.getFieldCount()];
+    Arrays.fill(slotOfField, -1);
+    int value = 0;
+    for (int i = 0; i < ddl.getFieldCount(); i++) {
+      if (indexOf(keyPositions, i) < 0) {
+        slotOfField[i] = slots.slot(value++);
+      }
+    }
+    TreeSet<Integer> read = new TreeSet<>();
+    read.add(0);
+    for (int field : fields) {
+      if (slotOfField[field] >= 0) {
+        read.add(slotOfField[field]);
+      }
+    }
+    int[] cobbleColumns = read.stream().mapToInt(Integer::intValue).toArray();
+    List<RowType.RowField> produced = new ArrayList<>();
+    int[] keyPart = new int[fields.length];
+    int[] columnIndex = new int[fields.length];
+    for (int j = 0; j < fields.length; j++) {
+      produced.add(ddl.getFields().get(fields[j]));
+      keyPart[j] = indexOf(keyPositions, fields[j]);
+      columnIndex[j] =
+          slotOfField[fields[j]] < 0
+              ? -1
+              : Arrays.binarySearch(cobbleColumns, slotOfField[fields[j]]);
+    }
+    List<LogicalType> keyTypes = new ArrayList<>();
+    for (int position : keyPositions) {
+      keyTypes.add(ddl.getTypeAt(position));
+    }
+    return new RowProjection(
+        new RowType(ddl.isNullable(), produced), keyPart, columnIndex, cobbleColumns, keyTypes);
+  }
+
+  private void init() {
+    codecs = new FieldCodec[keyPart.length];
+    for (int j = 0; j < keyPart.length; j++) {
+      if (keyPart[j] < 0) {
+        codecs[j] = RowCodec.codecOf(producedType.getTypeAt(j));
+      }
+    }
+  }
+
+  /** The Cobble columns to read, ascending; the columns {@link #decode} expects, in this order. */
+  public int[] cobbleColumns() {
+    return cobbleColumns.clone();
+  }
+
+  /** The row type of the rows {@link #decode} returns. */
+  public RowType producedType() {
+    return producedType;
+  }
+
+  /** The position of each primary-key part (table key order) in the produced row, -1 if absent. */
+  public int[] keyFieldPositions() {
+    int[] positions = new int[keyTypes.size()];
+    Arrays.fill(positions, -1);
+    for (int j = 0; j < keyPart.length; j++) {
+      if (keyPart[j] >= 0) {
+        positions[keyPart[j]] = j;
+      }
+    }
+    return positions;
+  }
+
+  /** The primary-key part types, in the table's key order. */
+  public List<LogicalType> keyTypes() {
+    return new ArrayList<>(keyTypes);
+  }
+
+  /**
+   * The produced row of a Cobble key and the values of {@link #cobbleColumns()} (null or empty
+   * where a row has no value).
+   *
+   * @throws IllegalArgumentException naming the column when a value cannot be a value of its type
+   */
+  public RowData decode(byte[] key, byte[][] columns) {
+    if (codecs == null) {
+      init();
+    }
+    GenericRowData row = new GenericRowData(keyPart.length);
+    Object[] keyValues = null;
+    for (int j = 0; j < keyPart.length; j++) {
+      if (keyPart[j] >= 0) {
+        if (keyValues == null) {
+          keyValues = keys.decode(key);
+        }
+        row.setField(j, keyValues[keyPart[j]]);
+        continue;
+      }
+      int index = columnIndex[j];
+      byte[] column = index < columns.length ? columns[index] : null;
+      if (column == null || column.length == 0 || column[0] == NULL) {
+        continue;
+      }
+      try {
+        row.setField(
+            j, codecs[j].decode(ByteBuffer.wrap(column, 1, column.length - 1), column.length - 1));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "Column '"
+                + producedType.getFieldNames().get(j)
+                + "' ("
+                + producedType.getTypeAt(j).asSummaryString()
+                + ") cannot read a stored value: "
+                + e.getMessage()
+                + ". The rows were written with a type this column cannot be widened from.",
+            e);
+      }
+    }
+    return row;
+  }
+
+  private static int indexOf(int[] values, int value) {
+    for (int i = 0; i < values.length; i++) {
+      if (values[i] == value) {
+        return i;
+      }
+    }
+    return -1;
+  }
+}

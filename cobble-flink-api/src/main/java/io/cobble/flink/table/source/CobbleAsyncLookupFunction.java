@@ -1,0 +1,69 @@
+package io.cobble.flink.table.source;
+
+import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.functions.AsyncLookupFunction;
+import org.apache.flink.table.functions.FunctionContext;
+
+/**
+ * Exact primary-key lookups on a sink table ({@link LookupReads}) run on a pool of {@code
+ * lookup.async.max-in-flight} threads, so that many probes wait on storage at once (a point read
+ * that misses the block cache waits on a file or object-store read). At most that many reads are in
+ * flight per subtask; further probes queue in the pool, and Flink's async operator bounds how many
+ * probes wait in all ({@code table.exec.async-lookup.buffer-capacity}).
+ */
+public final class CobbleAsyncLookupFunction extends AsyncLookupFunction {
+
+  private static final long serialVersionUID = 1L;
+
+  private final LookupReads reads;
+  private final int maxInFlight;
+  private transient ExecutorService pool;
+
+  CobbleAsyncLookupFunction(LookupReads reads, int maxInFlight) {
+    this.reads = reads;
+    this.maxInFlight = maxInFlight;
+  }
+
+  @Override
+  public void open(FunctionContext context) throws Exception {
+    reads.open(context.getMetricGroup());
+    pool = Executors.newFixedThreadPool(maxInFlight, new LookupThreads());
+  }
+
+  @Override
+  public CompletableFuture<Collection<RowData>> asyncLookup(RowData keyRow) {
+    return CompletableFuture.supplyAsync(() -> reads.lookup(keyRow), pool);
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      if (pool != null) {
+        pool.shutdownNow();
+        // Reads in flight finish quickly; the shared reader must outlive them.
+        pool.awaitTermination(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      reads.close();
+    }
+  }
+
+  /** Daemon threads named after the function, so a stuck read is easy to spot in a thread dump. */
+  private static final class LookupThreads implements ThreadFactory {
+    private static final AtomicInteger IDS = new AtomicInteger();
+
+    @Override
+    public Thread newThread(Runnable task) {
+      Thread thread = new Thread(task, "cobble-async-lookup-" + IDS.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    }
+  }
+}

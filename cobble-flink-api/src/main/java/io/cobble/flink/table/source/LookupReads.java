@@ -1,0 +1,76 @@
+package io.cobble.flink.table.source;
+
+import io.cobble.flink.table.codec.KeyEncoder;
+import io.cobble.flink.table.codec.RowProjection;
+import io.cobble.flink.table.layout.BucketRouter;
+import io.cobble.flink.table.layout.TableLayout;
+import java.io.IOException;
+import java.io.Serializable;
+import java.util.Collection;
+import java.util.Collections;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.ThreadSafeSimpleCounter;
+import org.apache.flink.table.data.RowData;
+
+/**
+ * The point reads behind both lookup functions: the probe's key values are encoded as the sink
+ * encoded them, routed to their bucket and read with one point read of only the projected Cobble
+ * columns (bloom filters make a miss cost no data block). Every lookup subtask of a JVM shares one
+ * reader ({@link SharedReaders}); with {@code scan.checkpoint-id = 'latest'} it moves to a new
+ * global snapshot at most once per {@code scan.poll-interval-ms}. Safe to call from several threads
+ * (the async function reads on a pool).
+ */
+final class LookupReads implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+
+  private final SourceSettings settings;
+  private final RowProjection projection;
+  private final KeyEncoder probeKeys;
+  private final int buckets;
+  private final int[] columns;
+  private transient SharedReaders.Lease lease;
+  private transient Counter hits;
+  private transient Counter misses;
+
+  /**
+   * @param probeKeys encodes the primary key from a probe key row (the planner's lookup-key order)
+   */
+  LookupReads(
+      SourceSettings settings, RowProjection projection, KeyEncoder probeKeys, int buckets) {
+    this.settings = settings;
+    this.projection = projection;
+    this.probeKeys = probeKeys;
+    this.buckets = buckets;
+    this.columns = projection.cobbleColumns();
+  }
+
+  void open(MetricGroup functionGroup) throws IOException {
+    lease = SharedReaders.acquire(settings);
+    MetricGroup group = functionGroup.addGroup("cobble");
+    hits = group.counter("lookupHits", new ThreadSafeSimpleCounter());
+    misses = group.counter("lookupMisses", new ThreadSafeSimpleCounter());
+    ReaderGauges.register(group, lease::reader);
+  }
+
+  Collection<RowData> lookup(RowData keyRow) {
+    lease.refreshIfDue();
+    byte[] key = probeKeys.encode(keyRow);
+    byte[][] values =
+        lease.reader().get(BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns);
+    if (values == null) {
+      misses.inc();
+      return Collections.emptyList();
+    }
+    hits.inc();
+    return Collections.singletonList(projection.decode(key, values));
+  }
+
+  void close() throws IOException {
+    if (lease != null) {
+      lease.close();
+      lease = null;
+    }
+  }
+}

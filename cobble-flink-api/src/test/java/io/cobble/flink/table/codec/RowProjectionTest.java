@@ -1,0 +1,137 @@
+package io.cobble.flink.table.codec;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.util.InstantiationUtil;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A source's projection decodes, from only the Cobble columns it asks for, the values the sink's
+ * {@link RowCodec} wrote, whatever order the source DDL lists the columns in.
+ */
+class RowProjectionTest {
+
+  /** The sink's table: key (k1, k2), values a, b, c in Cobble columns 0, 1, 2. */
+  private static final RowType SINK =
+      RowType.of(
+          new LogicalType[] {
+            new BigIntType(false),
+            new VarCharType(VarCharType.MAX_LENGTH),
+            new IntType(),
+            new VarCharType(false, VarCharType.MAX_LENGTH),
+            new BigIntType()
+          },
+          new String[] {"k1", "a", "b", "k2", "c"});
+
+  private static final int[] SINK_KEY = {0, 3};
+
+  /** A source DDL: c, k2, a, k1 (b left out). */
+  private static final RowType SOURCE =
+      RowType.of(
+          new LogicalType[] {
+            new BigIntType(),
+            new VarCharType(false, VarCharType.MAX_LENGTH),
+            new VarCharType(VarCharType.MAX_LENGTH),
+            new BigIntType(false)
+          },
+          new String[] {"c", "k2", "a", "k1"});
+
+  // Source key positions in the table's key order (k1, k2); value columns c, a in Cobble 2, 0.
+  private static final int[] SOURCE_KEY = {3, 1};
+  private static final ColumnSlots SOURCE_SLOTS = new ColumnSlots(new int[] {2, 0}, 3);
+
+  private final RowCodec sink = new RowCodec(SINK, SINK_KEY);
+  private final RowData written =
+      GenericRowData.of(7L, StringData.fromString("alpha"), 42, StringData.fromString("eu"), 9000L);
+
+  /** What the engine returns for a projection: the listed Cobble columns, in that order. */
+  private byte[][] read(RowProjection projection) {
+    byte[][] all = sink.values(written);
+    int[] columns = projection.cobbleColumns();
+    byte[][] out = new byte[columns.length][];
+    for (int i = 0; i < columns.length; i++) {
+      out[i] = all[columns[i]];
+    }
+    return out;
+  }
+
+  @Test
+  void theWholeSourceDdlReadsItsColumnsByNameInItsOwnOrder() {
+    RowProjection projection =
+        RowProjection.of(SOURCE, SOURCE_KEY, SOURCE_SLOTS, new int[] {0, 1, 2, 3});
+    assertArrayEquals(new int[] {0, 2}, projection.cobbleColumns(), "b (column 1) is not read");
+    RowData row = projection.decode(sink.key(written), read(projection));
+    assertEquals(4, row.getArity());
+    assertEquals(9000L, row.getLong(0));
+    assertEquals("eu", row.getString(1).toString());
+    assertEquals("alpha", row.getString(2).toString());
+    assertEquals(7L, row.getLong(3));
+    assertEquals(SOURCE, projection.producedType());
+    assertArrayEquals(new int[] {3, 1}, projection.keyFieldPositions());
+  }
+
+  @Test
+  void aProjectionReadsOnlyItsColumnsPlusTheFirst() {
+    // The query reads c and k1 only: Cobble column 2, plus column 0 that every row has.
+    RowProjection projection = RowProjection.of(SOURCE, SOURCE_KEY, SOURCE_SLOTS, new int[] {3, 0});
+    assertArrayEquals(new int[] {0, 2}, projection.cobbleColumns());
+    RowData row = projection.decode(sink.key(written), read(projection));
+    assertEquals(2, row.getArity());
+    assertEquals(7L, row.getLong(0));
+    assertEquals(9000L, row.getLong(1));
+    assertEquals(Arrays.asList("k1", "c"), projection.producedType().getFieldNames());
+    assertArrayEquals(new int[] {0, -1}, projection.keyFieldPositions(), "k2 is not produced");
+  }
+
+  @Test
+  void keysOnlyReadColumnZeroAndDecodeNoValue() {
+    RowProjection projection = RowProjection.of(SOURCE, SOURCE_KEY, SOURCE_SLOTS, new int[] {1});
+    assertArrayEquals(new int[] {0}, projection.cobbleColumns());
+    RowData row = projection.decode(sink.key(written), read(projection));
+    assertEquals(1, row.getArity());
+    assertEquals("eu", row.getString(0).toString());
+  }
+
+  @Test
+  void nullAndAbsentValuesReadAsNull() throws Exception {
+    RowProjection projection = RowProjection.of(SOURCE, SOURCE_KEY, SOURCE_SLOTS, new int[] {0, 2});
+    RowData withNulls = GenericRowData.of(7L, null, 42, StringData.fromString("eu"), null);
+    byte[][] all = sink.values(withNulls);
+    RowData row = projection.decode(sink.key(withNulls), new byte[][] {all[0], all[2]});
+    assertTrue(row.isNullAt(0));
+    assertTrue(row.isNullAt(1));
+    // A row written before column 2 existed: the engine returns null for it.
+    RowData old =
+        projection.decode(sink.key(written), new byte[][] {sink.values(written)[0], null});
+    assertTrue(old.isNullAt(0));
+    assertEquals("alpha", old.getString(1).toString());
+    // Serializable (shipped to the task managers) and usable after the trip.
+    RowProjection copy = InstantiationUtil.clone(projection);
+    assertEquals("alpha", copy.decode(sink.key(written), read(copy)).getString(1).toString());
+    assertNull(copy.decode(sink.key(withNulls), new byte[][] {all[0], all[2]}).getString(0));
+  }
+
+  @Test
+  void aValueOfAnotherTypeNamesTheColumn() {
+    RowProjection projection = RowProjection.of(SOURCE, SOURCE_KEY, SOURCE_SLOTS, new int[] {0});
+    // Column 2 holding a 3-byte value cannot be a BIGINT (nor any narrower integer).
+    byte[][] columns = {new byte[] {1, 0}, new byte[] {1, 0, 1, 2}};
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> projection.decode(sink.key(written), columns));
+    assertTrue(e.getMessage().contains("Column 'c' (BIGINT)"), e.getMessage());
+  }
+}
