@@ -3,6 +3,7 @@ package io.cobble.rescale;
 import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.EngineOptions;
+import io.cobble.schema.Schema;
 import io.cobble.snapshot.BucketRange;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.ShardSnapshot;
@@ -11,11 +12,13 @@ import io.cobble.snapshot.SnapshotManager;
 import io.cobble.snapshot.SnapshotRestore;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
+import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import io.cobble.version.AdoptedFiles;
 import io.cobble.vlog.ValueLogFile;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -220,10 +223,14 @@ public final class Rescale {
           throw new IllegalArgumentException(
               ref + " has " + s.totalBuckets() + " buckets, the config " + totalBuckets);
         }
-        if (s.schemaId()
-            != snaps.stream().mapToInt(ShardSnapshot::schemaId).findFirst().orElse(s.schemaId())) {
+        // Files name their family by id, so equal ids are not enough: the families must match.
+        if (!snaps.isEmpty() && !sameSchema(snaps.get(0).schema(), s.schema())) {
           throw new IllegalArgumentException(
-              "sources have different schema ids; snapshot them after the same schema change");
+              "sources have different schemas (ids "
+                  + snaps.get(0).schemaId()
+                  + " and "
+                  + s.schemaId()
+                  + "); apply the same schema changes to every source and snapshot them again");
         }
         snaps.add(s);
       }
@@ -302,6 +309,14 @@ public final class Rescale {
       }
       return sel;
     }
+  }
+
+  static boolean sameSchema(Schema a, Schema b) {
+    ByteWriter wa = new ByteWriter(256);
+    a.encode(wa);
+    ByteWriter wb = new ByteWriter(256);
+    b.encode(wb);
+    return Arrays.equals(wa.toByteArray(), wb.toByteArray());
   }
 
   private static SnapshotFile find(ShardSnapshot s, long vlog) {

@@ -46,9 +46,11 @@ import java.util.Optional;
  *   <li>{@link Mode#EXPAND}: several snapshots of other shards: their files that hold requested
  *       buckets are combined in place into a new shard.
  *   <li>{@link Mode#COPY}: as {@code EXPAND}, but some file of those snapshots also holds buckets
- *       outside its own shard's ranges (left from an earlier rescale, not yet compacted away), so
- *       the files cannot be combined: the rows of the requested buckets are copied into a new
- *       shard, with the sources' families and columns. Copied values get the default TTL again.
+ *       outside its own shard's ranges (left from an earlier rescale, not yet compacted away), or
+ *       the snapshots' schemas differ (families created in another order, or other families: a file
+ *       names its family by id), so the files cannot be combined: the rows of the requested buckets
+ *       are copied into a new shard, with the sources' families and columns. Copied values get the
+ *       default TTL again.
  * </ul>
  *
  * <p>With a remote primary volume ({@link ShardOpenRequest#primary()}) every mode works the same,
@@ -180,7 +182,7 @@ public final class ShardOpener {
     if (own != null) {
       return new Plan(Mode.ADOPT, used);
     }
-    return new Plan(fitFileByFile(used) ? Mode.EXPAND : Mode.COPY, used);
+    return new Plan(fitFileByFile(used) && sameSchema(used) ? Mode.EXPAND : Mode.COPY, used);
   }
 
   /**
@@ -392,6 +394,16 @@ public final class ShardOpener {
         if (!inside) {
           return false;
         }
+      }
+    }
+    return true;
+  }
+
+  /** Whether the sources have one schema, so a family id means the same family in all of them. */
+  private static boolean sameSchema(List<ShardSnapshot> sources) {
+    for (ShardSnapshot s : sources) {
+      if (!Rescale.sameSchema(sources.get(0).schema(), s.schema())) {
+        return false;
       }
     }
     return true;

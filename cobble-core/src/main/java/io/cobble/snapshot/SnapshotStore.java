@@ -173,7 +173,12 @@ public final class SnapshotStore {
                         + "); check the shard id and the snapshot volume"));
   }
 
-  void publish(ShardSnapshot s) {
+  /**
+   * Publishes a shard snapshot manifest whose files are already on the volume; {@link
+   * SnapshotManager} does this for its shard, and a caller that places files itself (the Flink
+   * state backend stages restored checkpoint files) does it to open a shard from them.
+   */
+  public void publish(ShardSnapshot s) {
     try {
       MetadataFile.publish(storage, manifestPath(s.shardId(), s.id()), s.encode());
     } catch (IOException e) {

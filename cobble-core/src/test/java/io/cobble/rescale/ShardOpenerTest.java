@@ -256,6 +256,50 @@ class ShardOpenerTest {
     }
   }
 
+  /** Shard {@code shardId} with one family of its own, {@code family}, holding its keys. */
+  private ShardRef snapshotWithFamily(String shardId, List<BucketRange> ranges, String family) {
+    try (Db db = Db.open(tmp.resolve("writer-" + dirs++), Rescale.owning(config(), ranges));
+        SnapshotManager snapshots = SnapshotManager.open(db, volume, shardId)) {
+      db.createFamily(family, List.of(ColumnSpec.of("v")));
+      for (int i = 0; i < KEYS; i++) {
+        if (inside(ranges, i % BUCKETS)) {
+          db.put(i % BUCKETS, family, key(i), 0, value(i, family));
+        }
+      }
+      return ShardRef.of(shardId, snapshots.snapshot().published().join().id());
+    }
+  }
+
+  @Test
+  void sourcesWithEqualSchemaIdsButOtherFamiliesAreCopiedNotCombined() {
+    // Both schemas have the same id and family ids; only the names tell the families apart.
+    ShardRef a = snapshotWithFamily("a", range(0, 3), "fa");
+    ShardRef b = snapshotWithFamily("b", range(4, 7), "fb");
+    ShardOpenRequest r = request("u", range(0, 7), a, b);
+    assertEquals(Mode.COPY, ShardOpener.plan(r).mode());
+    try (Db db = ShardOpener.open(r).db()) {
+      for (int i = 0; i < KEYS; i++) {
+        int bucket = i % BUCKETS;
+        String own = bucket < 4 ? "fa" : "fb";
+        String other = bucket < 4 ? "fb" : "fa";
+        assertArrayEquals(value(i, own), db.get(bucket, own, key(i))[0], "key " + i);
+        assertNull(db.get(bucket, other, key(i)), "key " + i + " in " + other);
+      }
+    }
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                Rescale.expandBuckets(
+                    tmp.resolve("work-" + dirs++),
+                    volume,
+                    List.of(a, b),
+                    range(0, 7),
+                    "v",
+                    config()));
+    assertTrue(e.getMessage().contains("different schemas"), e.getMessage());
+  }
+
   @Test
   void missingSnapshotIsAClearError() {
     ShardRef a = snapshotShard("a", range(0, 7), "g1");

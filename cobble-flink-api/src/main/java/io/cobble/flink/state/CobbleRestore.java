@@ -2,14 +2,11 @@ package io.cobble.flink.state;
 
 import io.cobble.Config;
 import io.cobble.Db;
-import io.cobble.snapshot.SnapshotRestore;
-import io.cobble.storage.file.FileStorage;
+import io.cobble.rescale.ShardOpenRequest;
+import io.cobble.rescale.ShardOpener;
+import io.cobble.snapshot.BucketRange;
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -21,13 +18,11 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FSDataInputStream;
-import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.StateSerializerProvider;
 import org.apache.flink.runtime.state.StreamStateHandle;
-import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 import org.apache.flink.util.IOUtils;
 import org.apache.flink.util.StateMigrationException;
@@ -35,16 +30,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Opens the shard of a keyed backend from the handles Flink restores. The same key-group range
- * resumes in place: the checkpoint's files are linked (not copied) when they lie on a local file
- * system and the shard opens reading metadata only. A changed range assembles the shard from the
- * manifests of every handle that overlaps it ({@link ShardAssembler}).
+ * Opens the shard of a keyed backend from the handles Flink restores, through the engine's {@link
+ * ShardOpener}: the handles' files are staged as a snapshot volume ({@link StagedVolume}: linked,
+ * not copied, when they lie on a local file system) and the opener resumes in place when the
+ * key-group range is one handle's, otherwise cuts and joins the handles' files (rescale) without
+ * rewriting them. Either way the shard opens reading metadata only, and its first checkpoint refers
+ * to the restored files it still uses by placeholders, so Flink keeps them until compaction has
+ * replaced them and no retained checkpoint needs them.
  */
 final class CobbleRestore {
 
   private static final Logger LOG = LoggerFactory.getLogger(CobbleRestore.class);
 
   static final String DB_DIR = "db";
+  static final String VOLUME_DIR = "restored";
 
   /** The restored shard, its states and the files Flink already holds. */
   static final class Result {
@@ -121,56 +120,36 @@ final class CobbleRestore {
       }
       metas.add(meta);
     }
-    Result result;
-    if (handles.size() == 1 && handles.get(0).getKeyGroupRange().equals(range)) {
-      IncrementalRemoteKeyedStateHandle h = handles.get(0);
-      Path stage = workDir.resolve("restored");
-      Map<String, StreamStateHandle> files = stage(h, stage, cancel);
-      FileStorage volume = FileStorage.open(stage, false);
-      SnapshotRestore.materialize(dbDir, volume, metas.get(0).shard, config, true);
-      Map<String, StreamStateHandle> held = new HashMap<>();
-      metas
-          .get(0)
-          .shard
-          .files()
-          .forEach(
-              f ->
-                  held.put(
-                      CheckpointFiles.identity(f.volumePath(), f.size()),
-                      files.get(f.volumePath())));
-      result =
-          new Result(
-              Db.open(dbDir, config, volume),
-              new ArrayList<>(states.values()),
-              h.getCheckpointId(),
-              held);
-    } else {
-      Db target = Db.open(dbDir, config);
-      try {
-        for (int i = 0; i < handles.size(); i++) {
-          IncrementalRemoteKeyedStateHandle h = handles.get(i);
-          Path stage = workDir.resolve("source-" + i);
-          stage(h, stage, cancel);
-          ShardAssembler.absorb(
-              target,
-              range,
-              stage,
-              workDir.resolve("source-db-" + i),
-              metas.get(i).shard,
-              shardConfig(baseConfig, numberOfKeyGroups, h.getKeyGroupRange()));
-        }
-      } catch (Exception | Error e) {
-        target.close();
-        throw e;
-      }
-      result = new Result(target, new ArrayList<>(states.values()), -1, new HashMap<>());
+    StagedVolume volume = StagedVolume.create(workDir.resolve(VOLUME_DIR));
+    ShardOpenRequest.Builder request =
+        ShardOpenRequest.builder(
+                volume.storage(),
+                dbDir,
+                StagedVolume.shardId(range.getStartKeyGroup(), range.getEndKeyGroup()),
+                config)
+            .range(BucketRange.of(range.getStartKeyGroup(), range.getEndKeyGroup()));
+    long checkpointId = -1;
+    for (int i = 0; i < handles.size(); i++) {
+      IncrementalRemoteKeyedStateHandle h = handles.get(i);
+      request.source(volume.add(h, metas.get(i).shard, cancel));
+      checkpointId = Math.max(checkpointId, h.getCheckpointId());
     }
+    ShardOpener.Opened opened = ShardOpener.open(request.build());
+    Result result =
+        new Result(
+            opened.db(),
+            new ArrayList<>(states.values()),
+            checkpointId,
+            volume.usedBy(opened.db()));
     result.keySerializer = restoredKeySerializer;
     LOG.info(
-        "Restored Cobble shard for key groups {} from {} handle(s) ({} in place) in {} ms",
+        "Restored Cobble shard for key groups {} from {} handle(s) of checkpoint {} ({}), using {}"
+            + " of their files in place, in {} ms",
         range,
         handles.size(),
-        result.checkpointId >= 0 ? "resumed" : "assembled",
+        checkpointId,
+        opened.plan(),
+        result.files.size(),
         (System.nanoTime() - started) / 1_000_000);
     return result;
   }
@@ -208,55 +187,6 @@ final class CobbleRestore {
       if (cancel.unregisterCloseable(in)) {
         IOUtils.closeQuietly(in);
       }
-    }
-  }
-
-  /**
-   * Puts every file of a handle into {@code dir} under its local name: a hard link when the file
-   * lies on a local file system (no data is copied, and Flink deleting its file later leaves the
-   * link intact), a copy through the handle otherwise.
-   */
-  private static Map<String, StreamStateHandle> stage(
-      IncrementalRemoteKeyedStateHandle h, Path dir, CloseableRegistry cancel) throws IOException {
-    Files.createDirectories(dir);
-    Map<String, StreamStateHandle> files = new HashMap<>();
-    List<HandleAndLocalPath> all = new ArrayList<>(h.getSharedState());
-    all.addAll(h.getPrivateState());
-    for (HandleAndLocalPath f : all) {
-      Path target = dir.resolve(f.getLocalPath());
-      Files.deleteIfExists(target);
-      if (!link(f.getHandle(), target)) {
-        copy(f.getHandle(), target, cancel);
-      }
-      files.put(f.getLocalPath(), f.getHandle());
-    }
-    return files;
-  }
-
-  private static boolean link(StreamStateHandle handle, Path target) {
-    if (!(handle instanceof FileStateHandle)) {
-      return false;
-    }
-    URI uri = ((FileStateHandle) handle).getFilePath().toUri();
-    if (uri.getScheme() != null && !"file".equals(uri.getScheme())) {
-      return false;
-    }
-    try {
-      Files.createLink(target, Paths.get(uri.getPath()));
-      return true;
-    } catch (IOException | UnsupportedOperationException | SecurityException e) {
-      return false;
-    }
-  }
-
-  private static void copy(StreamStateHandle handle, Path target, CloseableRegistry cancel)
-      throws IOException {
-    FSDataInputStream in = handle.openInputStream();
-    cancel.registerCloseable(in);
-    try (InputStream s = in) {
-      Files.copy(s, target);
-    } finally {
-      cancel.unregisterCloseable(in);
     }
   }
 }

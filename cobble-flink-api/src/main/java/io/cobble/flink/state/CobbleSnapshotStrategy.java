@@ -232,10 +232,8 @@ final class CobbleSnapshotStrategy<K>
   }
 
   private String shardId() {
-    return "kg-"
-        + core.keyGroupRange.getStartKeyGroup()
-        + "-"
-        + core.keyGroupRange.getEndKeyGroup();
+    return StagedVolume.shardId(
+        core.keyGroupRange.getStartKeyGroup(), core.keyGroupRange.getEndKeyGroup());
   }
 
   /**

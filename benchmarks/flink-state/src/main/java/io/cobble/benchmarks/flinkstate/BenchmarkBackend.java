@@ -22,11 +22,11 @@ import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
-import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StateBackendFactory;
 import org.apache.flink.runtime.state.StateBackendLoader;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.apache.flink.state.benchmark.StateBackendBenchmarkUtils;
@@ -34,12 +34,13 @@ import org.apache.flink.state.benchmark.StateBackendBenchmarkUtils;
 /**
  * One keyed backend under benchmark and how to dispose of it. HEAP and ROCKSDB come from Flink's
  * {@link StateBackendBenchmarkUtils}, exactly as apache/flink-benchmarks builds them; COBBLE goes
- * through the public {@link StateBackend} API of {@value #COBBLE_BACKEND_CLASS}, loaded by
- * reflection so that this harness builds before that class exists. Both use key-group range (0,1)
- * of 2 key groups and {@link LongSerializer} keys.
+ * through {@value #COBBLE_BACKEND_FACTORY}, the factory a cluster configuration names (it builds
+ * the backend class of the running Flink line), loaded by reflection so that this harness compiles
+ * without the runtime jar's classes. Both use key-group range (0,1) of 2 key groups and {@link
+ * LongSerializer} keys.
  */
 final class BenchmarkBackend implements AutoCloseable {
-  static final String COBBLE_BACKEND_CLASS = "io.cobble.flink.state.CobbleStateBackend";
+  static final String COBBLE_BACKEND_FACTORY = "io.cobble.flink.state.CobbleStateBackendFactory";
 
   /** System properties with this prefix are passed to the Cobble backend, e.g. memory sizing. */
   private static final String COBBLE_PREFIX = "state.backend.cobble.";
@@ -157,24 +158,21 @@ final class BenchmarkBackend implements AutoCloseable {
    * localDir} as its local directory plus any {@code -Dstate.backend.cobble.*}.
    */
   static StateBackend cobbleStateBackend(Path localDir) throws Exception {
-    Class<?> backendClass;
+    Class<?> factoryClass;
     try {
-      backendClass = Class.forName(COBBLE_BACKEND_CLASS);
+      factoryClass = Class.forName(COBBLE_BACKEND_FACTORY);
     } catch (ClassNotFoundException e) {
       throw new IllegalStateException(
           "backendType COBBLE needs "
-              + COBBLE_BACKEND_CLASS
-              + ", which the Cobble runtime jar on this classpath does not contain yet (the"
-              + " state backend is not merged). Run -p backendType=HEAP,ROCKSDB until it is.",
+              + COBBLE_BACKEND_FACTORY
+              + ", which the Cobble runtime jar on this classpath does not contain; build the"
+              + " line's runtime jar (dist-matrix) first",
           e);
     }
-    StateBackend stateBackend = (StateBackend) backendClass.getDeclaredConstructor().newInstance();
-    if (stateBackend instanceof ConfigurableStateBackend) {
-      stateBackend =
-          ((ConfigurableStateBackend) stateBackend)
-              .configure(cobbleConfig(localDir), BenchmarkBackend.class.getClassLoader());
-    }
-    return stateBackend;
+    StateBackendFactory<?> factory =
+        (StateBackendFactory<?>) factoryClass.getDeclaredConstructor().newInstance();
+    return factory.createFromConfig(
+        cobbleConfig(localDir), BenchmarkBackend.class.getClassLoader());
   }
 
   /**

@@ -1,0 +1,192 @@
+package io.cobble.flink.state;
+
+import io.cobble.Db;
+import io.cobble.snapshot.ShardSnapshot;
+import io.cobble.snapshot.SnapshotFile;
+import io.cobble.snapshot.SnapshotStore;
+import io.cobble.storage.DataFile;
+import io.cobble.storage.file.FileStorage;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
+import io.cobble.vlog.ValueLogFile;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.filesystem.FileStateHandle;
+
+/**
+ * The restored checkpoint files of a keyed backend laid out as an engine snapshot volume, so the
+ * engine's {@link io.cobble.rescale.ShardOpener} can open the shard from them (resume, cut, join).
+ * Each handle's files go under {@code src-<n>/} by their local names: hard links when they lie on a
+ * local file system (no data copied, and Flink deleting its file later leaves the link), copies
+ * through the handle otherwise. Each handle's manifest is published under the shard id it was taken
+ * as, with its file paths pointing there. The opened shard uses the files in place, so the volume
+ * lives as long as the backend's directory.
+ */
+final class StagedVolume {
+
+  private final Path root;
+  private final FileStorage storage;
+  private final SnapshotStore store;
+
+  /** Flink's handle of each staged file, by its path in the volume. */
+  private final Map<Path, StreamStateHandle> handles = new HashMap<>();
+
+  private int sources;
+
+  private StagedVolume(Path root, FileStorage storage) {
+    this.root = root;
+    this.storage = storage;
+    this.store = new SnapshotStore(storage);
+  }
+
+  static StagedVolume create(Path dir) throws IOException {
+    Path root = dir.toAbsolutePath().normalize();
+    Files.createDirectories(root);
+    return new StagedVolume(root, FileStorage.open(root, false));
+  }
+
+  /** The volume the opened shard reads its files through; it is never closed while the Db is. */
+  FileStorage storage() {
+    return storage;
+  }
+
+  /** The shard id a backend owning {@code lo..hi} names its manifests with. */
+  static String shardId(int lo, int hi) {
+    return "kg-" + lo + "-" + hi;
+  }
+
+  /** Stages the files of one restored handle and publishes its manifest; returns the manifest. */
+  ShardSnapshot add(
+      IncrementalRemoteKeyedStateHandle h, ShardSnapshot shard, CloseableRegistry cancel)
+      throws IOException {
+    String dir = "src-" + sources++;
+    Files.createDirectories(root.resolve(dir));
+    Map<String, String> paths = new HashMap<>();
+    List<HandleAndLocalPath> all = new ArrayList<>(h.getSharedState());
+    all.addAll(h.getPrivateState());
+    for (HandleAndLocalPath f : all) {
+      String path = dir + "/" + f.getLocalPath();
+      Path target = root.resolve(path);
+      Files.deleteIfExists(target);
+      if (!link(f.getHandle(), target)) {
+        copy(f.getHandle(), target, cancel);
+      }
+      handles.put(target.normalize(), f.getHandle());
+      paths.put(f.getLocalPath(), path);
+    }
+    List<SnapshotFile> files = new ArrayList<>();
+    for (SnapshotFile f : shard.files()) {
+      String path = paths.get(f.volumePath());
+      if (path == null) {
+        throw new IOException(
+            "checkpoint "
+                + h.getCheckpointId()
+                + " of key groups "
+                + h.getKeyGroupRange()
+                + " lacks file "
+                + f.volumePath()
+                + " that its Cobble manifest lists; the checkpoint is incomplete");
+      }
+      files.add(
+          f.isVlog()
+              ? SnapshotFile.vlog(f.number(), f.size(), f.vlogEntries(), path)
+              : SnapshotFile.table(
+                  f.family(), f.level(), f.number(), f.size(), f.properties(), path));
+    }
+    ShardSnapshot staged =
+        new ShardSnapshot(
+            shard.shardId(),
+            shard.id(),
+            shard.createdMillis(),
+            shard.totalBuckets(),
+            shard.ranges(),
+            shard.schema(),
+            shard.nextFileNumber(),
+            files);
+    store.publish(staged);
+    return staged;
+  }
+
+  /**
+   * Flink's handles of the staged files the opened {@code db} uses in place, by the identity its
+   * next checkpoint gives them ({@link CheckpointFiles#identity}): that checkpoint refers to them
+   * by placeholders instead of handing them over again. Files of a copied shard are its own and
+   * absent here.
+   */
+  Map<String, StreamStateHandle> usedBy(Db db) {
+    Map<String, StreamStateHandle> used = new HashMap<>();
+    Version v = db.versionSet().acquire();
+    try {
+      for (Tree t : v.trees()) {
+        for (int level = 0; level < t.levelCount(); level++) {
+          for (FileMeta f : t.level(level)) {
+            put(
+                used,
+                db.versionSet().tableFile(f.number()),
+                String.format("%06d.sst", f.number()),
+                f.size());
+          }
+        }
+      }
+      for (ValueLogFile f : v.vlogFiles().values()) {
+        put(
+            used,
+            db.versionSet().vlogFile(f.number()),
+            String.format("%06d.vlog", f.number()),
+            f.size());
+      }
+    } finally {
+      v.unref();
+    }
+    return used;
+  }
+
+  private void put(Map<String, StreamStateHandle> used, DataFile file, String name, long size) {
+    StreamStateHandle h =
+        file.isLocal() ? handles.get(file.localPath().toAbsolutePath().normalize()) : null;
+    if (h != null) {
+      used.put(CheckpointFiles.identity(name, size), h);
+    }
+  }
+
+  private static boolean link(StreamStateHandle handle, Path target) {
+    if (!(handle instanceof FileStateHandle)) {
+      return false;
+    }
+    URI uri = ((FileStateHandle) handle).getFilePath().toUri();
+    if (uri.getScheme() != null && !"file".equals(uri.getScheme())) {
+      return false;
+    }
+    try {
+      Files.createLink(target, Paths.get(uri.getPath()));
+      return true;
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      return false;
+    }
+  }
+
+  private static void copy(StreamStateHandle handle, Path target, CloseableRegistry cancel)
+      throws IOException {
+    FSDataInputStream in = handle.openInputStream();
+    cancel.registerCloseable(in);
+    try (InputStream s = in) {
+      Files.copy(s, target);
+    } finally {
+      cancel.unregisterCloseable(in);
+    }
+  }
+}
