@@ -74,6 +74,10 @@ class RealClusterExactlyOnceIT {
     Path table = RealClusterIT.workDir("exactly-once-data-" + version).toAbsolutePath();
     // A table of an earlier run would satisfy the wait for commits before this job wrote any.
     RealClusterIT.deleteTree(table);
+    Path stats = RealClusterIT.workDir("stateful-stats-" + version).toAbsolutePath();
+    RealClusterIT.deleteTree(stats);
+    Path checkpoints = RealClusterIT.workDir("checkpoints-" + version).toAbsolutePath();
+    RealClusterIT.deleteTree(checkpoints);
     try (FlinkCluster cluster =
         FlinkCluster.builder(
                 RealClusterIT.distribution(version),
@@ -86,11 +90,22 @@ class RealClusterExactlyOnceIT {
             .config("cobble.sink.stale-dir-min-age", "1 s")
             // Every checkpoint's status stays queryable, to judge each published snapshot.
             .config("web.checkpoints.history", "10000")
+            // The keyed state of every job is Cobble's, as a platform team configures it.
+            .config("state.backend.type", StatefulSqlJob.BACKEND_FACTORY)
+            .config(StatefulSqlJob.checkpointDirKey(version), checkpoints.toUri().toString())
+            .config(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION")
             .build()) {
       cluster.start();
+      StatefulSqlJob stateful = new StatefulSqlJob(cluster, version, stats);
       RealClusterIT.withLogsOnFailure(
           cluster,
           () -> {
+            // The stateful job checkpoints before this test's job starts, so the kill below,
+            // timed by this job's commits, also hits it with Cobble state to recover.
+            stateful.start();
+            stateful.awaitFirstCheckpoint();
             Map<String, String> session = new HashMap<>();
             session.put("execution.runtime-mode", "streaming");
             session.put("execution.checkpointing.interval", "1s");
@@ -135,6 +150,8 @@ class RealClusterExactlyOnceIT {
                       > 0,
                   "the job never saw the TaskManager loss");
               assertEveryPublishedSnapshotIsAPrefix(cluster, job, table);
+              // Job A's writers hold working directories until it ends too.
+              stateful.restoreIntoNewParallelismAndCheck();
               assertNoWriterDirectoryLeft(cluster);
             }
           });
