@@ -102,12 +102,14 @@ final class StatefulQuickstart {
             .build();
     try (MiniCluster mini = new MiniCluster(cluster)) {
       mini.start();
+      long start = System.nanoTime();
       JobID id = mini.submitJob(job).get(1, TimeUnit.MINUTES).getJobID();
       JobResult result = mini.requestJobResult(id).get(5, TimeUnit.MINUTES);
       if (!result.isSuccess()) {
         throw new IllegalStateException(
             "the stateful job failed", result.getSerializedThrowable().orElse(null));
       }
+      System.out.printf("   job finished in %d ms%n", (System.nanoTime() - start) / 1_000_000);
       report(mini.getExecutionGraph(id).get(1, TimeUnit.MINUTES));
     }
     check();

@@ -43,6 +43,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * prefixes or holds rows of a failed attempt shows a key that lags behind or runs ahead), taken for
  * a checkpoint the JobManager reports as completed; the last one holds exactly the upsert result.
  *
+ * <p>The cluster runs the Cobble state backend (set in its configuration), and a {@link
+ * StatefulSqlJob} shares the kill: it recovers from a Cobble checkpoint, then continues at another
+ * parallelism from its retained checkpoint, so one TaskManager loss per minor proves both.
+ *
  * <p>The table is read with the engine's {@link Reader}; the rows are decoded by hand (BIGINT key:
  * 8 bytes big-endian; STRING column: a presence byte, then UTF-8), since this module keeps Flink
  * off its class path.
