@@ -89,7 +89,10 @@ class RealClusterExactlyOnceIT {
             .addLibJar(RealClusterIT.distJar(RealClusterIT.lineOf(version)))
             .config("taskmanager.numberOfTaskSlots", "4")
             .config("heartbeat.interval", "1000")
-            .config("heartbeat.timeout", "5000")
+            // A killed TaskManager is noticed within seconds through refused heartbeat RPCs
+            // (heartbeat.rpc-failure-threshold); a long timeout only spares a live one that a
+            // loaded machine slows down (5 s expired while the stateful job was deploying).
+            .config("heartbeat.timeout", "30000")
             // The restarted writers remove the killed TaskManager's working directories at once.
             .config("cobble.sink.stale-dir-min-age", "1 s")
             // Every checkpoint's status stays queryable, to judge each published snapshot.
