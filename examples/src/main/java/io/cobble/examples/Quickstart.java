@@ -11,7 +11,8 @@ import org.apache.flink.table.api.TableEnvironment;
 /**
  * The embedded quickstart, all in Flink SQL on a local MiniCluster: generated upserts written into
  * a Cobble table by the Cobble sink, the committed table read back with a batch scan, then used as
- * the dimension of a lookup join. Prints the results and where the table's files are.
+ * the dimension of a lookup join. Prints the results and where the table's files are. Then a
+ * stateful DataStream job on the Cobble state backend ({@link StatefulQuickstart}).
  */
 public final class Quickstart {
 
@@ -68,6 +69,15 @@ public final class Quickstart {
 
     System.out.println("4. The table's files under " + table + ":");
     printLayout(table);
+
+    Path checkpoints = root.resolve("state-checkpoints");
+    deleteRecursively(checkpoints);
+    System.out.println(
+        "5. State backend: a keyed window sum with event-time timers on Cobble state,"
+            + " checkpoints into "
+            + checkpoints.toUri()
+            + ", one forced failure and the restore:");
+    StatefulQuickstart.run(checkpoints);
   }
 
   /** One line per top-level directory of the table: what it holds and how many files. */

@@ -43,6 +43,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * prefixes or holds rows of a failed attempt shows a key that lags behind or runs ahead), taken for
  * a checkpoint the JobManager reports as completed; the last one holds exactly the upsert result.
  *
+ * <p>The cluster runs the Cobble state backend (set in its configuration), and a {@link
+ * StatefulSqlJob} shares the kill: it recovers from a Cobble checkpoint, then continues at another
+ * parallelism from its retained checkpoint, so one TaskManager loss per minor proves both.
+ *
  * <p>The table is read with the engine's {@link Reader}; the rows are decoded by hand (BIGINT key:
  * 8 bytes big-endian; STRING column: a presence byte, then UTF-8), since this module keeps Flink
  * off its class path.
@@ -74,6 +78,10 @@ class RealClusterExactlyOnceIT {
     Path table = RealClusterIT.workDir("exactly-once-data-" + version).toAbsolutePath();
     // A table of an earlier run would satisfy the wait for commits before this job wrote any.
     RealClusterIT.deleteTree(table);
+    Path stats = RealClusterIT.workDir("stateful-stats-" + version).toAbsolutePath();
+    RealClusterIT.deleteTree(stats);
+    Path checkpoints = RealClusterIT.workDir("checkpoints-" + version).toAbsolutePath();
+    RealClusterIT.deleteTree(checkpoints);
     try (FlinkCluster cluster =
         FlinkCluster.builder(
                 RealClusterIT.distribution(version),
@@ -81,16 +89,30 @@ class RealClusterExactlyOnceIT {
             .addLibJar(RealClusterIT.distJar(RealClusterIT.lineOf(version)))
             .config("taskmanager.numberOfTaskSlots", "4")
             .config("heartbeat.interval", "1000")
-            .config("heartbeat.timeout", "5000")
+            // A killed TaskManager is noticed within seconds through refused heartbeat RPCs
+            // (heartbeat.rpc-failure-threshold); a long timeout only spares a live one that a
+            // loaded machine slows down (5 s expired while the stateful job was deploying).
+            .config("heartbeat.timeout", "30000")
             // The restarted writers remove the killed TaskManager's working directories at once.
             .config("cobble.sink.stale-dir-min-age", "1 s")
             // Every checkpoint's status stays queryable, to judge each published snapshot.
             .config("web.checkpoints.history", "10000")
+            // The keyed state of every job is Cobble's, as a platform team configures it.
+            .config("state.backend.type", StatefulSqlJob.BACKEND_FACTORY)
+            .config(StatefulSqlJob.checkpointDirKey(version), checkpoints.toUri().toString())
+            .config(
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "RETAIN_ON_CANCELLATION")
             .build()) {
       cluster.start();
+      StatefulSqlJob stateful = new StatefulSqlJob(cluster, version, stats);
       RealClusterIT.withLogsOnFailure(
           cluster,
           () -> {
+            // The stateful job checkpoints before this test's job starts, so the kill below,
+            // timed by this job's commits, also hits it with Cobble state to recover.
+            stateful.start();
+            stateful.awaitFirstCheckpoint();
             Map<String, String> session = new HashMap<>();
             session.put("execution.runtime-mode", "streaming");
             session.put("execution.checkpointing.interval", "1s");
@@ -135,6 +157,8 @@ class RealClusterExactlyOnceIT {
                       > 0,
                   "the job never saw the TaskManager loss");
               assertEveryPublishedSnapshotIsAPrefix(cluster, job, table);
+              // Job A's writers hold working directories until it ends too.
+              stateful.restoreIntoNewParallelismAndCheck();
               assertNoWriterDirectoryLeft(cluster);
             }
           });

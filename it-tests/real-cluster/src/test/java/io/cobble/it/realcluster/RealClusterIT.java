@@ -303,7 +303,7 @@ class RealClusterIT {
   }
 
   /** Cancels a running job through the JobManager's REST API. */
-  private static void cancel(FlinkCluster cluster, String jobId) throws Exception {
+  static void cancel(FlinkCluster cluster, String jobId) throws Exception {
     java.net.http.HttpResponse<String> response =
         java.net.http.HttpClient.newHttpClient()
             .send(
