@@ -108,21 +108,24 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
       return false;
     }
     while (merged.valid()) {
-      byte[] key = merged.key();
-      if (endKey != null && Bytes.compare(key, endKey) >= 0) {
+      byte[] key = merged.keyArray();
+      int keyLength = merged.keyLength();
+      if (endKey != null && Bytes.compare(key, 0, keyLength, endKey, 0, endKey.length) >= 0) {
         break;
       }
-      byte[] userKey = Arrays.copyOfRange(key, 2, key.length);
-      if (resumeAfter != null && Bytes.compare(userKey, resumeAfter) <= 0) {
+      if (resumeAfter != null
+          && Bytes.compare(key, 2, keyLength - 2, resumeAfter, 0, resumeAfter.length) <= 0) {
         merged.next();
         continue;
       }
       byte[][] values = merged.row().toUser(projection, now, loader);
-      merged.next();
       if (values != null) {
-        next = new Row(userKey, values);
+        // The merged key buffer is reused by the next move: the row gets its own copy.
+        next = new Row(Arrays.copyOfRange(key, 2, keyLength), values);
+        merged.next();
         return true;
       }
+      merged.next();
     }
     close();
     return false;

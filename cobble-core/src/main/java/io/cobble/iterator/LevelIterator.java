@@ -86,6 +86,36 @@ public final class LevelIterator implements KvIterator {
   }
 
   @Override
+  public byte[] keyArray() {
+    return current.keyArray();
+  }
+
+  @Override
+  public int keyOffset() {
+    return current.keyOffset();
+  }
+
+  @Override
+  public int keyLength() {
+    return current.keyLength();
+  }
+
+  @Override
+  public byte[] valueArray() {
+    return current.valueArray();
+  }
+
+  @Override
+  public int valueOffset() {
+    return current.valueOffset();
+  }
+
+  @Override
+  public int valueLength() {
+    return current.valueLength();
+  }
+
+  @Override
   public void close() {
     if (current != null) {
       current.close();

@@ -7,11 +7,14 @@ import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.util.ByteReader;
 import io.cobble.util.Bytes;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * Merges sorted sources of one tree, given newest first, into one row per key: the newest source's
- * row with each older source's row folded underneath ({@link RowState#mergeOlder}).
+ * row with each older source's row folded underneath ({@link RowState#mergeOlder}). Keys and rows
+ * are read in place from the sources' buffers ({@link KvIterator#keyArray()}); the current key is
+ * kept in a reused buffer, so moving allocates nothing but the decoded column values.
  */
 public final class RowMergingIterator implements AutoCloseable {
   private final KvIterator[] sources;
@@ -19,12 +22,17 @@ public final class RowMergingIterator implements AutoCloseable {
   private final ColumnLayout layout;
   private final ValueLoader loader;
   private final int[] heap;
+  // Each source's current key in place (its array, offset and length), refreshed when it moves.
   private final byte[][] keys;
+  private final int[] keyOffsets;
+  private final int[] keyLengths;
   private int heapSize;
   private final ByteReader reader = new ByteReader();
   private RowState row = new RowState();
   private RowState older = new RowState();
-  private byte[] key;
+  private byte[] key = new byte[32];
+  private int keyLength;
+  private boolean valid;
 
   /** {@code names} (same order as sources, entries may be null) label corruption errors. */
   public RowMergingIterator(
@@ -35,10 +43,19 @@ public final class RowMergingIterator implements AutoCloseable {
     this.loader = loader;
     this.heap = new int[this.sources.length];
     this.keys = new byte[this.sources.length][];
+    this.keyOffsets = new int[this.sources.length];
+    this.keyLengths = new int[this.sources.length];
+  }
+
+  private void loadKey(int s) {
+    KvIterator source = sources[s];
+    keys[s] = source.keyArray();
+    keyOffsets[s] = source.keyOffset();
+    keyLengths[s] = source.keyLength();
   }
 
   private boolean less(int a, int b) {
-    int c = Bytes.compare(keys[a], keys[b]);
+    int c = Bytes.compare(keys[a], keyOffsets[a], keyLengths[a], keys[b], keyOffsets[b], keyLengths[b]);
     return c < 0 || (c == 0 && a < b);
   }
 
@@ -80,7 +97,7 @@ public final class RowMergingIterator implements AutoCloseable {
     heapSize = 0;
     for (int i = 0; i < sources.length; i++) {
       if (sources[i].valid()) {
-        keys[i] = sources[i].key();
+        loadKey(i);
         heap[heapSize++] = i;
         siftUp(heapSize - 1);
       }
@@ -103,11 +120,21 @@ public final class RowMergingIterator implements AutoCloseable {
   }
 
   public boolean valid() {
-    return key != null;
+    return valid;
   }
 
+  /** A copy of the current key. */
   public byte[] key() {
+    return Arrays.copyOf(key, keyLength);
+  }
+
+  /** The current key in place: the first {@link #keyLength()} bytes; valid until the next move. */
+  public byte[] keyArray() {
     return key;
+  }
+
+  public int keyLength() {
+    return keyLength;
   }
 
   /** The combined row at the current key; valid until the next move. */
@@ -119,9 +146,10 @@ public final class RowMergingIterator implements AutoCloseable {
     advance();
   }
 
-  private void decode(RowState into, int source, byte[] value) {
+  private void decode(RowState into, int source) {
+    KvIterator s = sources[source];
     try {
-      into.decode(layout, value, 0, value.length, reader);
+      into.decode(layout, s.valueArray(), s.valueOffset(), s.valueLength(), reader);
     } catch (CobbleException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -133,25 +161,32 @@ public final class RowMergingIterator implements AutoCloseable {
 
   private void advance() {
     if (heapSize == 0) {
-      key = null;
+      valid = false;
       return;
     }
+    valid = true;
     int top = heap[0];
-    key = keys[top];
+    // The sources move on below: keep the key in this iterator's own buffer.
+    keyLength = keyLengths[top];
+    if (key.length < keyLength) {
+      key = new byte[Math.max(keyLength, key.length * 2)];
+    }
+    System.arraycopy(keys[top], keyOffsets[top], key, 0, keyLength);
     boolean first = true;
-    while (heapSize > 0 && Bytes.compare(keys[heap[0]], key) == 0) {
+    while (heapSize > 0
+        && Bytes.compare(keys[heap[0]], keyOffsets[heap[0]], keyLengths[heap[0]], key, 0, keyLength)
+            == 0) {
       int s = heap[0];
-      byte[] value = sources[s].value();
       if (first) {
-        decode(row, s, value);
+        decode(row, s);
         first = false;
       } else {
-        decode(older, s, value);
+        decode(older, s);
         row.mergeOlder(older, loader);
       }
       sources[s].next();
       if (sources[s].valid()) {
-        keys[s] = sources[s].key();
+        loadKey(s);
         siftDown(0);
       } else {
         heap[0] = heap[--heapSize];
