@@ -37,7 +37,9 @@ public interface KvIterator extends Closeable {
     return keyArray().length;
   }
 
-  /** The array holding the current value, from {@link #valueOffset()} for {@link #valueLength()}. */
+  /**
+   * The array holding the current value, from {@link #valueOffset()} for {@link #valueLength()}.
+   */
   default byte[] valueArray() {
     return value();
   }

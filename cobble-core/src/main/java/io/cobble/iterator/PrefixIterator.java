@@ -38,7 +38,8 @@ public final class PrefixIterator implements KvIterator {
   public boolean valid() {
     return inner.valid()
         && inner.keyLength() >= prefix.length
-        && Bytes.compare(inner.keyArray(), inner.keyOffset(), prefix.length, prefix, 0, prefix.length)
+        && Bytes.compare(
+                inner.keyArray(), inner.keyOffset(), prefix.length, prefix, 0, prefix.length)
             == 0;
   }
 

@@ -17,15 +17,16 @@ import java.util.List;
  * kept in a reused buffer, so moving allocates nothing but the decoded column values.
  */
 public final class RowMergingIterator implements AutoCloseable {
-  private final KvIterator[] sources;
-  private final String[] names;
-  private final ColumnLayout layout;
-  private final ValueLoader loader;
-  private final int[] heap;
+  private KvIterator[] sources = new KvIterator[0];
+  private String[] names = new String[0];
+  private int count;
+  private ColumnLayout layout;
+  private ValueLoader loader;
+  private int[] heap = new int[0];
   // Each source's current key in place (its array, offset and length), refreshed when it moves.
-  private final byte[][] keys;
-  private final int[] keyOffsets;
-  private final int[] keyLengths;
+  private byte[][] keys = new byte[0][];
+  private int[] keyOffsets = new int[0];
+  private int[] keyLengths = new int[0];
   private int heapSize;
   private final ByteReader reader = new ByteReader();
   private RowState row = new RowState();
@@ -34,17 +35,42 @@ public final class RowMergingIterator implements AutoCloseable {
   private int keyLength;
   private boolean valid;
 
+  /** An iterator over no sources; {@link #reset} it onto some. */
+  public RowMergingIterator() {}
+
   /** {@code names} (same order as sources, entries may be null) label corruption errors. */
   public RowMergingIterator(
       List<KvIterator> sources, List<String> names, ColumnLayout layout, ValueLoader loader) {
-    this.sources = sources.toArray(new KvIterator[0]);
-    this.names = names.toArray(new String[0]);
+    reset(
+        sources.toArray(new KvIterator[0]),
+        names.toArray(new String[0]),
+        sources.size(),
+        layout,
+        loader);
+  }
+
+  /**
+   * Merges the first {@code count} of {@code sources} (labelled by {@code names}, entries may be
+   * null), unpositioned, reusing this iterator's arrays; the arrays are copied, not kept.
+   */
+  public RowMergingIterator reset(
+      KvIterator[] sources, String[] names, int count, ColumnLayout layout, ValueLoader loader) {
+    if (this.sources.length < count) {
+      this.sources = new KvIterator[count];
+      this.names = new String[count];
+      this.heap = new int[count];
+      this.keys = new byte[count][];
+      this.keyOffsets = new int[count];
+      this.keyLengths = new int[count];
+    }
+    System.arraycopy(sources, 0, this.sources, 0, count);
+    System.arraycopy(names, 0, this.names, 0, count);
+    this.count = count;
     this.layout = layout;
     this.loader = loader;
-    this.heap = new int[this.sources.length];
-    this.keys = new byte[this.sources.length][];
-    this.keyOffsets = new int[this.sources.length];
-    this.keyLengths = new int[this.sources.length];
+    this.heapSize = 0;
+    this.valid = false;
+    return this;
   }
 
   private void loadKey(int s) {
@@ -55,7 +81,8 @@ public final class RowMergingIterator implements AutoCloseable {
   }
 
   private boolean less(int a, int b) {
-    int c = Bytes.compare(keys[a], keyOffsets[a], keyLengths[a], keys[b], keyOffsets[b], keyLengths[b]);
+    int c =
+        Bytes.compare(keys[a], keyOffsets[a], keyLengths[a], keys[b], keyOffsets[b], keyLengths[b]);
     return c < 0 || (c == 0 && a < b);
   }
 
@@ -95,7 +122,7 @@ public final class RowMergingIterator implements AutoCloseable {
 
   private void rebuild() {
     heapSize = 0;
-    for (int i = 0; i < sources.length; i++) {
+    for (int i = 0; i < count; i++) {
       if (sources[i].valid()) {
         loadKey(i);
         heap[heapSize++] = i;
@@ -106,15 +133,15 @@ public final class RowMergingIterator implements AutoCloseable {
   }
 
   public void seekToFirst() {
-    for (KvIterator s : sources) {
-      s.seekToFirst();
+    for (int i = 0; i < count; i++) {
+      sources[i].seekToFirst();
     }
     rebuild();
   }
 
   public void seek(byte[] target) {
-    for (KvIterator s : sources) {
-      s.seek(target);
+    for (int i = 0; i < count; i++) {
+      sources[i].seek(target);
     }
     rebuild();
   }
@@ -197,8 +224,18 @@ public final class RowMergingIterator implements AutoCloseable {
 
   @Override
   public void close() {
-    for (KvIterator s : sources) {
-      s.close();
+    for (int i = 0; i < count; i++) {
+      sources[i].close();
     }
+  }
+
+  /** Closes the sources and forgets them (a pooled iterator keeps no scan's sources alive). */
+  public void closeAndClear() {
+    close();
+    Arrays.fill(sources, 0, count, null);
+    Arrays.fill(names, 0, count, null);
+    Arrays.fill(keys, 0, count, null);
+    count = 0;
+    valid = false;
   }
 }

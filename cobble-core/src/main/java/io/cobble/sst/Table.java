@@ -430,6 +430,21 @@ public final class Table implements AutoCloseable {
     return new TableIterator(this, readAheadBytes);
   }
 
+  /**
+   * As {@link #iterator(int)}, reopening {@code reuse} (a closed or open iterator of any table, or
+   * null) over this table when it is a table iterator with the same read-ahead, so a cursor that
+   * moves from file to file, or a pooled one, allocates nothing.
+   */
+  public KvIterator iterator(int readAheadBytes, KvIterator reuse) {
+    if (reuse instanceof TableIterator && ((TableIterator) reuse).readAhead() == readAheadBytes) {
+      return ((TableIterator) reuse).reopen(this);
+    }
+    if (reuse != null) {
+      reuse.close();
+    }
+    return new TableIterator(this, readAheadBytes);
+  }
+
   private void closeQuietly() {
     try {
       source.close();

@@ -8,17 +8,17 @@ import io.cobble.util.ByteReader;
 import io.cobble.util.ReadAhead;
 
 /**
- * Two-level cursor over a table: top-level index → index partition → data block. User scans pin
- * the cached data block they stand on (decoded into a recycled array on a miss) and unpin it when
- * they move off it or close, so a scan copies no block; its three block cursors are reused for
- * every block it visits. With read-ahead (compaction) it reads data blocks in large sequential
- * chunks and leaves the block cache alone.
+ * Two-level cursor over a table: top-level index → index partition → data block. User scans pin the
+ * cached data block they stand on (decoded into a recycled array on a miss) and unpin it when they
+ * move off it or close, so a scan copies no block; its three block cursors are reused for every
+ * block it visits. With read-ahead (compaction) it reads data blocks in large sequential chunks and
+ * leaves the block cache alone.
  */
 final class TableIterator implements KvIterator {
   /** Below this the caller asked for plain block-by-block reads without kernel hints. */
   private static final int MIN_HINTED_READ_AHEAD = 4096;
 
-  private final Table table;
+  private Table table;
   private final int readAhead;
   private final BlockIterator top = new BlockIterator();
   private final BlockIterator index = new BlockIterator();
@@ -36,6 +36,20 @@ final class TableIterator implements KvIterator {
     this.table = table;
     this.readAhead = readAhead;
     table.loadTopIndex(top);
+  }
+
+  int readAhead() {
+    return readAhead;
+  }
+
+  /** Closes this cursor and reopens it, unpositioned, over {@code other}. */
+  TableIterator reopen(Table other) {
+    close();
+    table = other;
+    indexLoaded = false;
+    raStart = -1;
+    table.loadTopIndex(top);
+    return this;
   }
 
   private RuntimeException wrap(RuntimeException e) {
@@ -233,10 +247,16 @@ final class TableIterator implements KvIterator {
 
   @Override
   public void close() {
+    if (table == null) {
+      return;
+    }
     unloadData();
+    indexLoaded = false;
     if (hint != null) {
       hint.close();
       hint = null;
     }
+    // A closed cursor kept for reuse must not keep a deleted table's metadata alive.
+    table = null;
   }
 }

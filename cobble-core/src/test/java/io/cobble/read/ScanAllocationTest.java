@@ -17,9 +17,9 @@ import org.junit.jupiter.api.io.TempDir;
  * A seek with a short scan copies no block: the cursor reads the cached data block it stands on in
  * place (pinned, and decoded into an array the cache recycles when the seek misses the cache) and
  * the merge reads keys and rows from the sources' buffers. What a seek allocates is the rows it
- * returns plus the cursor's fixed set of objects, well under one block; a block copied per seek
- * (4 KiB here), or a pin left behind (the cache could no longer recycle the arrays of evicted
- * blocks, so each miss would allocate a new one), adds a block's size per seek.
+ * returns plus the cursor's fixed set of objects, well under one block; a block copied per seek (4
+ * KiB here), or a pin left behind (the cache could no longer recycle the arrays of evicted blocks,
+ * so each miss would allocate a new one), adds a block's size per seek.
  */
 class ScanAllocationTest {
   private static final int KEYS = 40_000;
@@ -54,7 +54,9 @@ class ScanAllocationTest {
     return allocated() - before - probe;
   }
 
-  /** Bytes this thread allocated per returned row for the caller's part alone (key, value, entry). */
+  /**
+   * Bytes this thread allocated per returned row for the caller's part alone (key, value, entry).
+   */
   private static long callerBytesPerRow(SingleDb db, byte[] start) {
     long before = allocated();
     long total;
@@ -113,11 +115,21 @@ class ScanAllocationTest {
       long perSeek = seekBytes / SEEKS - keyBytes;
       long rows = ROWS * callerBytesPerRow(db, key(100));
       System.out.println(
-          "ScanAllocationTest: " + perSeek + " B per seek of " + ROWS + " rows, " + rows
+          "ScanAllocationTest: "
+              + perSeek
+              + " B per seek of "
+              + ROWS
+              + " rows, "
+              + rows
               + " B of them the rows returned");
       assertTrue(
           perSeek - rows < BLOCK / 2,
-          "a seek allocated " + perSeek + " B, " + (perSeek - rows) + " B beyond its " + rows
+          "a seek allocated "
+              + perSeek
+              + " B, "
+              + (perSeek - rows)
+              + " B beyond its "
+              + rows
               + " B of rows: a block copy or a leaked pin per seek?");
       try (SingleDb.Cursor cursor = db.scan(key(KEYS - 2), null)) {
         assertArrayEquals(value(KEYS - 2), cursor.next().getValue());
