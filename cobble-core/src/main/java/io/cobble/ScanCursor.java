@@ -1,21 +1,13 @@
 package io.cobble;
 
-import io.cobble.iterator.KvIterator;
-import io.cobble.iterator.LevelIterator;
-import io.cobble.iterator.PrefixIterator;
 import io.cobble.iterator.RowMergingIterator;
-import io.cobble.memtable.AdaptiveMemTable;
-import io.cobble.memtable.MemTable;
+import io.cobble.read.ScanSources;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.ValueLoader;
 import io.cobble.util.Bytes;
-import io.cobble.version.FileMeta;
-import io.cobble.version.Tree;
 import io.cobble.version.Version;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
-import java.util.List;
 import java.util.NoSuchElementException;
 
 /**
@@ -31,6 +23,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   // Expiry is judged as of the cursor's creation, so a row alive then stays in its view.
   private final long now;
   private final Version version;
+  private final ScanSources sources;
   private final RowMergingIterator merged;
   private final byte[] endKey;
   private final int[] projection;
@@ -63,34 +56,14 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     if (start != null && Bytes.compare(from, start) < 0) {
       from = start;
     }
-    byte[] fam = {(byte) (layout.familyId() >>> 8), (byte) layout.familyId()};
-    List<KvIterator> sources = new ArrayList<>();
-    List<String> names = new ArrayList<>();
-    sources.add(new PrefixIterator(memIterator(version.active()), fam));
-    names.add(null);
-    for (MemTable m : version.immutables()) {
-      sources.add(new PrefixIterator(memIterator(m), fam));
-      names.add(null);
+    this.sources = ScanSources.acquire();
+    try {
+      merged = sources.open(version, layout, loader);
+      merged.seek(concat(bucketPrefix, from));
+    } catch (RuntimeException e) {
+      sources.release();
+      throw e;
     }
-    if (layout.familyId() < version.trees().size()) {
-      Tree tree = version.tree(layout.familyId());
-      for (FileMeta f : tree.level(0)) {
-        sources.add(f.table().iterator(0));
-        names.add(f.table().name());
-      }
-      for (int level = 1; level < tree.levelCount(); level++) {
-        if (!tree.level(level).isEmpty()) {
-          sources.add(new LevelIterator(tree.level(level), 0));
-          names.add(null);
-        }
-      }
-    }
-    merged = new RowMergingIterator(sources, names, layout, loader);
-    merged.seek(concat(bucketPrefix, from));
-  }
-
-  private static KvIterator memIterator(MemTable m) {
-    return m instanceof AdaptiveMemTable ? ((AdaptiveMemTable) m).scanIterator() : m.iterator();
   }
 
   private static byte[] concat(byte[] a, byte[] b) {
@@ -108,21 +81,24 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
       return false;
     }
     while (merged.valid()) {
-      byte[] key = merged.key();
-      if (endKey != null && Bytes.compare(key, endKey) >= 0) {
+      byte[] key = merged.keyArray();
+      int keyLength = merged.keyLength();
+      if (endKey != null && Bytes.compare(key, 0, keyLength, endKey, 0, endKey.length) >= 0) {
         break;
       }
-      byte[] userKey = Arrays.copyOfRange(key, 2, key.length);
-      if (resumeAfter != null && Bytes.compare(userKey, resumeAfter) <= 0) {
+      if (resumeAfter != null
+          && Bytes.compare(key, 2, keyLength - 2, resumeAfter, 0, resumeAfter.length) <= 0) {
         merged.next();
         continue;
       }
       byte[][] values = merged.row().toUser(projection, now, loader);
-      merged.next();
       if (values != null) {
-        next = new Row(userKey, values);
+        // The merged key buffer is reused by the next move: the row gets its own copy.
+        next = new Row(Arrays.copyOfRange(key, 2, keyLength), values);
+        merged.next();
         return true;
       }
+      merged.next();
     }
     close();
     return false;
@@ -149,7 +125,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   public void close() {
     if (!closed) {
       closed = true;
-      merged.close();
+      sources.release();
       version.unref();
     }
   }

@@ -110,7 +110,7 @@ public final class CompactionJob {
         if (++rows % ABANDON_CHECK_ROWS == 0 && abandoned.getAsBoolean()) {
           throw new CompactionAbandoned();
         }
-        if (!keepBucket.test(Bytes.getShort(it.key(), 0))) {
+        if (!keepBucket.test(Bytes.getShort(it.keyArray(), 0))) {
           continue;
         }
         RowState row = it.row();

@@ -2,7 +2,14 @@ package io.cobble.iterator;
 
 import java.io.Closeable;
 
-/** Sorted key/value cursor shared by memtables, blocks, tables and merged views. */
+/**
+ * Sorted key/value cursor shared by memtables, blocks, tables and merged views.
+ *
+ * <p>{@link #key()} and {@link #value()} return copies the caller may keep. Merging readers use the
+ * in-place views instead ({@link #keyArray()} with {@link #keyOffset()} and {@link #keyLength()},
+ * likewise for the value): they read the iterator's own buffers, valid until it moves, and must not
+ * be modified. The defaults copy; every engine iterator overrides them.
+ */
 public interface KvIterator extends Closeable {
   void seekToFirst();
 
@@ -16,6 +23,34 @@ public interface KvIterator extends Closeable {
   byte[] key();
 
   byte[] value();
+
+  /** The array holding the current key, from {@link #keyOffset()} for {@link #keyLength()}. */
+  default byte[] keyArray() {
+    return key();
+  }
+
+  default int keyOffset() {
+    return 0;
+  }
+
+  default int keyLength() {
+    return keyArray().length;
+  }
+
+  /**
+   * The array holding the current value, from {@link #valueOffset()} for {@link #valueLength()}.
+   */
+  default byte[] valueArray() {
+    return value();
+  }
+
+  default int valueOffset() {
+    return 0;
+  }
+
+  default int valueLength() {
+    return valueArray().length;
+  }
 
   @Override
   void close();

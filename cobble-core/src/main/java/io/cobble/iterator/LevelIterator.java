@@ -5,13 +5,17 @@ import java.util.List;
 
 /**
  * Concatenates the non-overlapping, sorted files of one level, opening one file at a time. Knows
- * the files only as {@link RunFile}s, so iterators stay below the version layer.
+ * the files only as {@link RunFile}s, so iterators stay below the version layer. One file iterator
+ * is reopened from file to file, and {@link #reset} lets a pooled level iterator serve another
+ * scan.
  */
 public final class LevelIterator implements KvIterator {
-  private final List<? extends RunFile> files;
+  private List<? extends RunFile> files;
   private final int readAhead;
   private int index;
   private KvIterator current;
+  // The last file iterator, closed, kept to be reopened over the next file.
+  private KvIterator spare;
 
   public LevelIterator(List<? extends RunFile> files, int readAhead) {
     this.files = files;
@@ -19,12 +23,25 @@ public final class LevelIterator implements KvIterator {
     this.index = files.size();
   }
 
+  /** Closes this iterator and points it, unpositioned, at another level's files. */
+  public LevelIterator reset(List<? extends RunFile> files) {
+    close();
+    this.files = files;
+    this.index = files.size();
+    return this;
+  }
+
   private void open(int i) {
-    if (current != null) {
-      current.close();
-    }
+    KvIterator previous = current != null ? current : spare;
+    current = null;
+    spare = null;
     index = i;
-    current = i < files.size() ? files.get(i).iterator(readAhead) : null;
+    if (i < files.size()) {
+      current = files.get(i).iterator(readAhead, previous);
+    } else if (previous != null) {
+      previous.close();
+      spare = previous;
+    }
   }
 
   private void skipExhausted() {
@@ -86,9 +103,40 @@ public final class LevelIterator implements KvIterator {
   }
 
   @Override
+  public byte[] keyArray() {
+    return current.keyArray();
+  }
+
+  @Override
+  public int keyOffset() {
+    return current.keyOffset();
+  }
+
+  @Override
+  public int keyLength() {
+    return current.keyLength();
+  }
+
+  @Override
+  public byte[] valueArray() {
+    return current.valueArray();
+  }
+
+  @Override
+  public int valueOffset() {
+    return current.valueOffset();
+  }
+
+  @Override
+  public int valueLength() {
+    return current.valueLength();
+  }
+
+  @Override
   public void close() {
     if (current != null) {
       current.close();
+      spare = current;
       current = null;
     }
   }

@@ -10,16 +10,13 @@ import java.util.Arrays;
 public final class PrefixIterator implements KvIterator {
   private final KvIterator inner;
   private final byte[] prefix;
+  // Reused for seek targets: prefix followed by the caller's target.
+  private byte[] target;
 
   public PrefixIterator(KvIterator inner, byte[] prefix) {
     this.inner = inner;
     this.prefix = prefix;
-  }
-
-  private byte[] withPrefix(byte[] key) {
-    byte[] k = Arrays.copyOf(prefix, prefix.length + key.length);
-    System.arraycopy(key, 0, k, prefix.length, key.length);
-    return k;
+    this.target = Arrays.copyOf(prefix, prefix.length);
   }
 
   @Override
@@ -29,17 +26,21 @@ public final class PrefixIterator implements KvIterator {
 
   @Override
   public void seek(byte[] target) {
-    inner.seek(withPrefix(target));
+    int length = prefix.length + target.length;
+    if (this.target.length != length) {
+      this.target = Arrays.copyOf(prefix, length);
+    }
+    System.arraycopy(target, 0, this.target, prefix.length, target.length);
+    inner.seek(this.target);
   }
 
   @Override
   public boolean valid() {
-    if (!inner.valid()) {
-      return false;
-    }
-    byte[] k = inner.key();
-    return k.length >= prefix.length
-        && Bytes.compare(k, 0, prefix.length, prefix, 0, prefix.length) == 0;
+    return inner.valid()
+        && inner.keyLength() >= prefix.length
+        && Bytes.compare(
+                inner.keyArray(), inner.keyOffset(), prefix.length, prefix, 0, prefix.length)
+            == 0;
   }
 
   @Override
@@ -49,13 +50,43 @@ public final class PrefixIterator implements KvIterator {
 
   @Override
   public byte[] key() {
-    byte[] k = inner.key();
-    return Arrays.copyOfRange(k, prefix.length, k.length);
+    int from = inner.keyOffset() + prefix.length;
+    return Arrays.copyOfRange(inner.keyArray(), from, inner.keyOffset() + inner.keyLength());
   }
 
   @Override
   public byte[] value() {
     return inner.value();
+  }
+
+  @Override
+  public byte[] keyArray() {
+    return inner.keyArray();
+  }
+
+  @Override
+  public int keyOffset() {
+    return inner.keyOffset() + prefix.length;
+  }
+
+  @Override
+  public int keyLength() {
+    return inner.keyLength() - prefix.length;
+  }
+
+  @Override
+  public byte[] valueArray() {
+    return inner.valueArray();
+  }
+
+  @Override
+  public int valueOffset() {
+    return inner.valueOffset();
+  }
+
+  @Override
+  public int valueLength() {
+    return inner.valueLength();
   }
 
   @Override

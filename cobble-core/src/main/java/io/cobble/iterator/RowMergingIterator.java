@@ -7,38 +7,82 @@ import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.util.ByteReader;
 import io.cobble.util.Bytes;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * Merges sorted sources of one tree, given newest first, into one row per key: the newest source's
- * row with each older source's row folded underneath ({@link RowState#mergeOlder}).
+ * row with each older source's row folded underneath ({@link RowState#mergeOlder}). Keys and rows
+ * are read in place from the sources' buffers ({@link KvIterator#keyArray()}); the current key is
+ * kept in a reused buffer, so moving allocates nothing but the decoded column values.
  */
 public final class RowMergingIterator implements AutoCloseable {
-  private final KvIterator[] sources;
-  private final String[] names;
-  private final ColumnLayout layout;
-  private final ValueLoader loader;
-  private final int[] heap;
-  private final byte[][] keys;
+  private KvIterator[] sources = new KvIterator[0];
+  private String[] names = new String[0];
+  private int count;
+  private ColumnLayout layout;
+  private ValueLoader loader;
+  private int[] heap = new int[0];
+  // Each source's current key in place (its array, offset and length), refreshed when it moves.
+  private byte[][] keys = new byte[0][];
+  private int[] keyOffsets = new int[0];
+  private int[] keyLengths = new int[0];
   private int heapSize;
   private final ByteReader reader = new ByteReader();
   private RowState row = new RowState();
   private RowState older = new RowState();
-  private byte[] key;
+  private byte[] key = new byte[32];
+  private int keyLength;
+  private boolean valid;
+
+  /** An iterator over no sources; {@link #reset} it onto some. */
+  public RowMergingIterator() {}
 
   /** {@code names} (same order as sources, entries may be null) label corruption errors. */
   public RowMergingIterator(
       List<KvIterator> sources, List<String> names, ColumnLayout layout, ValueLoader loader) {
-    this.sources = sources.toArray(new KvIterator[0]);
-    this.names = names.toArray(new String[0]);
+    reset(
+        sources.toArray(new KvIterator[0]),
+        names.toArray(new String[0]),
+        sources.size(),
+        layout,
+        loader);
+  }
+
+  /**
+   * Merges the first {@code count} of {@code sources} (labelled by {@code names}, entries may be
+   * null), unpositioned, reusing this iterator's arrays; the arrays are copied, not kept.
+   */
+  public RowMergingIterator reset(
+      KvIterator[] sources, String[] names, int count, ColumnLayout layout, ValueLoader loader) {
+    if (this.sources.length < count) {
+      this.sources = new KvIterator[count];
+      this.names = new String[count];
+      this.heap = new int[count];
+      this.keys = new byte[count][];
+      this.keyOffsets = new int[count];
+      this.keyLengths = new int[count];
+    }
+    System.arraycopy(sources, 0, this.sources, 0, count);
+    System.arraycopy(names, 0, this.names, 0, count);
+    this.count = count;
     this.layout = layout;
     this.loader = loader;
-    this.heap = new int[this.sources.length];
-    this.keys = new byte[this.sources.length][];
+    this.heapSize = 0;
+    this.valid = false;
+    return this;
+  }
+
+  private void loadKey(int s) {
+    KvIterator source = sources[s];
+    keys[s] = source.keyArray();
+    keyOffsets[s] = source.keyOffset();
+    keyLengths[s] = source.keyLength();
   }
 
   private boolean less(int a, int b) {
-    int c = Bytes.compare(keys[a], keys[b]);
+    int c =
+        Bytes.compare(keys[a], keyOffsets[a], keyLengths[a], keys[b], keyOffsets[b], keyLengths[b]);
     return c < 0 || (c == 0 && a < b);
   }
 
@@ -78,9 +122,9 @@ public final class RowMergingIterator implements AutoCloseable {
 
   private void rebuild() {
     heapSize = 0;
-    for (int i = 0; i < sources.length; i++) {
+    for (int i = 0; i < count; i++) {
       if (sources[i].valid()) {
-        keys[i] = sources[i].key();
+        loadKey(i);
         heap[heapSize++] = i;
         siftUp(heapSize - 1);
       }
@@ -89,25 +133,35 @@ public final class RowMergingIterator implements AutoCloseable {
   }
 
   public void seekToFirst() {
-    for (KvIterator s : sources) {
-      s.seekToFirst();
+    for (int i = 0; i < count; i++) {
+      sources[i].seekToFirst();
     }
     rebuild();
   }
 
   public void seek(byte[] target) {
-    for (KvIterator s : sources) {
-      s.seek(target);
+    for (int i = 0; i < count; i++) {
+      sources[i].seek(target);
     }
     rebuild();
   }
 
   public boolean valid() {
-    return key != null;
+    return valid;
   }
 
+  /** A copy of the current key. */
   public byte[] key() {
+    return Arrays.copyOf(key, keyLength);
+  }
+
+  /** The current key in place: the first {@link #keyLength()} bytes; valid until the next move. */
+  public byte[] keyArray() {
     return key;
+  }
+
+  public int keyLength() {
+    return keyLength;
   }
 
   /** The combined row at the current key; valid until the next move. */
@@ -119,9 +173,10 @@ public final class RowMergingIterator implements AutoCloseable {
     advance();
   }
 
-  private void decode(RowState into, int source, byte[] value) {
+  private void decode(RowState into, int source) {
+    KvIterator s = sources[source];
     try {
-      into.decode(layout, value, 0, value.length, reader);
+      into.decode(layout, s.valueArray(), s.valueOffset(), s.valueLength(), reader);
     } catch (CobbleException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -133,25 +188,32 @@ public final class RowMergingIterator implements AutoCloseable {
 
   private void advance() {
     if (heapSize == 0) {
-      key = null;
+      valid = false;
       return;
     }
+    valid = true;
     int top = heap[0];
-    key = keys[top];
+    // The sources move on below: keep the key in this iterator's own buffer.
+    keyLength = keyLengths[top];
+    if (key.length < keyLength) {
+      key = new byte[Math.max(keyLength, key.length * 2)];
+    }
+    System.arraycopy(keys[top], keyOffsets[top], key, 0, keyLength);
     boolean first = true;
-    while (heapSize > 0 && Bytes.compare(keys[heap[0]], key) == 0) {
+    while (heapSize > 0
+        && Bytes.compare(keys[heap[0]], keyOffsets[heap[0]], keyLengths[heap[0]], key, 0, keyLength)
+            == 0) {
       int s = heap[0];
-      byte[] value = sources[s].value();
       if (first) {
-        decode(row, s, value);
+        decode(row, s);
         first = false;
       } else {
-        decode(older, s, value);
+        decode(older, s);
         row.mergeOlder(older, loader);
       }
       sources[s].next();
       if (sources[s].valid()) {
-        keys[s] = sources[s].key();
+        loadKey(s);
         siftDown(0);
       } else {
         heap[0] = heap[--heapSize];
@@ -162,8 +224,18 @@ public final class RowMergingIterator implements AutoCloseable {
 
   @Override
   public void close() {
-    for (KvIterator s : sources) {
-      s.close();
+    for (int i = 0; i < count; i++) {
+      sources[i].close();
     }
+  }
+
+  /** Closes the sources and forgets them (a pooled iterator keeps no scan's sources alive). */
+  public void closeAndClear() {
+    close();
+    Arrays.fill(sources, 0, count, null);
+    Arrays.fill(names, 0, count, null);
+    Arrays.fill(keys, 0, count, null);
+    count = 0;
+    valid = false;
   }
 }

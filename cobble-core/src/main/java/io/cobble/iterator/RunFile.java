@@ -10,4 +10,10 @@ public interface RunFile {
 
   /** A new iterator over the file's entries; the caller closes it. */
   KvIterator iterator(int readAhead);
+
+  /**
+   * As {@link #iterator(int)}, reusing {@code reuse} (an iterator a run file returned before, open
+   * or closed, or null) when it can; it is closed either way.
+   */
+  KvIterator iterator(int readAhead, KvIterator reuse);
 }

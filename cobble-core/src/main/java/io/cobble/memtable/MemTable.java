@@ -188,6 +188,26 @@ public abstract class MemTable {
     }
 
     @Override
+    public byte[] keyArray() {
+      return key;
+    }
+
+    @Override
+    public int keyLength() {
+      return key.length;
+    }
+
+    @Override
+    public byte[] valueArray() {
+      return value;
+    }
+
+    @Override
+    public int valueLength() {
+      return value.length;
+    }
+
+    @Override
     public void close() {}
   }
 }

@@ -151,6 +151,36 @@ public final class BlockIterator implements KvIterator {
     return Arrays.copyOfRange(data, valueOff, valueOff + valueLen);
   }
 
+  @Override
+  public byte[] keyArray() {
+    return key;
+  }
+
+  @Override
+  public int keyOffset() {
+    return 0;
+  }
+
+  @Override
+  public int keyLength() {
+    return keyLen;
+  }
+
+  @Override
+  public byte[] valueArray() {
+    return data;
+  }
+
+  @Override
+  public int valueOffset() {
+    return valueOff;
+  }
+
+  @Override
+  public int valueLength() {
+    return valueLen;
+  }
+
   /** Hands the current value to {@code sink} in place. */
   void valueTo(ValueSink sink) {
     sink.accept(data, valueOff, valueLen);
@@ -159,10 +189,6 @@ public final class BlockIterator implements KvIterator {
   /** Points {@code r} at the current value without copying it. */
   public ByteReader valueReader(ByteReader r) {
     return r.reset(data, valueOff, valueLen);
-  }
-
-  int keyLength() {
-    return keyLen;
   }
 
   /** Copies the current key into {@code dst} at {@code pos}; returns its length. */

@@ -238,29 +238,6 @@ public final class Table implements AutoCloseable {
     }
   }
 
-  Block topIndex() {
-    PinnedMetadata.Blocks p = metadata.loaded();
-    return p != null
-        ? p.top
-        : block(readBlock(footer.topIndex(), "top-level index", true), "top-level index");
-  }
-
-  Block block(byte[] raw, String kind) {
-    try {
-      return new Block(raw);
-    } catch (RuntimeException e) {
-      throw new CorruptionException(name, kind + " block: " + e.getMessage(), e);
-    }
-  }
-
-  Block indexPartition(int ordinal, BlockHandle h) {
-    PinnedMetadata.Blocks p = metadata.loaded();
-    if (p != null && p.index != null) {
-      return block(p.index[ordinal], "index partition");
-    }
-    return block(readBlock(h, "index partition", true), "index partition");
-  }
-
   boolean hasBloom() {
     return bloom;
   }
@@ -275,7 +252,7 @@ public final class Table implements AutoCloseable {
   private static final ThreadLocal<GetScratch> GET_SCRATCH =
       ThreadLocal.withInitial(GetScratch::new);
 
-  private void resetOnto(BlockIterator it, byte[] raw, int length, String kind) {
+  void resetOnto(BlockIterator it, byte[] raw, int length, String kind) {
     try {
       it.reset(raw, length);
     } catch (RuntimeException e) {
@@ -372,27 +349,10 @@ public final class Table implements AutoCloseable {
   private boolean seekData(long offset, int size, byte[] key, ValueSink sink, GetScratch g) {
     BlockIterator it = g.it;
     BlockCache.Pin pin = g.pin;
-    byte[] data;
-    int length;
-    if (cache == null) {
-      data = readBlock(offset, size, "data", false);
-      length = data.length;
-    } else {
-      checkHandle(offset, size, "data");
-      long cacheKey = BlockCache.key(fileNumber, offset);
-      if (!cache.acquire(cacheKey, pin)) {
-        Frame f = readFrame(offset, size, "data");
-        byte[] block = cache.allocate(cacheKey, f.rawLength);
-        decode(f, offset, size, "data", block);
-        cache.insertPinned(cacheKey, block, f.rawLength, pin);
-      }
-      data = pin.data();
-      length = pin.length();
-    }
     try {
+      loadData(it, offset, size, pin);
       boolean found;
       try {
-        resetOnto(it, data, length, "data");
         it.seek(key);
         found = it.valid() && it.compareKey(key) == 0;
       } catch (CobbleException e) {
@@ -405,9 +365,60 @@ public final class Table implements AutoCloseable {
       }
       return found;
     } finally {
-      if (cache != null) {
-        cache.release(pin);
-      }
+      releaseData(pin);
+    }
+  }
+
+  /**
+   * Points {@code it} at the data block at {@code offset}. With a cache the block is pinned through
+   * {@code pin} (read and decoded into a recycled array on a miss) until {@link #releaseData};
+   * without one it is read into a new array.
+   */
+  void loadData(BlockIterator it, long offset, int size, BlockCache.Pin pin) {
+    if (cache == null) {
+      byte[] data = readBlock(offset, size, "data", false);
+      resetOnto(it, data, data.length, "data");
+      return;
+    }
+    checkHandle(offset, size, "data");
+    long cacheKey = BlockCache.key(fileNumber, offset);
+    if (!cache.acquire(cacheKey, pin)) {
+      Frame f = readFrame(offset, size, "data");
+      byte[] block = cache.allocate(cacheKey, f.rawLength);
+      decode(f, offset, size, "data", block);
+      cache.insertPinned(cacheKey, block, f.rawLength, pin);
+    }
+    resetOnto(it, pin.data(), pin.length(), "data");
+  }
+
+  /** Unpins what {@link #loadData} pinned (nothing when nothing is pinned). */
+  void releaseData(BlockCache.Pin pin) {
+    if (cache != null) {
+      cache.release(pin);
+    }
+  }
+
+  /**
+   * Points {@code it} at index partition {@code ordinal} (at {@code offset}): the pinned copy when
+   * partitions are pinned, else through the cache.
+   */
+  void loadIndexPartition(BlockIterator it, int ordinal, long offset, int size) {
+    PinnedMetadata.Blocks p = metadata.loaded();
+    byte[] raw =
+        p != null && p.index != null
+            ? p.index[ordinal]
+            : readBlock(offset, size, "index partition", true);
+    resetOnto(it, raw, raw.length, "index partition");
+  }
+
+  /** Points {@code it} at the top-level index: the pinned block, else through the cache. */
+  void loadTopIndex(BlockIterator it) {
+    PinnedMetadata.Blocks p = metadata.loaded();
+    if (p != null) {
+      it.reset(p.top);
+    } else {
+      byte[] raw = readBlock(footer.topIndex(), "top-level index", true);
+      resetOnto(it, raw, raw.length, "top-level index");
     }
   }
 
@@ -416,6 +427,21 @@ public final class Table implements AutoCloseable {
    * of that size and bypasses the cache (compaction); 0 uses the cache (user scans).
    */
   public KvIterator iterator(int readAheadBytes) {
+    return new TableIterator(this, readAheadBytes);
+  }
+
+  /**
+   * As {@link #iterator(int)}, reopening {@code reuse} (a closed or open iterator of any table, or
+   * null) over this table when it is a table iterator with the same read-ahead, so a cursor that
+   * moves from file to file, or a pooled one, allocates nothing.
+   */
+  public KvIterator iterator(int readAheadBytes, KvIterator reuse) {
+    if (reuse instanceof TableIterator && ((TableIterator) reuse).readAhead() == readAheadBytes) {
+      return ((TableIterator) reuse).reopen(this);
+    }
+    if (reuse != null) {
+      reuse.close();
+    }
     return new TableIterator(this, readAheadBytes);
   }
 

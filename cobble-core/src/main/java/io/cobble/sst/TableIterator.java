@@ -2,23 +2,31 @@ package io.cobble.sst;
 
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
+import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ReadAhead;
 
 /**
- * Two-level cursor over a table: top-level index → index partition → data block. With read-ahead it
- * reads data blocks in large sequential chunks and leaves the block cache alone.
+ * Two-level cursor over a table: top-level index → index partition → data block. User scans pin the
+ * cached data block they stand on (decoded into a recycled array on a miss) and unpin it when they
+ * move off it or close, so a scan copies no block; its three block cursors are reused for every
+ * block it visits. With read-ahead (compaction) it reads data blocks in large sequential chunks and
+ * leaves the block cache alone.
  */
 final class TableIterator implements KvIterator {
   /** Below this the caller asked for plain block-by-block reads without kernel hints. */
   private static final int MIN_HINTED_READ_AHEAD = 4096;
 
-  private final Table table;
+  private Table table;
   private final int readAhead;
-  private final BlockIterator top;
-  private BlockIterator index;
-  private BlockIterator data;
+  private final BlockIterator top = new BlockIterator();
+  private final BlockIterator index = new BlockIterator();
+  private final BlockIterator data = new BlockIterator();
+  private final ByteReader reader = new ByteReader();
+  private final BlockCache.Pin pin = new BlockCache.Pin();
+  private boolean indexLoaded;
+  private boolean dataLoaded;
   private byte[] raBuf;
   private long raStart = -1;
   private int raLen;
@@ -27,7 +35,21 @@ final class TableIterator implements KvIterator {
   TableIterator(Table table, int readAhead) {
     this.table = table;
     this.readAhead = readAhead;
-    this.top = table.topIndex().iterator();
+    table.loadTopIndex(top);
+  }
+
+  int readAhead() {
+    return readAhead;
+  }
+
+  /** Closes this cursor and reopens it, unpositioned, over {@code other}. */
+  TableIterator reopen(Table other) {
+    close();
+    table = other;
+    indexLoaded = false;
+    raStart = -1;
+    table.loadTopIndex(top);
+    return this;
   }
 
   private RuntimeException wrap(RuntimeException e) {
@@ -38,32 +60,47 @@ final class TableIterator implements KvIterator {
   }
 
   private boolean loadIndex() {
+    indexLoaded = false;
     if (!top.valid()) {
-      index = null;
       return false;
     }
-    ByteReader r = new ByteReader(top.value());
+    ByteReader r = top.valueReader(reader);
     int ordinal = r.readVarInt();
-    index = table.indexPartition(ordinal, BlockHandle.decode(r)).iterator();
+    long offset = r.readVarLong();
+    int size = r.readVarInt();
+    table.loadIndexPartition(index, ordinal, offset, size);
+    indexLoaded = true;
     return true;
   }
 
   private boolean loadData() {
-    if (index == null || !index.valid()) {
-      data = null;
+    unloadData();
+    if (!indexLoaded || !index.valid()) {
       return false;
     }
-    BlockHandle h = BlockHandle.decode(new ByteReader(index.value()));
-    byte[] raw = readAhead > 0 ? readSequential(h) : table.readBlock(h, "data", true);
-    data = table.block(raw, "data").iterator();
+    ByteReader r = index.valueReader(reader);
+    long offset = r.readVarLong();
+    int size = r.readVarInt();
+    if (readAhead > 0) {
+      byte[] raw = readSequential(offset, size);
+      table.resetOnto(data, raw, raw.length, "data");
+    } else {
+      table.loadData(data, offset, size, pin);
+    }
+    dataLoaded = true;
     return true;
   }
 
-  private byte[] readSequential(BlockHandle h) {
-    int need = h.size() + BlockHandle.TRAILER_SIZE;
-    if (raStart < 0 || h.offset() < raStart || h.offset() + need > raStart + raLen) {
-      long end = Math.min(table.fileSize() - Footer.SIZE, h.offset() + Math.max(need, readAhead));
-      int len = (int) Math.max(need, end - h.offset());
+  private void unloadData() {
+    dataLoaded = false;
+    table.releaseData(pin);
+  }
+
+  private byte[] readSequential(long offset, int size) {
+    int need = size + BlockHandle.TRAILER_SIZE;
+    if (raStart < 0 || offset < raStart || offset + need > raStart + raLen) {
+      long end = Math.min(table.fileSize() - Footer.SIZE, offset + Math.max(need, readAhead));
+      int len = (int) Math.max(need, end - offset);
       if (raBuf == null || raBuf.length < len) {
         raBuf = new byte[len];
       }
@@ -72,14 +109,14 @@ final class TableIterator implements KvIterator {
           hint = ReadAhead.open(table.localPath());
         }
         // Prefetch the chunk after this one while this one is being merged.
-        hint.willNeed(h.offset() + len, readAhead);
+        hint.willNeed(offset + len, readAhead);
       }
-      table.readSequential(raBuf, len, h.offset());
-      raStart = h.offset();
+      table.readSequential(raBuf, len, offset);
+      raStart = offset;
       raLen = len;
     }
     try {
-      return table.unframe(raBuf, (int) (h.offset() - raStart), h.size(), "data", h.offset());
+      return table.unframe(raBuf, (int) (offset - raStart), size, "data", offset);
     } catch (CorruptionException e) {
       if (table.localPath() != null) {
         throw e;
@@ -87,30 +124,29 @@ final class TableIterator implements KvIterator {
       // A remote block may be damaged only in a local cache: the single-block read drops that
       // copy and reads the block again.
       raStart = -1;
-      return table.readBlock(h, "data", false);
+      return table.readBlock(new BlockHandle(offset, size), "data", false);
     }
   }
 
   /** Moves forward until positioned on an entry or exhausted. */
   private void skipEmpty() {
-    while (data == null || !data.valid()) {
-      if (index != null && index.valid()) {
+    while (!dataLoaded || !data.valid()) {
+      if (indexLoaded && index.valid()) {
         index.next();
         if (index.valid()) {
-          loadData();
-          if (data != null) {
+          if (loadData()) {
             data.seekToFirst();
           }
           continue;
         }
       }
       if (!top.valid()) {
-        data = null;
+        unloadData();
         return;
       }
       top.next();
       if (!loadIndex()) {
-        data = null;
+        unloadData();
         return;
       }
       index.seekToFirst();
@@ -124,6 +160,7 @@ final class TableIterator implements KvIterator {
   public void seekToFirst() {
     try {
       top.seekToFirst();
+      unloadData();
       if (loadIndex()) {
         index.seekToFirst();
         if (loadData()) {
@@ -140,7 +177,7 @@ final class TableIterator implements KvIterator {
   public void seek(byte[] target) {
     try {
       top.seek(target);
-      data = null;
+      unloadData();
       if (loadIndex()) {
         index.seek(target);
         if (loadData()) {
@@ -155,7 +192,7 @@ final class TableIterator implements KvIterator {
 
   @Override
   public boolean valid() {
-    return data != null && data.valid();
+    return dataLoaded && data.valid();
   }
 
   @Override
@@ -179,10 +216,47 @@ final class TableIterator implements KvIterator {
   }
 
   @Override
+  public byte[] keyArray() {
+    return data.keyArray();
+  }
+
+  @Override
+  public int keyOffset() {
+    return 0;
+  }
+
+  @Override
+  public int keyLength() {
+    return data.keyLength();
+  }
+
+  @Override
+  public byte[] valueArray() {
+    return data.valueArray();
+  }
+
+  @Override
+  public int valueOffset() {
+    return data.valueOffset();
+  }
+
+  @Override
+  public int valueLength() {
+    return data.valueLength();
+  }
+
+  @Override
   public void close() {
+    if (table == null) {
+      return;
+    }
+    unloadData();
+    indexLoaded = false;
     if (hint != null) {
       hint.close();
       hint = null;
     }
+    // A closed cursor kept for reuse must not keep a deleted table's metadata alive.
+    table = null;
   }
 }

@@ -62,6 +62,11 @@ public final class FileMeta implements RunFile {
     return table.iterator(readAhead);
   }
 
+  @Override
+  public KvIterator iterator(int readAhead, KvIterator reuse) {
+    return table.iterator(readAhead, reuse);
+  }
+
   public boolean overlaps(byte[] lo, byte[] hi) {
     return Bytes.compare(largest(), lo) >= 0 && Bytes.compare(smallest(), hi) <= 0;
   }

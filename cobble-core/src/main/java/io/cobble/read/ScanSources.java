@@ -1,0 +1,122 @@
+package io.cobble.read;
+
+import io.cobble.iterator.KvIterator;
+import io.cobble.iterator.LevelIterator;
+import io.cobble.iterator.PrefixIterator;
+import io.cobble.iterator.RowMergingIterator;
+import io.cobble.memtable.AdaptiveMemTable;
+import io.cobble.memtable.MemTable;
+import io.cobble.row.ColumnLayout;
+import io.cobble.row.ValueLoader;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Tree;
+import io.cobble.version.Version;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * The merged sources of one scan over a {@link Version}: a cursor per memtable, per level-0 file
+ * and per deeper level, merged by one {@link RowMergingIterator}. Each thread keeps one set for
+ * reuse ({@link #acquire}); a scan that closes returns it ({@link #release}), so the next scan on
+ * that thread reopens the same table and level cursors and the same merge instead of allocating
+ * them. A scan opened while the thread's set is in use (nested or still-open cursors) gets a set of
+ * its own.
+ */
+public final class ScanSources {
+  private static final ThreadLocal<ScanSources> POOL =
+      ThreadLocal.withInitial(() -> new ScanSources(true));
+
+  private final boolean pooled;
+  // Set by the owning thread in acquire, cleared by whichever thread closes the scan: volatile, so
+  // the next acquire sees every write the closing thread made to the cursors.
+  private volatile boolean inUse;
+  private final RowMergingIterator merged = new RowMergingIterator();
+  private KvIterator[] sources = new KvIterator[8];
+  private String[] names = new String[8];
+  private KvIterator[] tables = new KvIterator[4];
+  private LevelIterator[] levels = new LevelIterator[4];
+
+  private ScanSources(boolean pooled) {
+    this.pooled = pooled;
+  }
+
+  /** This thread's set when it is free, else a new one; give it back with {@link #release}. */
+  public static ScanSources acquire() {
+    ScanSources s = POOL.get();
+    if (s.inUse) {
+      return new ScanSources(false);
+    }
+    s.inUse = true;
+    return s;
+  }
+
+  /**
+   * Opens the sources of {@code layout}'s family in {@code version} (newest first: the active
+   * memtable, the immutable ones, level-0 files, then each non-empty deeper level) and returns
+   * their merge, unpositioned. Memtable keys carry the family id, which the cursors strip.
+   */
+  public RowMergingIterator open(Version version, ColumnLayout layout, ValueLoader loader) {
+    byte[] family = {(byte) (layout.familyId() >>> 8), (byte) layout.familyId()};
+    int count = 0;
+    add(count++, new PrefixIterator(memIterator(version.active()), family), null);
+    for (MemTable m : version.immutables()) {
+      add(count++, new PrefixIterator(memIterator(m), family), null);
+    }
+    if (layout.familyId() < version.trees().size()) {
+      Tree tree = version.tree(layout.familyId());
+      List<FileMeta> level0 = tree.level(0);
+      if (tables.length < level0.size()) {
+        tables = Arrays.copyOf(tables, level0.size());
+      }
+      for (int i = 0; i < level0.size(); i++) {
+        FileMeta f = level0.get(i);
+        tables[i] = f.iterator(0, tables[i]);
+        add(count++, tables[i], f.table().name());
+      }
+      if (levels.length < tree.levelCount()) {
+        levels = Arrays.copyOf(levels, tree.levelCount());
+      }
+      for (int level = 1; level < tree.levelCount(); level++) {
+        if (!tree.level(level).isEmpty()) {
+          LevelIterator it = levels[level];
+          levels[level] =
+              it == null ? new LevelIterator(tree.level(level), 0) : it.reset(tree.level(level));
+          add(count++, levels[level], null);
+        }
+      }
+    }
+    return merged.reset(sources, names, count, layout, loader);
+  }
+
+  private void add(int i, KvIterator source, String name) {
+    if (i == sources.length) {
+      sources = Arrays.copyOf(sources, 2 * i);
+      names = Arrays.copyOf(names, 2 * i);
+    }
+    sources[i] = source;
+    names[i] = name;
+  }
+
+  private static KvIterator memIterator(MemTable m) {
+    return m instanceof AdaptiveMemTable ? ((AdaptiveMemTable) m).scanIterator() : m.iterator();
+  }
+
+  /**
+   * Closes every source (unpinning the blocks they stand on), drops the references to the scan's
+   * version, and makes this thread's set available to its next scan.
+   */
+  public void release() {
+    merged.closeAndClear();
+    Arrays.fill(sources, null);
+    Arrays.fill(names, null);
+    for (LevelIterator level : levels) {
+      if (level != null) {
+        level.reset(Collections.emptyList());
+      }
+    }
+    if (pooled) {
+      inUse = false;
+    }
+  }
+}
