@@ -33,13 +33,17 @@ public final class LevelIterator implements KvIterator {
 
   private void open(int i) {
     KvIterator previous = current != null ? current : spare;
+    boolean previousOpen = current != null;
     current = null;
     spare = null;
     index = i;
     if (i < files.size()) {
       current = files.get(i).iterator(readAhead, previous);
     } else if (previous != null) {
-      previous.close();
+      // The spare is closed already; closing it twice would release its pinned block twice.
+      if (previousOpen) {
+        previous.close();
+      }
       spare = previous;
     }
   }

@@ -7,9 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +22,9 @@ import org.junit.jupiter.api.Test;
  * skips empty files, an empty level is never valid, and at most one file is open at a time.
  */
 class LevelIteratorTest {
+
+  /** Every file iterator closed so far (by identity). */
+  private static final Set<KvIterator> CLOSED = Collections.newSetFromMap(new IdentityHashMap<>());
 
   /** A run file over a sorted list that counts how often it is opened and how many are open. */
   private static final class ListFile implements RunFile {
@@ -42,6 +48,15 @@ class LevelIteratorTest {
     @Override
     public byte[] largest() {
       return largest;
+    }
+
+    @Override
+    public KvIterator iterator(int readAhead, KvIterator reuse) {
+      // The contract closes a reused iterator either way; one already closed is not closed again.
+      if (reuse != null && !CLOSED.contains(reuse)) {
+        reuse.close();
+      }
+      return iterator(readAhead);
     }
 
     @Override
@@ -87,6 +102,7 @@ class LevelIteratorTest {
         public void close() {
           assertFalse(list.closed, "a file iterator is closed once");
           list.close();
+          CLOSED.add(this);
           open[0]--;
         }
       };
