@@ -194,21 +194,22 @@ public abstract class StateOpsContract {
       throws Exception {
     Configuration c = new Configuration();
     c.setString("state.backend.cobble.localdir", dir.toString());
-    return backend(c).createKeyedStateBackend(
-        new KeyedStateBackendParametersImpl<>(
-            env,
-            new JobID(),
-            "ops_op",
-            IntSerializer.INSTANCE,
-            KEY_GROUPS,
-            new KeyGroupRange(0, KEY_GROUPS - 1),
-            env.getTaskKvStateRegistry(),
-            time,
-            metrics,
-            (name, value) -> {},
-            restore,
-            new CloseableRegistry(),
-            fraction));
+    return backend(c)
+        .createKeyedStateBackend(
+            new KeyedStateBackendParametersImpl<>(
+                env,
+                new JobID(),
+                "ops_op",
+                IntSerializer.INSTANCE,
+                KEY_GROUPS,
+                new KeyGroupRange(0, KEY_GROUPS - 1),
+                env.getTaskKvStateRegistry(),
+                time,
+                metrics,
+                (name, value) -> {},
+                restore,
+                new CloseableRegistry(),
+                fraction));
   }
 
   /** The line's Cobble state backend configured with {@code config}. */
