@@ -1,5 +1,6 @@
 package io.cobble.read;
 
+import static io.cobble.read.AllocationProbe.allocatedBy;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -7,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
 import io.cobble.SingleDb;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -36,20 +36,6 @@ class PointReadAllocationTest {
     byte[] v = new byte[VALUE];
     new Random(i).nextBytes(v);
     return v;
-  }
-
-  private static long allocated() {
-    return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
-        .getThreadAllocatedBytes(Thread.currentThread().getId());
-  }
-
-  /** Bytes this thread allocated in the second of two runs of {@code reads}, less the probe's. */
-  private static long allocatedBy(Runnable reads) {
-    reads.run();
-    long probe = -allocated() + allocated();
-    long before = allocated();
-    reads.run();
-    return allocated() - before - probe;
   }
 
   @Test

@@ -1,12 +1,12 @@
 package io.cobble.read;
 
+import static io.cobble.read.AllocationProbe.allocatedBy;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
 import io.cobble.SingleDb;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Random;
@@ -47,20 +47,6 @@ class ScanAllocationTest {
     byte[] v = new byte[VALUE];
     new Random(i).nextBytes(v);
     return v;
-  }
-
-  private static long allocated() {
-    return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
-        .getThreadAllocatedBytes(Thread.currentThread().getId());
-  }
-
-  /** Bytes this thread allocated in the second of two runs of {@code work}, less the probe's. */
-  private static long allocatedBy(Runnable work) {
-    work.run();
-    long probe = -allocated() + allocated();
-    long before = allocated();
-    work.run();
-    return allocated() - before - probe;
   }
 
   @Test
