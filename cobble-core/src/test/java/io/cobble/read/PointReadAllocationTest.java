@@ -1,6 +1,9 @@
 package io.cobble.read;
 
 import static io.cobble.read.AllocationProbe.allocatedBy;
+import static io.cobble.read.AllocationRows.VALUE;
+import static io.cobble.read.AllocationRows.key;
+import static io.cobble.read.AllocationRows.value;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -23,20 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PointReadAllocationTest {
   private static final int KEYS = 40_000;
-  private static final int VALUE = 100;
   private static final int READS = 20_000;
 
   @TempDir Path dir;
-
-  private static byte[] key(int i) {
-    return String.format("key%08d", i).getBytes();
-  }
-
-  private static byte[] value(int i) {
-    byte[] v = new byte[VALUE];
-    new Random(i).nextBytes(v);
-    return v;
-  }
 
   @Test
   void pointReadsAllocateOnlyTheirValues() {

@@ -1,6 +1,8 @@
 package io.cobble.read;
 
 import static io.cobble.read.AllocationProbe.allocatedBy;
+import static io.cobble.read.AllocationRows.key;
+import static io.cobble.read.AllocationRows.value;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,7 +28,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ScanAllocationTest {
   private static final int KEYS = 40_000;
-  private static final int VALUE = 100;
   private static final int SEEKS = 5_000;
   private static final int ROWS = 10;
   private static final int BLOCK = 4096;
@@ -38,16 +39,6 @@ class ScanAllocationTest {
   private static final int CALLER_ROW = 224;
 
   @TempDir Path dir;
-
-  private static byte[] key(int i) {
-    return String.format("key%08d", i).getBytes();
-  }
-
-  private static byte[] value(int i) {
-    byte[] v = new byte[VALUE];
-    new Random(i).nextBytes(v);
-    return v;
-  }
 
   @Test
   void seeksAllocateTheirRowsAndASmallCursor() {
