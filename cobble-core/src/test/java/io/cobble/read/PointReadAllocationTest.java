@@ -1,5 +1,9 @@
 package io.cobble.read;
 
+import static io.cobble.read.AllocationProbe.allocatedBy;
+import static io.cobble.read.AllocationRows.VALUE;
+import static io.cobble.read.AllocationRows.key;
+import static io.cobble.read.AllocationRows.value;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -7,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
 import io.cobble.SingleDb;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -23,34 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PointReadAllocationTest {
   private static final int KEYS = 40_000;
-  private static final int VALUE = 100;
   private static final int READS = 20_000;
 
   @TempDir Path dir;
-
-  private static byte[] key(int i) {
-    return String.format("key%08d", i).getBytes();
-  }
-
-  private static byte[] value(int i) {
-    byte[] v = new byte[VALUE];
-    new Random(i).nextBytes(v);
-    return v;
-  }
-
-  private static long allocated() {
-    return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
-        .getThreadAllocatedBytes(Thread.currentThread().getId());
-  }
-
-  /** Bytes this thread allocated in the second of two runs of {@code reads}, less the probe's. */
-  private static long allocatedBy(Runnable reads) {
-    reads.run();
-    long probe = -allocated() + allocated();
-    long before = allocated();
-    reads.run();
-    return allocated() - before - probe;
-  }
 
   @Test
   void pointReadsAllocateOnlyTheirValues() {

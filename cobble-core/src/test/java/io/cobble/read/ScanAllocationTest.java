@@ -1,12 +1,14 @@
 package io.cobble.read;
 
+import static io.cobble.read.AllocationProbe.allocatedBy;
+import static io.cobble.read.AllocationRows.key;
+import static io.cobble.read.AllocationRows.value;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
 import io.cobble.SingleDb;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Random;
@@ -26,7 +28,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ScanAllocationTest {
   private static final int KEYS = 40_000;
-  private static final int VALUE = 100;
   private static final int SEEKS = 5_000;
   private static final int ROWS = 10;
   private static final int BLOCK = 4096;
@@ -38,30 +39,6 @@ class ScanAllocationTest {
   private static final int CALLER_ROW = 224;
 
   @TempDir Path dir;
-
-  private static byte[] key(int i) {
-    return String.format("key%08d", i).getBytes();
-  }
-
-  private static byte[] value(int i) {
-    byte[] v = new byte[VALUE];
-    new Random(i).nextBytes(v);
-    return v;
-  }
-
-  private static long allocated() {
-    return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
-        .getThreadAllocatedBytes(Thread.currentThread().getId());
-  }
-
-  /** Bytes this thread allocated in the second of two runs of {@code work}, less the probe's. */
-  private static long allocatedBy(Runnable work) {
-    work.run();
-    long probe = -allocated() + allocated();
-    long before = allocated();
-    work.run();
-    return allocated() - before - probe;
-  }
 
   @Test
   void seeksAllocateTheirRowsAndASmallCursor() {

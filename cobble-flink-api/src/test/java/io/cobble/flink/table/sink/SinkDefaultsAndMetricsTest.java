@@ -7,14 +7,13 @@ import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.metrics.CobbleMetricsReporter;
 import io.cobble.testing.table.TestSinkTable;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
@@ -24,10 +23,6 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
-import org.apache.flink.metrics.MetricConfig;
-import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.metrics.reporter.MetricReporter;
-import org.apache.flink.metrics.reporter.MetricReporterFactory;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
@@ -80,13 +75,13 @@ class SinkDefaultsAndMetricsTest {
         }) {
       conf.setString(key, "127.0.0.1");
     }
-    conf.setString("metrics.reporter.cobble.factory.class", CobbleMetrics.class.getName());
+    conf.setString("metrics.reporter.cobble.factory.class", CobbleMetricsReporter.class.getName());
     return conf;
   }
 
   @BeforeEach
   void reset() {
-    CobbleMetrics.METRICS.clear();
+    CobbleMetricsReporter.METRICS.clear();
     Paced.STOP.set(false);
   }
 
@@ -194,7 +189,7 @@ class SinkDefaultsAndMetricsTest {
 
   private static List<Long> values(String name) {
     List<Long> values = new ArrayList<>();
-    for (Map.Entry<String, Metric> e : CobbleMetrics.METRICS.entrySet()) {
+    for (Map.Entry<String, Metric> e : CobbleMetricsReporter.METRICS.entrySet()) {
       if (e.getKey().endsWith(".cobble." + name)) {
         Metric metric = e.getValue();
         values.add(
@@ -217,32 +212,5 @@ class SinkDefaultsAndMetricsTest {
         out.collect(i);
       }
     }
-  }
-
-  /** Keeps every metric of a {@code cobble} group by its identifier. */
-  public static final class CobbleMetrics implements MetricReporter, MetricReporterFactory {
-    static final Map<String, Metric> METRICS = new ConcurrentHashMap<>();
-
-    @Override
-    public MetricReporter createMetricReporter(Properties properties) {
-      return new CobbleMetrics();
-    }
-
-    @Override
-    public void open(MetricConfig config) {}
-
-    @Override
-    public void close() {}
-
-    @Override
-    public void notifyOfAddedMetric(Metric metric, String name, MetricGroup group) {
-      String id = group.getMetricIdentifier(name);
-      if (id.contains(".cobble.")) {
-        METRICS.put(id, metric);
-      }
-    }
-
-    @Override
-    public void notifyOfRemovedMetric(Metric metric, String name, MetricGroup group) {}
   }
 }

@@ -7,10 +7,8 @@ import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RunningFlink;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -18,7 +16,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.AggregatingState;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
@@ -30,7 +27,6 @@ import org.apache.flink.api.common.state.ReducingState;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -97,26 +93,7 @@ class CanonicalSavepointIT {
   /** Flink may discard claimed files asynchronously; vanishing files are tolerated. */
   @AfterAll
   static void removeFiles() throws Exception {
-    for (int attempt = 1; ; attempt++) {
-      try (Stream<Path> walk = Files.walk(dir)) {
-        walk.sorted(Comparator.reverseOrder())
-            .filter(path -> !path.equals(dir))
-            .forEach(
-                path -> {
-                  try {
-                    Files.deleteIfExists(path);
-                  } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                  }
-                });
-        return;
-      } catch (UncheckedIOException e) {
-        if (attempt == 50) {
-          throw e;
-        }
-        Thread.sleep(100);
-      }
-    }
+    StateJobs.removeContents(dir);
   }
 
   @Test
@@ -274,7 +251,7 @@ class CanonicalSavepointIT {
                     .withTimestampAssigner((value, previous) -> value))
             .uid("timestamps")
             .setParallelism(1)
-            .keyBy(new ByKey());
+            .keyBy(new StateJobs.ByKey(KEYS));
     (retyped ? keyed.process(new Retyped()) : keyed.process(new AllStates()))
         .uid("all-states")
         .map(new Record())
@@ -297,12 +274,7 @@ class CanonicalSavepointIT {
       e[6] = Math.max(e[6], v);
       e[7] = 1;
     }
-    assertThat(RESULTS.keySet())
-        .as("keys whose event-time timer fired")
-        .isEqualTo(expected.keySet());
-    for (Map.Entry<Long, long[]> e : expected.entrySet()) {
-      assertThat(RESULTS.get(e.getKey())).as("key " + e.getKey()).containsExactly(e.getValue());
-    }
+    StateJobs.assertResults(RESULTS, expected);
   }
 
   /**
@@ -322,13 +294,6 @@ class CanonicalSavepointIT {
         }
       }
       return value;
-    }
-  }
-
-  static final class ByKey implements KeySelector<Long, Long> {
-    @Override
-    public Long getKey(Long value) {
-      return value % KEYS;
     }
   }
 
@@ -363,7 +328,8 @@ class CanonicalSavepointIT {
               .getReducingState(new ReducingStateDescriptor<>("sum", Long::sum, Long.class));
       max =
           getRuntimeContext()
-              .getAggregatingState(new AggregatingStateDescriptor<>("max", new Max(), Long.class));
+              .getAggregatingState(
+                  new AggregatingStateDescriptor<>("max", new StateJobs.Max(), Long.class));
     }
 
     @Override
@@ -442,28 +408,6 @@ class CanonicalSavepointIT {
         count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", String.class));
       }
       count.update(String.valueOf(value));
-    }
-  }
-
-  static final class Max implements AggregateFunction<Long, Long, Long> {
-    @Override
-    public Long createAccumulator() {
-      return Long.MIN_VALUE;
-    }
-
-    @Override
-    public Long add(Long value, Long acc) {
-      return Math.max(value, acc);
-    }
-
-    @Override
-    public Long getResult(Long acc) {
-      return acc;
-    }
-
-    @Override
-    public Long merge(Long a, Long b) {
-      return Math.max(a, b);
     }
   }
 

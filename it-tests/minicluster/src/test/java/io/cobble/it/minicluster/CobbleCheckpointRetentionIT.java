@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -80,26 +79,7 @@ class CobbleCheckpointRetentionIT {
   @AfterEach
   void removeCheckpoints() throws Exception {
     KeyedStateJob.blockAfterCheckpoints = 0;
-    for (int attempt = 1; ; attempt++) {
-      try (Stream<Path> walk = Files.walk(dir)) {
-        walk.sorted(Comparator.reverseOrder())
-            .filter(path -> !path.equals(dir))
-            .forEach(
-                path -> {
-                  try {
-                    Files.deleteIfExists(path);
-                  } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                  }
-                });
-        return;
-      } catch (UncheckedIOException e) {
-        if (attempt == 50) {
-          throw e;
-        }
-        Thread.sleep(100);
-      }
-    }
+    StateJobs.removeContents(dir);
   }
 
   @Test

@@ -6,11 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RunningFlink;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +16,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.AggregatingState;
 import org.apache.flink.api.common.state.AggregatingStateDescriptor;
@@ -32,7 +28,6 @@ import org.apache.flink.api.common.state.ReducingState;
 import org.apache.flink.api.common.state.ReducingStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -78,26 +73,7 @@ class CobbleStateBackendIT {
    */
   @AfterEach
   void removeCheckpoints() throws Exception {
-    for (int attempt = 1; ; attempt++) {
-      try (Stream<Path> walk = Files.walk(dir)) {
-        walk.sorted(Comparator.reverseOrder())
-            .filter(path -> !path.equals(dir))
-            .forEach(
-                path -> {
-                  try {
-                    Files.deleteIfExists(path);
-                  } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                  }
-                });
-        return;
-      } catch (UncheckedIOException e) {
-        if (attempt == 50) {
-          throw e;
-        }
-        Thread.sleep(100);
-      }
-    }
+    StateJobs.removeContents(dir);
   }
 
   @BeforeEach
@@ -240,7 +216,7 @@ class CobbleStateBackendIT {
                 .withTimestampAssigner((value, previous) -> value))
         .uid("timestamps")
         .setParallelism(1)
-        .keyBy(new ByKey())
+        .keyBy(new StateJobs.ByKey(KEYS))
         .process(new AllStates())
         .uid("all-states")
         .map(new Record())
@@ -262,10 +238,7 @@ class CobbleStateBackendIT {
       e[5] = Math.max(e[5], v);
       e[6] = 1;
     }
-    assertThat(RESULTS.keySet()).isEqualTo(expected.keySet());
-    for (Map.Entry<Long, long[]> e : expected.entrySet()) {
-      assertThat(RESULTS.get(e.getKey())).as("key " + e.getKey()).containsExactly(e.getValue());
-    }
+    StateJobs.assertResults(RESULTS, expected);
   }
 
   /** Paces the input so checkpoints happen mid-stream; fails once in the failover test. */
@@ -286,13 +259,6 @@ class CobbleStateBackendIT {
     @Override
     public void notifyCheckpointComplete(long checkpointId) {
       completed++;
-    }
-  }
-
-  static final class ByKey implements KeySelector<Long, Long> {
-    @Override
-    public Long getKey(Long value) {
-      return value % KEYS;
     }
   }
 
@@ -322,7 +288,8 @@ class CobbleStateBackendIT {
               .getReducingState(new ReducingStateDescriptor<>("sum", Long::sum, Long.class));
       max =
           getRuntimeContext()
-              .getAggregatingState(new AggregatingStateDescriptor<>("max", new Max(), Long.class));
+              .getAggregatingState(
+                  new AggregatingStateDescriptor<>("max", new StateJobs.Max(), Long.class));
     }
 
     @Override
@@ -374,28 +341,6 @@ class CobbleStateBackendIT {
             max.get(),
             fired == null ? 0 : fired
           });
-    }
-  }
-
-  static final class Max implements AggregateFunction<Long, Long, Long> {
-    @Override
-    public Long createAccumulator() {
-      return Long.MIN_VALUE;
-    }
-
-    @Override
-    public Long add(Long value, Long acc) {
-      return Math.max(value, acc);
-    }
-
-    @Override
-    public Long getResult(Long acc) {
-      return acc;
-    }
-
-    @Override
-    public Long merge(Long a, Long b) {
-      return Math.max(a, b);
     }
   }
 

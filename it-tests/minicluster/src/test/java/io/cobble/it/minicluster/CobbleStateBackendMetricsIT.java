@@ -5,12 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RunningFlink;
+import io.cobble.testing.metrics.CobbleMetricsReporter;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.RichMapFunction;
@@ -20,10 +19,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
-import org.apache.flink.metrics.MetricConfig;
-import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.metrics.reporter.MetricReporter;
-import org.apache.flink.metrics.reporter.MetricReporterFactory;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -43,7 +38,7 @@ class CobbleStateBackendMetricsIT {
       LoopbackMiniCluster.withSlots(
           2,
           Collections.singletonMap(
-              "metrics.reporter.cobblestate.factory.class", Reporter.class.getName()));
+              "metrics.reporter.cobblestate.factory.class", CobbleMetricsReporter.class.getName()));
 
   private static final String FACTORY = "io.cobble.flink.state.CobbleStateBackendFactory";
   private static final String[] ENGINE_GAUGES = {
@@ -67,7 +62,7 @@ class CobbleStateBackendMetricsIT {
 
   @Test
   void engineGaugesWhileAKeyedJobCheckpoints() throws Exception {
-    Reporter.METRICS.clear();
+    CobbleMetricsReporter.METRICS.clear();
     FlinkLineShim shim = ShimLoader.current();
     Map<String, String> conf = new HashMap<>();
     conf.put("state.backend.type", FACTORY);
@@ -100,7 +95,7 @@ class CobbleStateBackendMetricsIT {
         assertThat(System.nanoTime() < deadline)
             .as(
                 "gauges within 2 minutes: memtable seen %s, metrics %s",
-                sawMemtable, Reporter.METRICS.keySet())
+                sawMemtable, CobbleMetricsReporter.METRICS.keySet())
             .isTrue();
         Thread.sleep(50);
       }
@@ -124,7 +119,7 @@ class CobbleStateBackendMetricsIT {
   }
 
   private static Metric find(String suffix) {
-    for (Map.Entry<String, Metric> e : Reporter.METRICS.entrySet()) {
+    for (Map.Entry<String, Metric> e : CobbleMetricsReporter.METRICS.entrySet()) {
       if (e.getKey().endsWith("." + suffix)) {
         return e.getValue();
       }
@@ -165,32 +160,5 @@ class CobbleStateBackendMetricsIT {
       count.update(next);
       return next;
     }
-  }
-
-  /** Keeps the Cobble state gauges by identifier. */
-  public static final class Reporter implements MetricReporter, MetricReporterFactory {
-    static final Map<String, Metric> METRICS = new ConcurrentHashMap<>();
-
-    @Override
-    public MetricReporter createMetricReporter(Properties properties) {
-      return new Reporter();
-    }
-
-    @Override
-    public void open(MetricConfig config) {}
-
-    @Override
-    public void close() {}
-
-    @Override
-    public void notifyOfAddedMetric(Metric metric, String name, MetricGroup group) {
-      String id = group.getMetricIdentifier(name);
-      if (id.contains(".cobble.")) {
-        METRICS.put(id, metric);
-      }
-    }
-
-    @Override
-    public void notifyOfRemovedMetric(Metric metric, String name, MetricGroup group) {}
   }
 }

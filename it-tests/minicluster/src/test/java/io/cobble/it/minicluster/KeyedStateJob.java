@@ -1,6 +1,5 @@
 package io.cobble.it.minicluster;
 
-import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.RunningFlink;
@@ -19,7 +18,6 @@ import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -121,7 +119,7 @@ final class KeyedStateJob {
                 .withTimestampAssigner((value, previous) -> value))
         .uid("timestamps")
         .setParallelism(1)
-        .keyBy(new ByKey())
+        .keyBy(new StateJobs.ByKey(KEYS))
         .process(new Counts(n))
         .uid("counts")
         .map(new Record())
@@ -140,10 +138,7 @@ final class KeyedStateJob {
       e[2] += v;
       e[3]++;
     }
-    assertThat(RESULTS.keySet()).isEqualTo(expected.keySet());
-    for (Map.Entry<Long, long[]> e : expected.entrySet()) {
-      assertThat(RESULTS.get(e.getKey())).as("key " + e.getKey()).containsExactly(e.getValue());
-    }
+    StateJobs.assertResults(RESULTS, expected);
   }
 
   /**
@@ -197,13 +192,6 @@ final class KeyedStateJob {
       if (FAILED.get()) {
         COMPLETED_AFTER_FAILURE.incrementAndGet();
       }
-    }
-  }
-
-  static final class ByKey implements KeySelector<Long, Long> {
-    @Override
-    public Long getKey(Long value) {
-      return value % KEYS;
     }
   }
 

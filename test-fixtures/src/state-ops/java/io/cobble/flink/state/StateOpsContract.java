@@ -1,0 +1,255 @@
+package io.cobble.flink.state;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.Db;
+import java.lang.reflect.Field;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.StateTtlConfig;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.IntSerializer;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.AbstractStateBackend;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.runtime.state.memory.ByteStreamStateHandle;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Operational behaviour of the keyed backend on a mock task: the managed memory it reserves from
+ * the slot (and gives back on dispose and on a failed restore), its engine gauges, and Flink state
+ * TTL applied by Cobble compaction (expired rows physically gone, live ones kept, nothing dropped
+ * when the TTL config turns compaction cleanup off).
+ *
+ * <p>One source for every Flink line that builds the backend on {@code MockEnvironment}: each line
+ * module adds this directory to its test sources and subclasses it with its own backend.
+ */
+public abstract class StateOpsContract {
+  private static final long SLOT = 64L << 20;
+  private static final int KEY_GROUPS = 16;
+  private static final int KEYS = 100;
+
+  @TempDir Path dir;
+
+  @Test
+  void reservesTheManagedShareWhileOpenAndReleasesItOnDispose() throws Exception {
+    try (MockEnvironment env = env()) {
+      Gauges gauges = new Gauges();
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, TtlTimeProvider.DEFAULT, gauges, 0.5, Collections.emptyList());
+      assertEquals(SLOT / 2, env.getMemoryManager().availableMemory(), "half the slot reserved");
+      assertEquals(SLOT / 2, gauges.value("memoryBudgetBytes"));
+      Db db = db(backend);
+      assertEquals(SLOT / 8, db.config().memtableCapacity(), "budget x 0.5 / 2 buffers");
+      assertEquals(SLOT / 4, db.config().blockCacheSize(), "the rest of the budget");
+      assertEquals(SLOT / 4, gauges.value("blockCacheCapacityBytes"));
+
+      ValueState<String> state =
+          backend.getPartitionedState(
+              VoidNamespace.INSTANCE,
+              VoidNamespaceSerializer.INSTANCE,
+              new ValueStateDescriptor<>("v", String.class));
+      for (int k = 0; k < KEYS; k++) {
+        backend.setCurrentKey(k);
+        state.update("value-" + k);
+      }
+      assertTrue(gauges.value("memtableBytes") > 0, "the memtable holds the writes");
+      db.flush();
+      assertTrue(gauges.value("liveFiles") >= 1);
+      assertEquals(gauges.value("liveFiles"), gauges.value("l0Files"));
+      assertEquals(0, gauges.value("writeStalls"));
+      assertTrue(gauges.value("pendingCompactionBytes") >= 0);
+
+      backend.dispose();
+      backend.dispose();
+      assertEquals(SLOT, env.getMemoryManager().availableMemory(), "released on dispose");
+      assertEquals(0, gauges.value("memtableBytes"), "gauges of a disposed backend read 0");
+    }
+  }
+
+  @Test
+  void aFailedRestoreReleasesTheReservedMemory() throws Exception {
+    try (MockEnvironment env = env()) {
+      KeyedStateHandle garbage =
+          new IncrementalRemoteKeyedStateHandle(
+              java.util.UUID.randomUUID(),
+              new KeyGroupRange(0, KEY_GROUPS - 1),
+              1,
+              Collections.emptyList(),
+              Collections.emptyList(),
+              new ByteStreamStateHandle("meta", new byte[] {1, 2, 3, 4, 5, 6, 7, 8}),
+              8);
+      assertThrows(
+          Exception.class,
+          () ->
+              create(
+                  env,
+                  TtlTimeProvider.DEFAULT,
+                  new Gauges(),
+                  0.5,
+                  Collections.singletonList(garbage)));
+      assertEquals(SLOT, env.getMemoryManager().availableMemory(), "nothing stays reserved");
+    }
+  }
+
+  @Test
+  void compactionDropsExpiredValueAndMapEntriesAndKeepsLiveOnes() throws Exception {
+    StateTtlConfig ttl = StateTtlConfig.newBuilder(Duration.ofMillis(100)).build();
+    assertEquals(2 * KEYS, ttlRowsAfterCompaction(ttl), "only the live half remains");
+  }
+
+  @Test
+  void nothingIsDroppedWhenTheTtlConfigTurnsBackgroundCleanupOff() throws Exception {
+    StateTtlConfig ttl =
+        StateTtlConfig.newBuilder(Duration.ofMillis(100)).disableCleanupInBackground().build();
+    assertEquals(4 * KEYS, ttlRowsAfterCompaction(ttl), "expired rows stay until read");
+  }
+
+  /**
+   * Writes a value and a map entry for keys 0..99 at time 0 and for keys 100..199 at time 1000 (a
+   * TTL of 100 ms expires the first half), flushing each half into its own file, compacts the shard
+   * and returns the rows it still holds; the live half must read back either way.
+   */
+  private int ttlRowsAfterCompaction(StateTtlConfig ttl) throws Exception {
+    ManualTime time = new ManualTime();
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, time, new Gauges(), 1.0, Collections.emptyList());
+      try {
+        ValueStateDescriptor<String> valueDesc = new ValueStateDescriptor<>("ttl-v", String.class);
+        valueDesc.enableTimeToLive(ttl);
+        MapStateDescriptor<Integer, String> mapDesc =
+            new MapStateDescriptor<>("ttl-m", Integer.class, String.class);
+        mapDesc.enableTimeToLive(ttl);
+        ValueState<String> value =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, valueDesc);
+        MapState<Integer, String> map =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, mapDesc);
+        Db db = db(backend);
+        for (int half = 0; half < 2; half++) {
+          time.now = half * 1000L;
+          for (int k = half * KEYS; k < (half + 1) * KEYS; k++) {
+            backend.setCurrentKey(k);
+            value.update("v" + k);
+            map.put(k, "m" + k);
+          }
+          db.flush();
+        }
+        assertEquals(4 * KEYS, backend.numKeyValueStateEntries(), "every row before compaction");
+        db.compactAll();
+        db.waitForCompactions();
+        int rows = backend.numKeyValueStateEntries();
+        for (int k = KEYS; k < 2 * KEYS; k++) {
+          backend.setCurrentKey(k);
+          assertEquals("v" + k, value.value());
+          assertEquals("m" + k, map.get(k));
+        }
+        backend.setCurrentKey(0);
+        assertNull(value.value(), "expired for Flink either way");
+        return rows;
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  private MockEnvironment env() {
+    return new MockEnvironmentBuilder().setManagedMemorySize(SLOT).build();
+  }
+
+  private AbstractKeyedStateBackend<Integer> create(
+      MockEnvironment env,
+      TtlTimeProvider time,
+      MetricGroup metrics,
+      double fraction,
+      Collection<KeyedStateHandle> restore)
+      throws Exception {
+    Configuration c = new Configuration();
+    c.setString("state.backend.cobble.localdir", dir.toString());
+    return backend(c)
+        .createKeyedStateBackend(
+            new KeyedStateBackendParametersImpl<>(
+                env,
+                new JobID(),
+                "ops_op",
+                IntSerializer.INSTANCE,
+                KEY_GROUPS,
+                new KeyGroupRange(0, KEY_GROUPS - 1),
+                env.getTaskKvStateRegistry(),
+                time,
+                metrics,
+                (name, value) -> {},
+                restore,
+                new CloseableRegistry(),
+                fraction));
+  }
+
+  /** The line's Cobble state backend configured with {@code config}. */
+  protected abstract AbstractStateBackend backend(Configuration config);
+
+  private static Db db(AbstractKeyedStateBackend<?> backend) throws Exception {
+    // Every line's CobbleKeyedStateBackend holds the shared core in this field.
+    Field core = backend.getClass().getDeclaredField("core");
+    core.setAccessible(true);
+    return ((CobbleKeyedStateCore<?>) core.get(backend)).db();
+  }
+
+  private static final class ManualTime implements TtlTimeProvider {
+    volatile long now;
+
+    @Override
+    public long currentTimestamp() {
+      return now;
+    }
+  }
+
+  /** A metric group that keeps the gauges registered under {@code cobble}. */
+  private static final class Gauges extends UnregisteredMetricsGroup {
+    private final Map<String, Metric> metrics = new HashMap<>();
+
+    @Override
+    public MetricGroup addGroup(String name) {
+      return "cobble".equals(name) ? this : super.addGroup(name);
+    }
+
+    @Override
+    public <T, G extends Gauge<T>> G gauge(String name, G gauge) {
+      metrics.put(name, gauge);
+      return gauge;
+    }
+
+    long value(String name) {
+      Metric m = metrics.get(name);
+      assertTrue(m instanceof Gauge, "gauge " + name + " registered: " + metrics.keySet());
+      return ((Number) ((Gauge<?>) m).getValue()).longValue();
+    }
+  }
+}
