@@ -182,7 +182,9 @@ final class WorkDirSweep {
       return -1;
     }
     Object inode = Files.getAttribute(lockFile, "unix:ino", LinkOption.NOFOLLOW_LINKS);
-    if (lockedInodes.get().contains(((Number) inode).longValue())) {
+    if (lockedInodes.get().contains(((Number) inode).longValue()) || !isOld(dir)) {
+      // A young directory is never locked here, not even briefly: a writer of this JVM that is
+      // just locking its fresh directory would fail on the sweep's lock.
       return -1;
     }
     try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE);
