@@ -163,7 +163,10 @@ public abstract class StateOpsContract {
           }
           db.flush();
         }
-        assertEquals(4 * KEYS, backend.numKeyValueStateEntries(), "every row before compaction");
+        // Two flushed files may already start a background compaction that drops the expired
+        // half, so only the live half is certain here; the count after compactAll is the check.
+        assertTrue(
+            backend.numKeyValueStateEntries() >= 2 * KEYS, "the live half before compaction");
         db.compactAll();
         db.waitForCompactions();
         int rows = backend.numKeyValueStateEntries();
