@@ -1,6 +1,5 @@
 package io.cobble.it.minicluster;
 
-
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.RunningFlink;
 import java.util.HashMap;
