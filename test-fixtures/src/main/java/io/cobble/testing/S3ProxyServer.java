@@ -130,16 +130,18 @@ public final class S3ProxyServer implements AutoCloseable {
   }
 
   /**
-   * {@link #clientOptions()} with short timeouts and 2 attempts, so calls to a stopped server fail
-   * within seconds.
+   * {@link #clientOptions()} with bounded timeouts and 2 attempts, so calls to a stopped server
+   * fail within seconds. The bounds leave room for a loaded 2-core machine stalling a healthy call
+   * for a few seconds (a 1 s attempt timeout once turned an expected HTTP 403 into a timeout in
+   * CI).
    */
   public Map<String, String> failFastClientOptions() {
     Map<String, String> options = clientOptions();
-    options.put("api_call_timeout", "3s");
-    options.put("api_call_attempt_timeout", "1s");
+    options.put("api_call_timeout", "12s");
+    options.put("api_call_attempt_timeout", "5s");
     options.put("max_attempts", "2");
-    options.put("connect_timeout", "1s");
-    options.put("socket_timeout", "2s");
+    options.put("connect_timeout", "2s");
+    options.put("socket_timeout", "5s");
     return options;
   }
 

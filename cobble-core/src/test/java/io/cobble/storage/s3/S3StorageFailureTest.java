@@ -27,6 +27,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -83,20 +84,30 @@ class S3StorageFailureTest {
     assertFalse(text.contains(WRONG_SECRET), "secret leaked: " + text);
   }
 
+  /** Like {@code assertThrows}, but a failure of another type is shown whole, cause included. */
+  static AccessDeniedException assertDenied(Executable call) {
+    try {
+      call.execute();
+    } catch (AccessDeniedException denied) {
+      return denied;
+    } catch (Throwable other) {
+      throw new AssertionError("expected AccessDeniedException, got: " + fullText(other), other);
+    }
+    throw new AssertionError("expected AccessDeniedException, the call succeeded");
+  }
+
   @Test
   void wrongSecretIsAccessDeniedNamingEndpointAndBucketButNotTheSecret() throws IOException {
     Map<String, String> options = options(S3.server().endpoint());
     options.put("secret_access_key", WRONG_SECRET);
     try (Storage storage = open(BUCKET, options)) {
       List<Throwable> failures = new ArrayList<>();
-      failures.add(assertThrows(AccessDeniedException.class, () -> storage.readAll("x")));
-      failures.add(assertThrows(AccessDeniedException.class, () -> storage.list("")));
-      failures.add(
-          assertThrows(
-              AccessDeniedException.class, () -> storage.publishAtomically("m", new byte[] {1})));
+      failures.add(assertDenied(() -> storage.readAll("x")));
+      failures.add(assertDenied(() -> storage.list("")));
+      failures.add(assertDenied(() -> storage.publishAtomically("m", new byte[] {1})));
       StorageOutput out = storage.create("data.sst");
       out.write(new byte[100]);
-      failures.add(assertThrows(AccessDeniedException.class, out::close));
+      failures.add(assertDenied(out::close));
       for (Throwable failure : failures) {
         String message = failure.getMessage();
         assertTrue(message.contains(S3.server().endpoint().toString()), message);
@@ -113,8 +124,7 @@ class S3StorageFailureTest {
     Map<String, String> options = options(S3.server().endpoint());
     options.put("access_key_id", "no-such-key");
     try (Storage storage = open(BUCKET, options)) {
-      AccessDeniedException failure =
-          assertThrows(AccessDeniedException.class, () -> storage.exists("x"));
+      AccessDeniedException failure = assertDenied(() -> storage.exists("x"));
       assertTrue(
           failure.getMessage().contains(S3.server().endpoint().toString()), failure::getMessage);
       assertNoSecret(fullText(failure));
