@@ -149,8 +149,8 @@ public abstract class StateAllocationContract {
             assertEquals(k, e);
           }
         };
-    // An ArrayList of one slot (48 bytes), the boxed element and the stored list bytes; the old path
-    // (default-sized list, row key copy, row array) took 222 bytes.
+    // An ArrayList of one slot (48 bytes), the boxed element and the stored list bytes; the old
+    // path (default-sized list, row key copy, row array) took 222 bytes.
     assertBudget("listGet (memtable)", get, 144);
     db().flush();
     assertBudget("listGet (table)", get, 144);
