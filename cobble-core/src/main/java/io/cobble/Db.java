@@ -416,6 +416,20 @@ public final class Db implements AutoCloseable {
     return pointReader.get(layout, bucket, key, projection);
   }
 
+  /**
+   * One column's value, or null when it has no live value: what {@code get} with a projection of
+   * that column returns in its only slot, without the array around it (a point read of a one-column
+   * family allocates only the value it returns).
+   */
+  public byte[] getColumn(int bucket, String family, byte[] key, int column) {
+    checkOpen();
+    checkBucket(bucket);
+    checkKey(key);
+    ColumnLayout layout = layouts.require(family);
+    layout.checkColumn(column);
+    return pointReader.getColumn(layout, bucket, key, column);
+  }
+
   public List<byte[][]> multiGet(
       int bucket, String family, List<byte[]> keys, ReadOptions options) {
     checkOpen();

@@ -45,6 +45,20 @@ public final class PointReader {
     }
   }
 
+  /** One column's value, or null when it has no live value; callers validate the column. */
+  public byte[] getColumn(ColumnLayout layout, int bucket, byte[] key, int column) {
+    Version v = versions.acquire();
+    try {
+      Fold s = folds.get();
+      if (search(v, s, layout, bucket, key, s.single(column))) {
+        return s.acc.toUserColumn(column, clock.nowMillis(), loader);
+      }
+      return null;
+    } finally {
+      v.unref();
+    }
+  }
+
   /** As {@link #get} for each key, all read from one version. */
   public List<byte[][]> multiGet(
       ColumnLayout layout, int bucket, List<byte[]> keys, int[] projection) {
@@ -62,15 +76,25 @@ public final class PointReader {
 
   private byte[][] read(Version v, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
     Fold s = folds.get();
+    search(v, s, layout, bucket, key, projection);
+    return s.toUser(projection, clock, loader);
+  }
+
+  /**
+   * Folds the key's rows into {@code s}, newest first, until the projected columns are final or
+   * every source was searched; returns whether any row was found.
+   */
+  private boolean search(
+      Version v, Fold s, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
     s.start(layout, loader);
     ByteWriter k = s.key(layout, bucket, key);
     if (v.active().get(k.array(), k.size(), s) && s.isFinal(projection)) {
-      return s.toUser(projection, clock, loader);
+      return true;
     }
     List<MemTable> immutables = v.immutables();
     for (int i = 0; i < immutables.size(); i++) {
       if (immutables.get(i).get(k.array(), k.size(), s) && s.isFinal(projection)) {
-        return s.toUser(projection, clock, loader);
+        return true;
       }
     }
     if (layout.familyId() < v.trees().size()) {
@@ -81,17 +105,17 @@ public final class PointReader {
       for (int i = 0; i < level0.size(); i++) {
         FileMeta f = level0.get(i);
         if (f.contains(sstKey) && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
-          return s.toUser(projection, clock, loader);
+          return true;
         }
       }
       for (int level = 1; level < tree.levelCount(); level++) {
         FileMeta f = tree.find(level, sstKey);
         if (f != null && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
-          return s.toUser(projection, clock, loader);
+          return true;
         }
       }
     }
-    return s.toUser(projection, clock, loader);
+    return s.found;
   }
 
   /**
@@ -105,11 +129,13 @@ public final class PointReader {
     private final ByteWriter key = new ByteWriter(64);
     private final byte[][] sstKeys = new byte[MAX_REUSED_KEY + 1][];
     private final ByteReader reader = new ByteReader();
-    private final RowState acc = new RowState();
+    final RowState acc = new RowState();
+    // One-column projections by column position, for getColumn.
+    private int[][] singles = new int[0][];
     private final RowState tmp = new RowState();
     private ColumnLayout layout;
     private ValueLoader loader;
-    private boolean found;
+    boolean found;
     // The table whose row is being decoded, for corruption messages; null for a memtable.
     private String table;
 
@@ -118,6 +144,18 @@ public final class PointReader {
       this.loader = loader;
       this.found = false;
       this.table = null;
+    }
+
+    int[] single(int column) {
+      if (column >= singles.length) {
+        singles = java.util.Arrays.copyOf(singles, column + 1);
+      }
+      int[] p = singles[column];
+      if (p == null) {
+        p = new int[] {column};
+        singles[column] = p;
+      }
+      return p;
     }
 
     /** Encodes the internal key (family id, bucket, user key). */

@@ -357,6 +357,29 @@ public final class RowState {
     return out;
   }
 
+  /**
+   * The value readers see at {@code now} in column {@code i}, or null when it has none: {@link
+   * #toUser} with a projection of {@code i}, without the array around it.
+   */
+  public byte[] toUserColumn(int i, long now, ValueLoader loader) {
+    byte kind = kinds[i];
+    if ((kind != PUT && kind != MERGE) || !alive(expiry[i], now)) {
+      return null;
+    }
+    byte[] v = loaded(i, loader);
+    if (kind == MERGE) {
+      v = mergeOnNothing(i, v);
+    }
+    MergeOperator op = layout.operator(i);
+    if (op != null && op.elementTtl()) {
+      v = op.toUser(v, now);
+      if (v.length == 0) {
+        return null;
+      }
+    }
+    return v;
+  }
+
   /** Latest expiry among live values, 0 if some value never expires, -1 if none has a value. */
   public long maxExpiry() {
     long max = -1;

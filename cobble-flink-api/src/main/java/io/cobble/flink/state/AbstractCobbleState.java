@@ -23,11 +23,18 @@ abstract class AbstractCobbleState<K, N, V> implements InternalKvState<K, N, V> 
   final String family;
   final TypeSerializer<N> namespaceSerializer;
   final TypeSerializer<V> valueSerializer;
+  private static final int MAX_REUSED_LENGTH = 256;
   N currentNamespace;
   final DataOutputSerializer keyOut = new DataOutputSerializer(64);
   final DataOutputSerializer valueOut = new DataOutputSerializer(128);
   final DataOutputSerializer scratch = new DataOutputSerializer(64);
   final DataInputDeserializer in = new DataInputDeserializer();
+  private final ExactArrays keyArrays = new ExactArrays(MAX_REUSED_LENGTH);
+  private final ExactArrays valueArrays = new ExactArrays(MAX_REUSED_LENGTH);
+  // What keyOut's first prefixLength bytes hold: the key of keyVersion and this namespace object.
+  private int prefixKeyVersion;
+  private Object prefixNamespace;
+  private int prefixLength = -1;
 
   AbstractCobbleState(
       CobbleKeyedStateCore<K> core,
@@ -65,21 +72,44 @@ abstract class AbstractCobbleState<K, N, V> implements InternalKvState<K, N, V> 
     return core.currentKeyGroup();
   }
 
-  /** Writes the (current key, namespace) prefix into {@link #keyOut}. */
+  /**
+   * Writes the (current key, namespace) prefix into {@link #keyOut}. The prefix of the previous
+   * call is kept when neither the key nor the namespace object changed since, which is the common
+   * case: namespaces are immutable by Flink's contract and change far less often than keys.
+   */
   void writePrefix(N namespace) {
     try {
-      keyOut.clear();
       DataOutputSerializer key = core.currentKeyBytes();
+      int version = core.keyVersion();
+      if (prefixLength >= 0 && version == prefixKeyVersion && namespace == prefixNamespace) {
+        keyOut.setPosition(prefixLength);
+        return;
+      }
+      prefixLength = -1;
+      keyOut.clear();
       keyOut.write(key.getSharedBuffer(), 0, key.length());
       RowKeys.writeSized(keyOut, scratch, namespaceSerializer, namespace);
+      prefixKeyVersion = version;
+      prefixNamespace = namespace;
+      prefixLength = keyOut.length();
     } catch (IOException e) {
       throw new FlinkRuntimeException("cannot serialize the key or namespace of " + family, e);
     }
   }
 
+  /**
+   * The row key of (current key, namespace) in a reused array: valid for engine calls until the
+   * next row key of the same length; {@link #keyOut}{@code .getCopyOfBuffer()} for anything kept
+   * longer.
+   */
   byte[] rowKey(N namespace) {
     writePrefix(namespace);
-    return keyOut.getCopyOfBuffer();
+    return keyArrays.of(keyOut);
+  }
+
+  /** {@link #keyOut}'s contents in a reused array, as {@link #rowKey(Object)} returns them. */
+  byte[] reusedKey() {
+    return keyArrays.of(keyOut);
   }
 
   byte[] rowKey() {
@@ -88,18 +118,23 @@ abstract class AbstractCobbleState<K, N, V> implements InternalKvState<K, N, V> 
 
   /** The stored column of a row, or null. */
   byte[] read(byte[] rowKey) {
-    byte[][] row = db.get(bucket(), family, rowKey);
-    return row == null ? null : row[0];
+    return db.getColumn(bucket(), family, rowKey, 0);
   }
 
+  /** The serialized value in a reused array, valid for one engine call. */
   <T> byte[] serialize(TypeSerializer<T> serializer, T value) {
     try {
       valueOut.clear();
       serializer.serialize(value, valueOut);
-      return valueOut.getCopyOfBuffer();
+      return valueArrays.of(valueOut);
     } catch (IOException e) {
       throw new FlinkRuntimeException("cannot serialize a value of " + family, e);
     }
+  }
+
+  /** {@link #valueOut}'s contents in a reused array, valid for one engine call. */
+  byte[] reusedValue() {
+    return valueArrays.of(valueOut);
   }
 
   <T> T deserialize(TypeSerializer<T> serializer, byte[] bytes) {

@@ -99,6 +99,9 @@ public final class CobbleKeyedStateCore<K> {
   private final DataOutputSerializer scratch = new DataOutputSerializer(64);
   private Object serializedKey;
   private boolean keyValid;
+  // Counts re-serializations of the current key, so states can tell whether a cached prefix holds
+  // it.
+  private int keyVersion;
   private boolean disposed;
   private BackendMemory memory;
   CobbleStateMetrics metrics;
@@ -249,8 +252,14 @@ public final class CobbleKeyedStateCore<K> {
       RowKeys.writeSized(keyBytes, scratch, keySerializer, key);
       serializedKey = key;
       keyValid = true;
+      keyVersion++;
     }
     return keyBytes;
+  }
+
+  /** Changes whenever {@link #currentKeyBytes} re-serializes the key; read it right after that. */
+  int keyVersion() {
+    return keyVersion;
   }
 
   int currentKeyGroup() {

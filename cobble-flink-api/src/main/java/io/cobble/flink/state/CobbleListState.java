@@ -54,7 +54,7 @@ final class CobbleListState<K, N, V> extends AbstractCobbleState<K, N, List<V>>
     Preconditions.checkNotNull(value, "You cannot add null to a ListState.");
     valueOut.clear();
     appendElement(valueOut, scratch, elementSerializer, value);
-    db.merge(bucket(), family, rowKey(), 0, valueOut.getCopyOfBuffer());
+    db.merge(bucket(), family, rowKey(), 0, reusedValue());
   }
 
   @Override
@@ -87,7 +87,7 @@ final class CobbleListState<K, N, V> extends AbstractCobbleState<K, N, List<V>>
       Preconditions.checkNotNull(v, "You cannot add null to a ListState.");
       appendElement(valueOut, scratch, elementSerializer, v);
     }
-    return valueOut.getCopyOfBuffer();
+    return reusedValue();
   }
 
   @Override
@@ -150,7 +150,14 @@ final class CobbleListState<K, N, V> extends AbstractCobbleState<K, N, List<V>>
 
   static <T> List<T> decode(byte[] raw, TypeSerializer<T> ser, DataInputDeserializer in)
       throws IOException {
-    List<T> out = new ArrayList<>();
+    in.setBuffer(raw);
+    int count = 0;
+    while (in.available() > 0) {
+      RowKeys.skipSized(in);
+      count++;
+    }
+    // Sized up front: a list of a few elements would otherwise carry ten slots.
+    List<T> out = new ArrayList<>(count);
     in.setBuffer(raw);
     while (in.available() > 0) {
       out.add(RowKeys.readSized(in, ser));

@@ -44,7 +44,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     try {
       writePrefix(currentNamespace);
       userKeySerializer.serialize(userKey, keyOut);
-      return keyOut.getCopyOfBuffer();
+      return reusedKey();
     } catch (IOException e) {
       throw new FlinkRuntimeException("cannot serialize a user key of " + family, e);
     }
@@ -57,7 +57,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       if (value != null) {
         userValueSerializer.serialize(value, valueOut);
       }
-      return valueOut.getCopyOfBuffer();
+      return reusedValue();
     } catch (IOException e) {
       throw new FlinkRuntimeException("cannot serialize a value of " + family, e);
     }

@@ -1,0 +1,218 @@
+package io.cobble.flink.state;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cobble.Db;
+import java.lang.management.ManagementFactory;
+import java.lang.reflect.Field;
+import java.nio.file.Path;
+import java.util.Collections;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.operators.testutils.MockEnvironment;
+import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
+import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.AbstractStateBackend;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Bytes a warmed keyed state allocates per operation on the synchronous path, with {@code Long}
+ * keys and values as the flink-benchmarks state shapes use them. The result objects the API must
+ * return (the boxed value, the list) are counted; the budget each test names leaves room for them
+ * and for nothing per operation in the key encoding or the engine call. Each shape is measured once
+ * with its rows in table files (read through the block cache) and once in the memtable.
+ *
+ * <p>One source for every Flink line that builds the backend on {@code MockEnvironment}: each line
+ * module adds this directory to its test sources and subclasses it with its own backend.
+ */
+public abstract class StateAllocationContract {
+  private static final int KEYS = 2_000;
+  private static final int USER_KEYS = 4;
+
+  @TempDir Path dir;
+
+  private MockEnvironment env;
+  private AbstractKeyedStateBackend<Long> backend;
+  private final Long[] keys = new Long[KEYS];
+  private final Long[] userKeys = new Long[USER_KEYS];
+
+  @BeforeEach
+  void open() throws Exception {
+    env = new MockEnvironmentBuilder().setManagedMemorySize(64L << 20).build();
+    Configuration c = new Configuration();
+    c.setString("state.backend.cobble.localdir", dir.toString());
+    backend =
+        backend(c)
+            .createKeyedStateBackend(
+                new KeyedStateBackendParametersImpl<>(
+                    env,
+                    new JobID(),
+                    "alloc_op",
+                    LongSerializer.INSTANCE,
+                    2,
+                    new KeyGroupRange(0, 1),
+                    env.getTaskKvStateRegistry(),
+                    TtlTimeProvider.DEFAULT,
+                    new UnregisteredMetricsGroup(),
+                    (name, value) -> {},
+                    Collections.emptyList(),
+                    new CloseableRegistry(),
+                    1.0));
+    for (int i = 0; i < KEYS; i++) {
+      keys[i] = (long) i;
+    }
+    for (int i = 0; i < USER_KEYS; i++) {
+      userKeys[i] = (long) i;
+    }
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    backend.dispose();
+    env.close();
+  }
+
+  /** The line's Cobble state backend configured with {@code config}. */
+  protected abstract AbstractStateBackend backend(Configuration config);
+
+  @Test
+  void valueGetAllocatesOnlyTheValueItReturns() throws Exception {
+    ValueState<Long> state = value();
+    for (Long k : keys) {
+      backend.setCurrentKey(k);
+      state.update(k * 7);
+    }
+    Op get =
+        k -> {
+          backend.setCurrentKey(k);
+          assertEquals(k * 7, (long) state.value());
+        };
+    // The boxed Long (16 bytes) and its 8 serialized bytes (24); the old path also copied the row
+    // key per call and got the value wrapped in a row array: 104 bytes.
+    assertBudget("valueGet (memtable)", get, 56);
+    db().flush();
+    assertBudget("valueGet (table)", get, 56);
+  }
+
+  @Test
+  void mapGetAndContainsArePointReadsThatAllocateOnlyTheValue() throws Exception {
+    MapState<Long, Long> state = map();
+    for (Long k : keys) {
+      backend.setCurrentKey(k);
+      for (Long uk : userKeys) {
+        state.put(uk, k + uk);
+      }
+    }
+    Op get =
+        k -> {
+          backend.setCurrentKey(k);
+          Long uk = userKeys[(int) (k % USER_KEYS)];
+          assertEquals(k + uk, (long) state.get(uk));
+          assertTrue(state.contains(uk));
+        };
+    // Two reads: the boxed value and its stored bytes (null flag + 8) for get, the stored bytes for
+    // contains; the old path, with a row key copy and a row array per read, took 214 bytes.
+    assertBudget("mapGet+mapContains (memtable)", get, 96);
+    db().flush();
+    assertBudget("mapGet+mapContains (table)", get, 96);
+  }
+
+  @Test
+  void listGetAllocatesTheListAndItsElementsOnly() throws Exception {
+    ListState<Long> state = list();
+    for (Long k : keys) {
+      backend.setCurrentKey(k);
+      state.add(k);
+    }
+    Op get =
+        k -> {
+          backend.setCurrentKey(k);
+          for (Long e : state.get()) {
+            assertEquals(k, e);
+          }
+        };
+    // An ArrayList of one slot (48 bytes), the boxed element and the stored list bytes; the old
+    // path (default-sized list, row key copy, row array) took 222 bytes.
+    assertBudget("listGet (memtable)", get, 144);
+    db().flush();
+    assertBudget("listGet (table)", get, 144);
+  }
+
+  private ValueState<Long> value() throws Exception {
+    return backend.getPartitionedState(
+        VoidNamespace.INSTANCE,
+        VoidNamespaceSerializer.INSTANCE,
+        new ValueStateDescriptor<>("value", Long.class));
+  }
+
+  private MapState<Long, Long> map() throws Exception {
+    return backend.getPartitionedState(
+        VoidNamespace.INSTANCE,
+        VoidNamespaceSerializer.INSTANCE,
+        new MapStateDescriptor<>("map", Long.class, Long.class));
+  }
+
+  private ListState<Long> list() throws Exception {
+    return backend.getPartitionedState(
+        VoidNamespace.INSTANCE,
+        VoidNamespaceSerializer.INSTANCE,
+        new ListStateDescriptor<>("list", Long.class));
+  }
+
+  /**
+   * Runs {@code op} over every key three times (class loading, lazy buffers, compilation), then
+   * once more counting this thread's allocations, and fails when the bytes per operation exceed
+   * {@code budget}.
+   */
+  private void assertBudget(String shape, Op op, long budget) throws Exception {
+    for (int round = 0; round < 3; round++) {
+      for (Long k : keys) {
+        op.run(k);
+      }
+    }
+    long probe = -allocated() + allocated();
+    long before = allocated();
+    for (Long k : keys) {
+      op.run(k);
+    }
+    long perOp = (allocated() - before - probe) / KEYS;
+    System.out.println(shape + ": " + perOp + " B/op");
+    assertTrue(
+        perOp <= budget,
+        shape + " allocated " + perOp + " bytes per operation, more than its budget of " + budget);
+  }
+
+  private static long allocated() {
+    return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
+        .getThreadAllocatedBytes(Thread.currentThread().getId());
+  }
+
+  private Db db() throws Exception {
+    // Every line's CobbleKeyedStateBackend holds the shared core in this field.
+    Field core = backend.getClass().getDeclaredField("core");
+    core.setAccessible(true);
+    return ((CobbleKeyedStateCore<?>) core.get(backend)).db();
+  }
+
+  private interface Op {
+    void run(Long key) throws Exception;
+  }
+}
