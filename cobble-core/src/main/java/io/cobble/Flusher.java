@@ -231,12 +231,8 @@ final class Flusher {
           out = state.outputWriter(fam, 0, Long.MAX_VALUE);
           writers.add(out);
         }
-        byte[] value = it.value();
-        row.decode(l.byId(fam), value, 0, value.length, reader);
-        if (row.isEmpty()) {
-          continue;
-        }
-        out.add(Arrays.copyOfRange(key, 2, key.length), row);
+        out.addEncoded(
+            Arrays.copyOfRange(key, 2, key.length), l.byId(fam), it.value(), row, reader);
       }
       VersionEdit edit = new VersionEdit();
       for (OutputWriter w : writers) {

@@ -1,10 +1,12 @@
 package io.cobble.compaction;
 
+import io.cobble.row.ColumnLayout;
 import io.cobble.row.RowState;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableBuilder;
 import io.cobble.sst.TableOptions;
 import io.cobble.sst.TableProperties;
+import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import io.cobble.version.FileMeta;
 import io.cobble.version.VersionSet;
@@ -59,15 +61,29 @@ public final class OutputWriter implements AutoCloseable {
     this.opener = opener;
   }
 
-  public void add(byte[] key, RowState row) {
-    if (builder == null) {
-      builderNumber = versions.newFileNumber();
-      builder = new TableBuilder(versions.tablePath(builderNumber), options);
-      maxExpiry = -1;
-      neverExpires = false;
-      minMergeWriteTime = Long.MAX_VALUE;
-      vlogRefs = new HashMap<>();
+  /**
+   * Adds an encoded row (the memtable's form) under {@code key}, skipping a row with no column. A
+   * row {@link RowState#plainExpiry} vouches for is stored as it is, without decoding it into
+   * {@code scratch} and encoding it again; {@code row} must then stay unchanged.
+   */
+  public void addEncoded(
+      byte[] key, ColumnLayout layout, byte[] row, RowState scratch, ByteReader reader) {
+    long expiry = RowState.plainExpiry(layout, row, 0, row.length, separationThreshold);
+    if (expiry == RowState.NOT_PLAIN) {
+      scratch.decode(layout, row, 0, row.length, reader);
+      if (!scratch.isEmpty()) {
+        add(key, scratch);
+      }
+      return;
     }
+    startTable();
+    noteExpiry(expiry);
+    builder.add(key, row);
+    afterAdd();
+  }
+
+  public void add(byte[] key, RowState row) {
+    startTable();
     for (int i = 0; i < row.size(); i++) {
       byte kind = row.kind(i);
       if (kind != RowState.PUT && kind != RowState.MERGE) {
@@ -89,15 +105,34 @@ public final class OutputWriter implements AutoCloseable {
         minMergeWriteTime = Math.min(minMergeWriteTime, row.writeTime(i));
       }
     }
-    long e = row.maxExpiry();
-    if (e == 0) {
-      neverExpires = true;
-    } else {
-      maxExpiry = Math.max(maxExpiry, e);
-    }
+    noteExpiry(row.maxExpiry());
     rowBuf.reset();
     row.encode(rowBuf);
     builder.add(key, rowBuf.toByteArray());
+    afterAdd();
+  }
+
+  private void startTable() {
+    if (builder == null) {
+      builderNumber = versions.newFileNumber();
+      builder = new TableBuilder(versions.tablePath(builderNumber), options);
+      maxExpiry = -1;
+      neverExpires = false;
+      minMergeWriteTime = Long.MAX_VALUE;
+      vlogRefs = new HashMap<>();
+    }
+  }
+
+  /** Folds a row's {@link RowState#maxExpiry} into the file's. */
+  private void noteExpiry(long rowExpiry) {
+    if (rowExpiry == 0) {
+      neverExpires = true;
+    } else {
+      maxExpiry = Math.max(maxExpiry, rowExpiry);
+    }
+  }
+
+  private void afterAdd() {
     if (builder.estimatedSize() >= targetFileSize) {
       finishTable();
     }

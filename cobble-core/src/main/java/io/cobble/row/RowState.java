@@ -198,6 +198,68 @@ public final class RowState {
     return pos == end && covered == layout.size();
   }
 
+  /** What {@link #plainExpiry} returns for a row it cannot vouch for. */
+  public static final long NOT_PLAIN = Long.MIN_VALUE;
+
+  /**
+   * For an encoded row whose columns are PUT or DELETE values held inline, each at most {@code
+   * maxValueLength} bytes long ({@code 0}: any length), listed in layout order and all still in the
+   * layout, at least one of them: the {@link #maxExpiry} a {@link #decode} would report. Such a row
+   * is what {@link #encode} would write after decoding it, so it can be stored as it is. {@link
+   * #NOT_PLAIN} for any other row. Reads without decoding or allocating.
+   */
+  public static long plainExpiry(
+      ColumnLayout layout, byte[] buf, int off, int len, long maxValueLength) {
+    int end = off + len;
+    int pos = varintEnd(buf, off, end);
+    if (pos > end) {
+      return NOT_PLAIN;
+    }
+    long n = varint(buf, off);
+    if (n < 1 || n > layout.size()) {
+      return NOT_PLAIN;
+    }
+    long max = -1;
+    int lastPosition = -1;
+    for (long k = 0; k < n; k++) {
+      int idEnd = varintEnd(buf, pos, end);
+      if (idEnd >= end) {
+        return NOT_PLAIN;
+      }
+      long id = varint(buf, pos);
+      int position = id >= 0 && id <= Integer.MAX_VALUE ? layout.position((int) id) : -1;
+      if (position <= lastPosition) {
+        return NOT_PLAIN;
+      }
+      lastPosition = position;
+      int tag = buf[idEnd];
+      pos = idEnd + 1;
+      if (tag == PUT) {
+        int expiryEnd = varintEnd(buf, pos, end);
+        int lengthEnd = varintEnd(buf, expiryEnd, end);
+        if (lengthEnd > end) {
+          return NOT_PLAIN;
+        }
+        long expiry = varint(buf, pos);
+        long valueLength = varint(buf, expiryEnd);
+        if (valueLength < 0
+            || valueLength > end - lengthEnd
+            || (maxValueLength > 0 && valueLength > maxValueLength)) {
+          return NOT_PLAIN;
+        }
+        if (expiry == 0) {
+          max = 0;
+        } else if (max != 0) {
+          max = Math.max(max, expiry);
+        }
+        pos = lengthEnd + (int) valueLength;
+      } else if (tag != DELETE) {
+        return NOT_PLAIN;
+      }
+    }
+    return pos == end ? max : NOT_PLAIN;
+  }
+
   /** The position after the varint at {@code pos}, or {@code end + 1} when it is cut off. */
   private static int varintEnd(byte[] buf, int pos, int end) {
     for (int i = pos; i < end && i < pos + 10; i++) {
