@@ -9,11 +9,11 @@ import java.util.Arrays;
  * sst.read-metadata-cache.mode} keeps for pinned index blocks). Seeking a block binary-searches its
  * restart array and parses a varint header at each step, touching two scattered cache lines per
  * step; here the search runs over one dense array of the eight key bytes that follow the prefix all
- * keys share, and falls back to a full key comparison only when those bytes tie. Values stay in the
- * block and are read in place.
+ * keys share, and falls back to a full key comparison only when those bytes tie. Values are decoded
+ * once too (a top-level entry's partition ordinal, an index partition entry's data block offset and
+ * size), so a get parses no varints and touches no block bytes.
  */
 final class DecodedIndex {
-  private final byte[] block;
   private final int count;
 
   /** Bytes every key starts with; a target that does not start with them is outside the keys. */
@@ -26,12 +26,26 @@ final class DecodedIndex {
   private final byte[] keys;
 
   private final int[] starts;
-  private final int[] valueOffsets;
-  private final int[] valueLengths;
+
+  /**
+   * Per entry, the decoded value: the partition ordinal at {@code 2i} (top level), or the data
+   * block's offset at {@code 2i} and size at {@code 2i+1} (index partition), adjacent so a get
+   * reads both from one cache line.
+   */
+  private final long[] values;
+
+  /** The top-level index: each value starts with the partition's ordinal. */
+  static DecodedIndex top(Block block) {
+    return new DecodedIndex(block, true);
+  }
+
+  /** An index partition: each value is a data block's handle. */
+  static DecodedIndex partition(Block block) {
+    return new DecodedIndex(block, false);
+  }
 
   /** Decodes every entry of {@code block}; throws IllegalStateException when it is malformed. */
-  DecodedIndex(Block block) {
-    this.block = block.data();
+  private DecodedIndex(Block block, boolean top) {
     int n = 0;
     int keyBytes = 0;
     BlockIterator it = block.iterator();
@@ -42,8 +56,7 @@ final class DecodedIndex {
     count = n;
     keys = new byte[keyBytes];
     starts = new int[n + 1];
-    valueOffsets = new int[n];
-    valueLengths = new int[n];
+    values = new long[2 * n];
     ByteReader r = new ByteReader();
     int i = 0;
     int pos = 0;
@@ -51,8 +64,12 @@ final class DecodedIndex {
       starts[i] = pos;
       pos += it.copyKey(keys, pos);
       it.valueReader(r);
-      valueOffsets[i] = r.position();
-      valueLengths[i] = r.limit() - r.position();
+      if (top) {
+        values[2 * i] = r.readVarInt();
+      } else {
+        values[2 * i] = r.readVarLong();
+        values[2 * i + 1] = r.readVarInt();
+      }
       i++;
     }
     starts[n] = pos;
@@ -114,8 +131,18 @@ final class DecodedIndex {
     return lo;
   }
 
-  /** Points {@code r} at the value of {@code entry} in the block. */
-  ByteReader value(int entry, ByteReader r) {
-    return r.reset(block, valueOffsets[entry], valueLengths[entry]);
+  /** The partition ordinal of top-level {@code entry}. */
+  int ordinal(int entry) {
+    return (int) values[2 * entry];
+  }
+
+  /** The data block offset of index partition {@code entry}. */
+  long dataOffset(int entry) {
+    return values[2 * entry];
+  }
+
+  /** The data block size of index partition {@code entry}. */
+  int dataSize(int entry) {
+    return (int) values[2 * entry + 1];
   }
 }

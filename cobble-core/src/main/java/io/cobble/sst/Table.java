@@ -289,8 +289,7 @@ public final class Table implements AutoCloseable {
         if (top == p.topDecoded.count()) {
           return false;
         }
-        p.topDecoded.value(top, r);
-        int ordinal = r.readVarInt();
+        int ordinal = p.topDecoded.ordinal(top);
         if (bloom && !BloomFilter.mayContain(p.filter[ordinal], keyHash)) {
           return false;
         }
@@ -299,9 +298,8 @@ public final class Table implements AutoCloseable {
         if (entry == index.count()) {
           return false;
         }
-        index.value(entry, r);
-        dataOffset = r.readVarLong();
-        dataSize = r.readVarInt();
+        dataOffset = index.dataOffset(entry);
+        dataSize = index.dataSize(entry);
       } else {
         // One iterator walks the index levels in turn: each level's value is fully decoded into
         // locals before the iterator moves on to the next block.
@@ -353,8 +351,7 @@ public final class Table implements AutoCloseable {
       loadData(it, offset, size, pin);
       boolean found;
       try {
-        it.seek(key);
-        found = it.valid() && it.compareKey(key) == 0;
+        found = it.seekExact(key);
       } catch (CobbleException e) {
         throw e;
       } catch (RuntimeException e) {
