@@ -9,11 +9,15 @@ import java.util.Arrays;
  * sst.read-metadata-cache.mode} keeps for pinned index blocks). Seeking a block binary-searches its
  * restart array and parses a varint header at each step, touching two scattered cache lines per
  * step; here the search runs over one dense array of the eight key bytes that follow the prefix all
- * keys share, and falls back to a full key comparison only when those bytes tie. Values are decoded
- * once too (a top-level entry's partition ordinal, an index partition entry's data block offset and
- * size), so a get parses no varints and touches no block bytes.
+ * keys share (starting from a guess by interpolation, see {@link #lowerBound}), and falls back to a
+ * full key comparison only when those bytes tie. Values are decoded once too (a top-level entry's
+ * partition ordinal, an index partition entry's data block offset and size), so a get parses no
+ * varints and touches no block bytes.
  */
 final class DecodedIndex {
+  /** Entries from which a search starts with a guess by interpolation. */
+  private static final int INTERPOLATE_MIN = 16;
+
   private final int count;
 
   /** Bytes every key starts with; a target that does not start with them is outside the keys. */
@@ -116,19 +120,66 @@ final class DecodedIndex {
     long t = prefix(target, skip, target.length - skip);
     int lo = 0;
     int hi = count;
+    if (count >= INTERPOLATE_MIN) {
+      // Guess the position from where the target's prefix falls between the first and the last
+      // one, then widen a bracket around the guess in doubling steps: with keys spread evenly the
+      // answer lies a few entries from the guess, so the search stays within one or two cache
+      // lines of the prefix array instead of one line per binary-search step; with keys spread
+      // unevenly the bracket costs about twice the steps of a plain binary search.
+      long first = prefixes[0];
+      long span = (prefixes[count - 1] - first) >>> 11;
+      long offset = (t - first) >>> 11;
+      if (span != 0
+          && Long.compareUnsigned(t, first) > 0
+          && Long.compareUnsigned(t, prefixes[count - 1]) <= 0) {
+        int guess = (int) ((double) offset / span * (count - 1));
+        if (below(guess, t, target)) {
+          lo = guess + 1;
+          for (int step = 1; ; step <<= 1) {
+            int probe = guess + step;
+            if (probe >= count) {
+              break;
+            }
+            if (!below(probe, t, target)) {
+              hi = probe;
+              break;
+            }
+            lo = probe + 1;
+          }
+        } else {
+          hi = guess;
+          for (int step = 1; ; step <<= 1) {
+            int probe = guess - step;
+            if (probe < 0) {
+              break;
+            }
+            if (below(probe, t, target)) {
+              lo = probe + 1;
+              break;
+            }
+            hi = probe;
+          }
+        }
+      }
+    }
     while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      int cmp = Long.compareUnsigned(prefixes[mid], t);
-      if (cmp == 0) {
-        cmp = Bytes.compare(keys, starts[mid], length(mid), target, 0, target.length);
-      }
-      if (cmp < 0) {
+      if (below(mid, t, target)) {
         lo = mid + 1;
       } else {
         hi = mid;
       }
     }
     return lo;
+  }
+
+  /** Whether entry {@code i} is below {@code target}, whose prefix is {@code t}. */
+  private boolean below(int i, long t, byte[] target) {
+    int cmp = Long.compareUnsigned(prefixes[i], t);
+    if (cmp == 0) {
+      cmp = Bytes.compare(keys, starts[i], length(i), target, 0, target.length);
+    }
+    return cmp < 0;
   }
 
   /** The partition ordinal of top-level {@code entry}. */

@@ -242,8 +242,12 @@ public final class Table implements AutoCloseable {
     return bloom;
   }
 
-  /** Per-thread cursor, reader and cache pin reused by {@link #get}: a get allocates nothing. */
-  private static final class GetScratch {
+  /**
+   * The block cursor, reader and cache pin a point read reuses, so a get allocates nothing. One per
+   * reading thread: a reader that holds its own (as a shard's point reader does) spares each table
+   * probe a thread-local lookup; {@link #get(byte[], long, ValueSink)} uses a thread-local one.
+   */
+  public static final class GetScratch {
     final BlockIterator it = new BlockIterator();
     final ByteReader reader = new ByteReader();
     final BlockCache.Pin pin = new BlockCache.Pin();
@@ -276,7 +280,11 @@ public final class Table implements AutoCloseable {
    * nothing when the metadata is pinned; exceptions of the sink pass through unchanged.
    */
   public boolean get(byte[] key, long keyHash, ValueSink sink) {
-    GetScratch g = GET_SCRATCH.get();
+    return get(key, keyHash, sink, GET_SCRATCH.get());
+  }
+
+  /** As {@link #get(byte[], long, ValueSink)} with the calling thread's own {@code g}. */
+  public boolean get(byte[] key, long keyHash, ValueSink sink, GetScratch g) {
     long dataOffset;
     int dataSize;
     try {
