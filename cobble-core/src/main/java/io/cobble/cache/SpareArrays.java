@@ -36,7 +36,8 @@ final class SpareArrays {
         byte[] a = stacks[k][n - 1];
         stacks[k][n - 1] = null;
         counts[k] = n - 1;
-        bytes -= a.length;
+        // Kept arrays are exactly their class's size: their cold header is not read here.
+        bytes -= (long) k * GRANULE;
         return a;
       }
     }
