@@ -253,7 +253,7 @@ public final class BlockCache {
       if ((state(e) & RECYCLABLE) != 0) {
         // The caller keeps the block: hand out an exact copy that is never recycled.
         byte[] exact = Arrays.copyOf(v, length(e));
-        retire(v, state(e));
+        retire(v, charge(e), state(e));
         usage += exact.length - charge(e);
         values[e] = exact;
         setInfo(e, exact.length, i);
@@ -299,7 +299,7 @@ public final class BlockCache {
     synchronized void insertPinned(long key, byte[] data, int length, Pin pin) {
       int i = probe(key);
       if (i >= 0) {
-        spares.give(data, spareRoom());
+        spares.give(data, data.length, spareRoom());
         int e = index[i];
         if (e != head) {
           unlink(e);
@@ -331,7 +331,7 @@ public final class BlockCache {
       int i = probe(key);
       if (i >= 0) {
         int e = index[i];
-        retire(values[e], state(e));
+        retire(values[e], charge(e), state(e));
         usage += value.length - charge(e);
         values[e] = value;
         setInfo(e, value.length, i);
@@ -361,10 +361,13 @@ public final class BlockCache {
       }
     }
 
-    /** Keeps an array leaving the cache for reuse when nobody can still be reading it. */
-    private void retire(byte[] array, long state) {
+    /**
+     * Keeps an array leaving the cache ({@code length} bytes: its charge) for reuse when nobody can
+     * still be reading it.
+     */
+    private void retire(byte[] array, int length, long state) {
       if ((state & RECYCLABLE) != 0 && (state & PINS) == 0) {
-        spares.give(array, spareRoom());
+        spares.give(array, length, spareRoom());
       }
     }
 
@@ -413,7 +416,7 @@ public final class BlockCache {
     /** Removes entry e, moving the last entry into its place to keep the arrays dense. */
     private void remove(int e) {
       usage -= charge(e);
-      retire(values[e], state(e));
+      retire(values[e], charge(e), state(e));
       unlink(e);
       deleteSlot(slot(e));
       int last = size - 1;

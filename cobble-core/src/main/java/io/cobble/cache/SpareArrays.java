@@ -36,7 +36,8 @@ final class SpareArrays {
         byte[] a = stacks[k][n - 1];
         stacks[k][n - 1] = null;
         counts[k] = n - 1;
-        bytes -= a.length;
+        // Kept arrays are exactly their class's size: their cold header is not read here.
+        bytes -= (long) k * GRANULE;
         return a;
       }
     }
@@ -44,12 +45,13 @@ final class SpareArrays {
   }
 
   /**
-   * Keeps {@code array} (which no reader may still use) if no more than {@code maxBytes} are kept
-   * with it.
+   * Keeps {@code array} (which no reader may still use) of {@code length} bytes if no more than
+   * {@code maxBytes} are kept with it. The caller knows the length, so an array leaving the cache
+   * cold is not read here (its header would cost a cache miss per eviction).
    */
-  void give(byte[] array, long maxBytes) {
-    int c = array.length / GRANULE;
-    if (c >= CLASSES || c * GRANULE != array.length || bytes + array.length > maxBytes) {
+  void give(byte[] array, int length, long maxBytes) {
+    int c = length / GRANULE;
+    if (c >= CLASSES || c * GRANULE != length || bytes + length > maxBytes) {
       return;
     }
     byte[][] stack = stacks[c];
@@ -60,6 +62,6 @@ final class SpareArrays {
     }
     stack[n] = array;
     counts[c] = n + 1;
-    bytes += array.length;
+    bytes += length;
   }
 }

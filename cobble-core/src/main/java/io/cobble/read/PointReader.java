@@ -7,6 +7,7 @@ import io.cobble.row.ColumnLayout;
 import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.sst.BloomFilter;
+import io.cobble.sst.Table;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import io.cobble.util.ValueSink;
@@ -133,6 +134,7 @@ public final class PointReader {
     // One-column projections by column position, for getColumn.
     private int[][] singles = new int[0][];
     private final RowState tmp = new RowState();
+    private final Table.GetScratch tables = new Table.GetScratch();
     private ColumnLayout layout;
     private ValueLoader loader;
     boolean found;
@@ -189,7 +191,7 @@ public final class PointReader {
     boolean fold(FileMeta f, byte[] sstKey, long hash) {
       table = f.table().name();
       try {
-        return f.table().get(sstKey, hash, this);
+        return f.table().get(sstKey, hash, this, tables);
       } finally {
         table = null;
       }

@@ -131,6 +131,64 @@ public final class BlockIterator implements KvIterator {
     }
   }
 
+  /**
+   * Point lookup: whether the block holds exactly {@code target}, leaving its value current for
+   * {@link #valueTo} (but no key: the iterator is unpositioned afterwards). After the restart
+   * search, keys are compared in place instead of being rebuilt: while a key is below the target
+   * and differs from it first at byte {@code m}, a following key that shares more than {@code m}
+   * bytes with it is below the target too and is skipped without a comparison; only a key sharing
+   * at most {@code m} bytes compares its own bytes, and only from the shared length on.
+   */
+  boolean seekExact(byte[] target) {
+    int lo = 0;
+    int hi = restartCount - 1;
+    while (lo < hi) {
+      int mid = (lo + hi + 1) >>> 1;
+      if (compareAtRestart(mid, target) < 0) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    valid = false;
+    keyLen = 0;
+    int offset = restart(lo);
+    int previousLength = 0;
+    // Bytes the previous key (below the target) has in common with the target.
+    int matched = 0;
+    while (offset < restartsOffset) {
+      reader.reset(data, offset, restartsOffset - offset);
+      int shared = reader.readVarInt();
+      int unshared = reader.readVarInt();
+      int vlen = reader.readVarInt();
+      if (shared > previousLength) {
+        throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
+      }
+      int p = reader.position();
+      reader.skip(unshared);
+      reader.skip(vlen);
+      offset = p + unshared + vlen;
+      previousLength = shared + unshared;
+      if (shared > matched) {
+        continue;
+      }
+      int rest = target.length - shared;
+      int m = Bytes.mismatch(data, p, unshared, target, shared, rest);
+      if (m < 0) {
+        valueOff = p + unshared;
+        valueLen = vlen;
+        return true;
+      }
+      if (m == unshared || (m < rest && (data[p + m] & 0xFF) < (target[shared + m] & 0xFF))) {
+        // This key is still below the target (a proper prefix of it, or smaller at byte m).
+        matched = shared + m;
+        continue;
+      }
+      return false;
+    }
+    return false;
+  }
+
   @Override
   public boolean valid() {
     return valid;

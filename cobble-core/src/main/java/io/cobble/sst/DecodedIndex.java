@@ -9,11 +9,15 @@ import java.util.Arrays;
  * sst.read-metadata-cache.mode} keeps for pinned index blocks). Seeking a block binary-searches its
  * restart array and parses a varint header at each step, touching two scattered cache lines per
  * step; here the search runs over one dense array of the eight key bytes that follow the prefix all
- * keys share, and falls back to a full key comparison only when those bytes tie. Values stay in the
- * block and are read in place.
+ * keys share (starting from a guess by interpolation, see {@link #lowerBound}), and falls back to a
+ * full key comparison only when those bytes tie. Values are decoded once too (a top-level entry's
+ * partition ordinal, an index partition entry's data block offset and size), so a get parses no
+ * varints and touches no block bytes.
  */
 final class DecodedIndex {
-  private final byte[] block;
+  /** Entries from which a search starts with a guess by interpolation. */
+  private static final int INTERPOLATE_MIN = 16;
+
   private final int count;
 
   /** Bytes every key starts with; a target that does not start with them is outside the keys. */
@@ -26,12 +30,26 @@ final class DecodedIndex {
   private final byte[] keys;
 
   private final int[] starts;
-  private final int[] valueOffsets;
-  private final int[] valueLengths;
+
+  /**
+   * Per entry, the decoded value: the partition ordinal at {@code 2i} (top level), or the data
+   * block's offset at {@code 2i} and size at {@code 2i+1} (index partition), adjacent so a get
+   * reads both from one cache line.
+   */
+  private final long[] values;
+
+  /** The top-level index: each value starts with the partition's ordinal. */
+  static DecodedIndex top(Block block) {
+    return new DecodedIndex(block, true);
+  }
+
+  /** An index partition: each value is a data block's handle. */
+  static DecodedIndex partition(Block block) {
+    return new DecodedIndex(block, false);
+  }
 
   /** Decodes every entry of {@code block}; throws IllegalStateException when it is malformed. */
-  DecodedIndex(Block block) {
-    this.block = block.data();
+  private DecodedIndex(Block block, boolean top) {
     int n = 0;
     int keyBytes = 0;
     BlockIterator it = block.iterator();
@@ -42,8 +60,7 @@ final class DecodedIndex {
     count = n;
     keys = new byte[keyBytes];
     starts = new int[n + 1];
-    valueOffsets = new int[n];
-    valueLengths = new int[n];
+    values = new long[2 * n];
     ByteReader r = new ByteReader();
     int i = 0;
     int pos = 0;
@@ -51,8 +68,12 @@ final class DecodedIndex {
       starts[i] = pos;
       pos += it.copyKey(keys, pos);
       it.valueReader(r);
-      valueOffsets[i] = r.position();
-      valueLengths[i] = r.limit() - r.position();
+      if (top) {
+        values[2 * i] = r.readVarInt();
+      } else {
+        values[2 * i] = r.readVarLong();
+        values[2 * i + 1] = r.readVarInt();
+      }
       i++;
     }
     starts[n] = pos;
@@ -99,13 +120,51 @@ final class DecodedIndex {
     long t = prefix(target, skip, target.length - skip);
     int lo = 0;
     int hi = count;
+    if (count >= INTERPOLATE_MIN) {
+      // Guess the position from where the target's prefix falls between the first and the last
+      // one, then widen a bracket around the guess in doubling steps: with keys spread evenly the
+      // answer lies a few entries from the guess, so the search stays within one or two cache
+      // lines of the prefix array instead of one line per binary-search step; with keys spread
+      // unevenly the bracket costs about twice the steps of a plain binary search.
+      long first = prefixes[0];
+      long span = (prefixes[count - 1] - first) >>> 11;
+      long offset = (t - first) >>> 11;
+      if (span != 0
+          && Long.compareUnsigned(t, first) > 0
+          && Long.compareUnsigned(t, prefixes[count - 1]) <= 0) {
+        int guess = (int) ((double) offset / span * (count - 1));
+        if (below(guess, t, target)) {
+          lo = guess + 1;
+          for (int step = 1; ; step <<= 1) {
+            int probe = guess + step;
+            if (probe >= count) {
+              break;
+            }
+            if (!below(probe, t, target)) {
+              hi = probe;
+              break;
+            }
+            lo = probe + 1;
+          }
+        } else {
+          hi = guess;
+          for (int step = 1; ; step <<= 1) {
+            int probe = guess - step;
+            if (probe < 0) {
+              break;
+            }
+            if (below(probe, t, target)) {
+              lo = probe + 1;
+              break;
+            }
+            hi = probe;
+          }
+        }
+      }
+    }
     while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      int cmp = Long.compareUnsigned(prefixes[mid], t);
-      if (cmp == 0) {
-        cmp = Bytes.compare(keys, starts[mid], length(mid), target, 0, target.length);
-      }
-      if (cmp < 0) {
+      if (below(mid, t, target)) {
         lo = mid + 1;
       } else {
         hi = mid;
@@ -114,8 +173,27 @@ final class DecodedIndex {
     return lo;
   }
 
-  /** Points {@code r} at the value of {@code entry} in the block. */
-  ByteReader value(int entry, ByteReader r) {
-    return r.reset(block, valueOffsets[entry], valueLengths[entry]);
+  /** Whether entry {@code i} is below {@code target}, whose prefix is {@code t}. */
+  private boolean below(int i, long t, byte[] target) {
+    int cmp = Long.compareUnsigned(prefixes[i], t);
+    if (cmp == 0) {
+      cmp = Bytes.compare(keys, starts[i], length(i), target, 0, target.length);
+    }
+    return cmp < 0;
+  }
+
+  /** The partition ordinal of top-level {@code entry}. */
+  int ordinal(int entry) {
+    return (int) values[2 * entry];
+  }
+
+  /** The data block offset of index partition {@code entry}. */
+  long dataOffset(int entry) {
+    return values[2 * entry];
+  }
+
+  /** The data block size of index partition {@code entry}. */
+  int dataSize(int entry) {
+    return (int) values[2 * entry + 1];
   }
 }

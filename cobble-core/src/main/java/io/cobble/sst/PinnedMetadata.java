@@ -28,7 +28,7 @@ final class PinnedMetadata {
 
     Blocks(Block top, byte[][] index, byte[][] filter) {
       this.top = top;
-      this.topDecoded = new DecodedIndex(top);
+      this.topDecoded = DecodedIndex.top(top);
       this.index = index;
       this.filter = filter;
       if (index == null) {
@@ -36,7 +36,7 @@ final class PinnedMetadata {
       } else {
         indexDecoded = new DecodedIndex[index.length];
         for (int i = 0; i < index.length; i++) {
-          indexDecoded[i] = new DecodedIndex(new Block(index[i]));
+          indexDecoded[i] = DecodedIndex.partition(new Block(index[i]));
         }
       }
     }

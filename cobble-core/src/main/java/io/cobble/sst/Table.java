@@ -242,8 +242,12 @@ public final class Table implements AutoCloseable {
     return bloom;
   }
 
-  /** Per-thread cursor, reader and cache pin reused by {@link #get}: a get allocates nothing. */
-  private static final class GetScratch {
+  /**
+   * The block cursor, reader and cache pin a point read reuses, so a get allocates nothing. One per
+   * reading thread: a reader that holds its own (as a shard's point reader does) spares each table
+   * probe a thread-local lookup; {@link #get(byte[], long, ValueSink)} uses a thread-local one.
+   */
+  public static final class GetScratch {
     final BlockIterator it = new BlockIterator();
     final ByteReader reader = new ByteReader();
     final BlockCache.Pin pin = new BlockCache.Pin();
@@ -276,7 +280,11 @@ public final class Table implements AutoCloseable {
    * nothing when the metadata is pinned; exceptions of the sink pass through unchanged.
    */
   public boolean get(byte[] key, long keyHash, ValueSink sink) {
-    GetScratch g = GET_SCRATCH.get();
+    return get(key, keyHash, sink, GET_SCRATCH.get());
+  }
+
+  /** As {@link #get(byte[], long, ValueSink)} with the calling thread's own {@code g}. */
+  public boolean get(byte[] key, long keyHash, ValueSink sink, GetScratch g) {
     long dataOffset;
     int dataSize;
     try {
@@ -289,8 +297,7 @@ public final class Table implements AutoCloseable {
         if (top == p.topDecoded.count()) {
           return false;
         }
-        p.topDecoded.value(top, r);
-        int ordinal = r.readVarInt();
+        int ordinal = p.topDecoded.ordinal(top);
         if (bloom && !BloomFilter.mayContain(p.filter[ordinal], keyHash)) {
           return false;
         }
@@ -299,9 +306,8 @@ public final class Table implements AutoCloseable {
         if (entry == index.count()) {
           return false;
         }
-        index.value(entry, r);
-        dataOffset = r.readVarLong();
-        dataSize = r.readVarInt();
+        dataOffset = index.dataOffset(entry);
+        dataSize = index.dataSize(entry);
       } else {
         // One iterator walks the index levels in turn: each level's value is fully decoded into
         // locals before the iterator moves on to the next block.
@@ -353,8 +359,7 @@ public final class Table implements AutoCloseable {
       loadData(it, offset, size, pin);
       boolean found;
       try {
-        it.seek(key);
-        found = it.valid() && it.compareKey(key) == 0;
+        found = it.seekExact(key);
       } catch (CobbleException e) {
         throw e;
       } catch (RuntimeException e) {

@@ -60,6 +60,38 @@ public final class Bytes {
     return aLen - bLen;
   }
 
+  /**
+   * The index of the first byte where the two ranges differ, the shorter length when one is a
+   * prefix of the other, or -1 when they are equal ({@link Arrays#mismatch} relative to the
+   * offsets). Short ranges go eight bytes at a time, as in {@link #compare}.
+   */
+  public static int mismatch(byte[] a, int aOff, int aLen, byte[] b, int bOff, int bLen) {
+    int n = Math.min(aLen, bLen);
+    if (n >= WORDWISE_MAX
+        || aOff < 0
+        || bOff < 0
+        || aLen < 0
+        || bLen < 0
+        || aOff + aLen > a.length
+        || bOff + bLen > b.length) {
+      return Arrays.mismatch(a, aOff, aOff + aLen, b, bOff, bOff + bLen);
+    }
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      long x = (long) LONG_BE.get(a, aOff + i);
+      long y = (long) LONG_BE.get(b, bOff + i);
+      if (x != y) {
+        return i + (Long.numberOfLeadingZeros(x ^ y) >>> 3);
+      }
+    }
+    for (; i < n; i++) {
+      if (a[aOff + i] != b[bOff + i]) {
+        return i;
+      }
+    }
+    return aLen == bLen ? -1 : n;
+  }
+
   public static int commonPrefix(byte[] a, int aLen, byte[] b, int bOff, int bLen) {
     int n = Math.min(aLen, bLen);
     int m = Arrays.mismatch(a, 0, n, b, bOff, bOff + n);

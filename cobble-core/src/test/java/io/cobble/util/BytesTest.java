@@ -35,4 +35,24 @@ class BytesTest {
     }
     assertEquals(0, Bytes.compare(null, null));
   }
+
+  @Test
+  void mismatchMatchesArraysMismatch() {
+    Random rnd = new Random(7);
+    for (int iter = 0; iter < 200_000; iter++) {
+      byte[] a = new byte[rnd.nextInt(90)];
+      rnd.nextBytes(a);
+      byte[] b = Arrays.copyOf(a, rnd.nextInt(90));
+      if (b.length > 0 && rnd.nextBoolean()) {
+        b[rnd.nextInt(b.length)] = (byte) rnd.nextInt(256);
+      }
+      int aOff = a.length == 0 ? 0 : rnd.nextInt(Math.min(a.length, 3));
+      int bOff = b.length == 0 ? 0 : rnd.nextInt(Math.min(b.length, 3));
+      int aLen = rnd.nextInt(a.length - aOff + 1);
+      int bLen = rnd.nextInt(b.length - bOff + 1);
+      assertEquals(
+          Arrays.mismatch(a, aOff, aOff + aLen, b, bOff, bOff + bLen),
+          Bytes.mismatch(a, aOff, aLen, b, bOff, bLen));
+    }
+  }
 }

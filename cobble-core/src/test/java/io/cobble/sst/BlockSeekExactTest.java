@@ -1,0 +1,83 @@
+package io.cobble.sst;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.cobble.util.Bytes;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link BlockIterator#seekExact}, which skips keys by their shared-prefix length instead of
+ * comparing them, against a sorted map. Keys come from a small alphabet with long shared runs, so
+ * keys that are prefixes of others, equal-length neighbours and every shared length occur. Replay a
+ * failure with {@code -Dcobble.block-seek.seed=<seed>}.
+ */
+class BlockSeekExactTest {
+  @Test
+  void findsExactlyTheStoredKeys() {
+    long seed = Long.getLong("cobble.block-seek.seed", System.nanoTime());
+    System.out.println("BlockSeekExactTest seed " + seed + " (-Dcobble.block-seek.seed)");
+    SplittableRandom rnd = new SplittableRandom(seed);
+    for (int round = 0; round < 300; round++) {
+      TreeMap<byte[], byte[]> model = new TreeMap<>(Bytes::compare);
+      int n = 1 + rnd.nextInt(200);
+      while (model.size() < n) {
+        byte[] k = randomKey(rnd);
+        byte[] v = new byte[rnd.nextInt(12)];
+        rnd.nextBytes(v);
+        model.put(k, v);
+      }
+      int restartInterval = 1 + rnd.nextInt(20);
+      BlockBuilder builder = new BlockBuilder(restartInterval);
+      for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+        builder.add(e.getKey(), e.getValue());
+      }
+      byte[] raw = builder.finish();
+      BlockIterator it = new BlockIterator().reset(raw, raw.length);
+      String context = "seed " + seed + " round " + round + " restart " + restartInterval;
+      List<byte[]> probes = new ArrayList<>(model.keySet());
+      for (byte[] k : model.keySet()) {
+        // Neighbours of every stored key: its prefixes, extensions and one-byte changes.
+        probes.add(Arrays.copyOf(k, k.length + 1));
+        if (k.length > 0) {
+          probes.add(Arrays.copyOf(k, rnd.nextInt(k.length)));
+          byte[] changed = k.clone();
+          int i = rnd.nextInt(k.length);
+          changed[i] = (byte) (changed[i] + (rnd.nextBoolean() ? 1 : -1));
+          probes.add(changed);
+        }
+      }
+      for (int i = 0; i < 200; i++) {
+        probes.add(randomKey(rnd));
+      }
+      for (byte[] probe : probes) {
+        byte[] expected = model.get(probe);
+        boolean found = it.seekExact(probe);
+        assertEquals(expected != null, found, context + " key " + Arrays.toString(probe));
+        if (found) {
+          byte[] actual =
+              Arrays.copyOfRange(
+                  it.valueArray(), it.valueOffset(), it.valueOffset() + it.valueLength());
+          assertArrayEquals(expected, actual, context + " key " + Arrays.toString(probe));
+        }
+      }
+    }
+  }
+
+  /** Keys over bytes {0, 1, 0x7F, 0x80, 0xFF}, mostly sharing a long run, 0-40 bytes long. */
+  private static byte[] randomKey(SplittableRandom rnd) {
+    byte[] alphabet = {0, 1, 0x7F, (byte) 0x80, (byte) 0xFF};
+    byte[] k = new byte[rnd.nextInt(41)];
+    int run = rnd.nextInt(k.length + 1);
+    for (int i = 0; i < k.length; i++) {
+      k[i] = i < run ? (byte) 'a' : alphabet[rnd.nextInt(alphabet.length)];
+    }
+    return k;
+  }
+}
