@@ -7,10 +7,13 @@ import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RunningFlink;
 import io.cobble.testing.metrics.CobbleMetricsReporter;
 import java.nio.file.Path;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Files;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.ValueState;
@@ -115,6 +118,26 @@ class CobbleStateBackendMetricsIT {
       while (!job.getJobStatus().get().isGloballyTerminalState() && System.nanoTime() < deadline) {
         Thread.sleep(20);
       }
+      awaitCheckpointsDiscarded(dir.resolve("checkpoints").resolve(job.getJobID().toString()));
+    }
+  }
+
+  /**
+   * Flink discards a cancelled job's checkpoints on its I/O threads after the job is terminal; the
+   * temporary directory's deletion once raced that discard and failed the test ("Failed to delete
+   * temp directory ... chk-1").
+   */
+  private static void awaitCheckpointsDiscarded(Path jobDir) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+    while (Files.isDirectory(jobDir) && System.nanoTime() < deadline) {
+      try (Stream<Path> entries = Files.list(jobDir)) {
+        if (entries.noneMatch(p -> p.getFileName().toString().startsWith("chk-"))) {
+          return;
+        }
+      } catch (NoSuchFileException vanished) {
+        return;
+      }
+      Thread.sleep(50);
     }
   }
 
