@@ -33,17 +33,22 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The s3 provider against a real S3Proxy with signature authentication. */
-@Timeout(60)
+@Timeout(120)
 class S3StorageTest {
 
   static final String BUCKET = "cobble-test";
 
   @RegisterExtension static final S3ProxyExtension S3 = new S3ProxyExtension(BUCKET);
 
+  /**
+   * Bounds that only stop a hang: these calls must succeed, and on a loaded 2-core machine a
+   * healthy call (the first one loads the SDK, a multipart upload moves 11 MB) can stall for
+   * seconds.
+   */
   static Map<String, String> options() {
     Map<String, String> options = S3.server().clientOptions();
-    options.put("api_call_timeout", "10s");
-    options.put("api_call_attempt_timeout", "5s");
+    options.put("api_call_timeout", "60s");
+    options.put("api_call_attempt_timeout", "20s");
     return options;
   }
 

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
  * What the s3 provider puts on the wire, seen by a recording HTTP server: the headers that decide
  * whether S3-compatible stores accept a request.
  */
-@Timeout(30)
+@Timeout(120)
 class S3WireTest {
 
   /** One request as received. Header names lower-cased. */
@@ -92,8 +92,10 @@ class S3WireTest {
                 "endpoint", "http://127.0.0.1:" + server.getAddress().getPort(),
                 "access_key_id", "AKIDWIRE",
                 "secret_access_key", "wire-secret-value",
-                "api_call_timeout", "5s",
-                "api_call_attempt_timeout", "2s")));
+                // Bounds against a hang only: a loaded machine may stall a healthy first call
+                // (it loads the SDK) for seconds, and a retry would record a second request.
+                "api_call_timeout", "60s",
+                "api_call_attempt_timeout", "30s")));
   }
 
   @Test

@@ -38,7 +38,12 @@ class CatalogSinkRestoreTest {
 
   @TempDir Path dir;
 
-  /** Paces the changelog and fails the task once, after two completed checkpoints. */
+  /**
+   * Paces the changelog and fails the task once, after two completed checkpoints. Until then the
+   * second half is held back (up to 50 s): on a loaded machine the writers may start so late that
+   * the whole input passed before any checkpoint completed, and the failure never came. Barriers
+   * and completion notices pass between records.
+   */
   static final class FailOnce extends RichFlatMapFunction<Long, Long>
       implements CheckpointListener {
     static final AtomicBoolean FAILED = new AtomicBoolean();
@@ -47,8 +52,12 @@ class CatalogSinkRestoreTest {
     @Override
     public void flatMap(Long i, Collector<Long> out) throws Exception {
       Thread.sleep(1);
-      if (completed >= 2 && i >= CHANGES / 2 && FAILED.compareAndSet(false, true)) {
-        throw new IllegalStateException("injected failure at change " + i);
+      if (i >= CHANGES / 2 && !FAILED.get()) {
+        if (completed >= 2) {
+          FAILED.set(true);
+          throw new IllegalStateException("injected failure at change " + i);
+        }
+        Thread.sleep(50);
       }
       out.collect(i);
     }

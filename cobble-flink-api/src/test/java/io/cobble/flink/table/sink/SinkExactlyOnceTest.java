@@ -432,8 +432,9 @@ class SinkExactlyOnceTest {
 
   /**
    * Paces the changelog so that checkpoints complete while it runs; records the completed ones. The
-   * last third is slowed down until three checkpoints completed, so three commits happen however
-   * loaded the machine.
+   * last third is slowed down until three checkpoints completed (up to 25 s: writers that start
+   * late on a loaded machine may let the first two thirds pass before any checkpoint), so three
+   * commits happen however loaded the machine.
    */
   static final class Pace extends RichFlatMapFunction<Long, Long> implements CheckpointListener {
     static final Set<Long> COMPLETED = ConcurrentHashMap.newKeySet();
@@ -441,7 +442,7 @@ class SinkExactlyOnceTest {
 
     @Override
     public void flatMap(Long i, Collector<Long> out) throws Exception {
-      Thread.sleep(i >= SLOW_FROM && COMPLETED.size() < 3 ? 20 : 1);
+      Thread.sleep(i >= SLOW_FROM && COMPLETED.size() < 3 ? 50 : 1);
       out.collect(i);
     }
 

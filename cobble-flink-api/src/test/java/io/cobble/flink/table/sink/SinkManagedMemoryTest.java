@@ -138,7 +138,11 @@ class SinkManagedMemoryTest {
         .await(3, TimeUnit.MINUTES);
   }
 
-  /** Fails the first attempt half-way, once the writers are running. */
+  /**
+   * Fails the first attempt half-way, once both writers are running. It waits for them at record
+   * 200: on a loaded machine the writers' set-up may take longer than this task needs for the whole
+   * input, which then ended without the failure. Only this task's thread waits, not the writers'.
+   */
   static final class FailFirstAttempt extends RichMapFunction<Long, Long> {
     static volatile boolean failed;
 
@@ -150,9 +154,15 @@ class SinkManagedMemoryTest {
     public Long map(Long i) throws Exception {
       if (getRuntimeContext().getAttemptNumber() == 0) {
         Thread.sleep(1);
-        if (i >= 200 && !failed && BudgetReporter.BUDGETS.size() == 2) {
-          failed = true;
-          throw new IllegalStateException("injected failure at " + i);
+        if (i == 200) {
+          long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+          while (BudgetReporter.BUDGETS.size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+          }
+          if (BudgetReporter.BUDGETS.size() == 2) {
+            failed = true;
+            throw new IllegalStateException("injected failure at " + i);
+          }
         }
       }
       return i;

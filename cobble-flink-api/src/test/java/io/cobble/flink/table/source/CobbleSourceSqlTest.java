@@ -319,11 +319,15 @@ class CobbleSourceSqlTest {
       }
       table.commit();
       TableEnvironment env = streaming();
+      // Short, so that the pin of the cancelled job lapses soon; the running job renews it after
+      // half the lease, so the enumerator's worker may stall for up to 3 s on a loaded machine
+      // (2 s lease: 1 s) before the pin lapses under the running reader and retention drops its
+      // snapshot.
       env.executeSql(
           ddl(
               "t",
               ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '50',"
-                  + " 'scan.snapshot-lease-ms' = '2000'"));
+                  + " 'scan.snapshot-lease-ms' = '6000'"));
       long last;
       try (CloseableIterator<Row> rows = env.executeSql("SELECT id, name FROM t").collect()) {
         assertEquals(names(1, 30, "s1"), take(rows, 30));

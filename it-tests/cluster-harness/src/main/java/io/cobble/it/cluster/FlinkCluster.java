@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
@@ -208,9 +210,10 @@ public final class FlinkCluster implements AutoCloseable {
     hookRegistered = true;
     try {
       prepareHome();
-      restPort = freePort();
-      int rpcPort = freePort();
-      gatewayPort = freePort();
+      int[] ports = freePorts(3);
+      restPort = ports[0];
+      int rpcPort = ports[1];
+      gatewayPort = ports[2];
       writeConfig(rpcPort);
       writeLog4j();
 
@@ -776,10 +779,57 @@ public final class FlinkCluster implements AutoCloseable {
     }
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
+  /**
+   * Distinct ports free now, for JVMs that bind them seconds later. They are taken below the
+   * kernel's ephemeral range when it can be read: a port the kernel hands out for a bind to port 0
+   * or for an outgoing connection (the cluster's JVMs open many while it starts) could otherwise
+   * take one first, and the JobManager or SQL Gateway would fail with "Address already in use".
+   */
+  static int[] freePorts(int count) throws IOException {
+    int[] ports = new int[count];
+    int ephemeralStart = ephemeralRangeStart();
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    for (int i = 0; i < count; i++) {
+      int port = 0;
+      for (int attempt = 0; attempt < 100 && port == 0 && ephemeralStart > 11_000; attempt++) {
+        int candidate = random.nextInt(10_000, ephemeralStart);
+        if (!contains(ports, candidate) && bindable(candidate)) {
+          port = candidate;
+        }
+      }
+      while (port == 0 || contains(ports, port)) {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
+          socket.setReuseAddress(true);
+          port = socket.getLocalPort();
+        }
+      }
+      ports[i] = port;
+    }
+    return ports;
+  }
+
+  private static boolean contains(int[] ports, int port) {
+    return Arrays.stream(ports).anyMatch(p -> p == port);
+  }
+
+  private static boolean bindable(int port) {
+    try (ServerSocket socket = new ServerSocket()) {
       socket.setReuseAddress(true);
-      return socket.getLocalPort();
+      socket.bind(new InetSocketAddress(InetAddress.getByName(LOOPBACK), port), 1);
+      return true;
+    } catch (IOException taken) {
+      return false;
+    }
+  }
+
+  /** The first port of Linux's ephemeral range, or -1 where it cannot be read. */
+  private static int ephemeralRangeStart() {
+    try {
+      // Line by line: a whole-file read of this procfs file returns only its first byte.
+      String range = Files.readAllLines(Paths.get("/proc/sys/net/ipv4/ip_local_port_range")).get(0);
+      return Integer.parseInt(range.trim().split("\\s+")[0]);
+    } catch (IOException | RuntimeException e) {
+      return -1;
     }
   }
 }

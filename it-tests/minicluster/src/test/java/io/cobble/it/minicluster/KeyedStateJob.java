@@ -143,7 +143,7 @@ final class KeyedStateJob {
   /**
    * Paces the input, holds it (2 ms per record, never blocking, so checkpoint barriers pass) while
    * a test counts checkpoints, fails once when asked: past half of the input, after a checkpoint
-   * completed (holding the input until one did).
+   * completed (holding the input, 10 ms per record, until one did).
    */
   static final class Gate
       implements MapFunction<Long, Long>, CheckpointListener, CheckpointedFunction {
@@ -165,7 +165,11 @@ final class KeyedStateJob {
       }
       boolean awaitingFirstCheckpoint =
           failOnce && !FAILED.get() && completed == 0 && value > n / 2;
-      if (hold || awaitingFirstCheckpoint || (holdAfterFailure && FAILED.get())) {
+      if (awaitingFirstCheckpoint || (holdAfterFailure && FAILED.get())) {
+        // Long enough (100 s over half of 20,000 records) for a loaded machine to deploy the job
+        // and complete checkpoints before the input runs out; it ends with the awaited checkpoint.
+        TimeUnit.MILLISECONDS.sleep(10);
+      } else if (hold) {
         TimeUnit.MILLISECONDS.sleep(2);
       } else if (pauseMicros > 0 && value % 10 == 0) {
         TimeUnit.MICROSECONDS.sleep(pauseMicros * 10L);
