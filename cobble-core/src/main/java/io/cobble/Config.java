@@ -37,6 +37,7 @@ public final class Config {
   private final Map<String, String> values;
   private final Clock clock;
   private final MergeOperatorResolver resolver;
+  private final boolean scratchRestore;
 
   private final int totalBuckets;
   private final int snapshotRetention;
@@ -73,7 +74,12 @@ public final class Config {
   private final long remoteCacheSize;
   private final int remoteCacheChunkSize;
 
-  private Config(Map<String, String> values, Clock clock, MergeOperatorResolver resolver) {
+  private Config(
+      Map<String, String> values,
+      Clock clock,
+      MergeOperatorResolver resolver,
+      boolean scratchRestore) {
+    this.scratchRestore = scratchRestore;
     this.values = Collections.unmodifiableMap(values);
     this.clock = clock;
     this.resolver = resolver;
@@ -167,6 +173,7 @@ public final class Config {
     b.values.putAll(values);
     b.clock = clock;
     b.resolver = resolver;
+    b.scratchRestore = scratchRestore;
     return b;
   }
 
@@ -251,6 +258,11 @@ public final class Config {
 
   public Clock clock() {
     return clock;
+  }
+
+  /** See {@link Builder#scratchRestore}. */
+  public boolean scratchRestore() {
+    return scratchRestore;
   }
 
   public MergeOperatorResolver mergeOperatorResolver() {
@@ -414,6 +426,7 @@ public final class Config {
     private final Map<String, String> values = new LinkedHashMap<>(DEFAULTS);
     private Clock clock = Clock.SYSTEM;
     private MergeOperatorResolver resolver = name -> null;
+    private boolean scratchRestore;
 
     private Builder() {}
 
@@ -451,6 +464,19 @@ public final class Config {
       return this;
     }
 
+    /**
+     * Declares that a restore from a snapshot writes into a directory nobody reopens after a crash:
+     * its owner restores from the snapshot again into a fresh directory (Flink's keyed backend
+     * does). Such a restore skips the fsyncs that make its local metadata survive a crash (restore
+     * marker, list of files used in place, first manifest); the snapshot's files are durable where
+     * they lie, and everything the Db writes afterwards is fsynced as {@code fsync.enabled} says.
+     * Not a configuration key: only the embedding code knows this.
+     */
+    public Builder scratchRestore(boolean scratch) {
+      this.scratchRestore = scratch;
+      return this;
+    }
+
     Builder yaml(Reader reader, String source) {
       Object root;
       try {
@@ -482,7 +508,7 @@ public final class Config {
     }
 
     public Config build() {
-      return new Config(new LinkedHashMap<>(values), clock, resolver);
+      return new Config(new LinkedHashMap<>(values), clock, resolver, scratchRestore);
     }
   }
 }

@@ -1,9 +1,9 @@
 package io.cobble.compaction;
 
 /**
- * Drops values a layer above the engine knows to be dead (Flink's state TTL, for example) while
- * compaction rewrites them. It only sees values written at the bottom of the tree, where dropping
- * one cannot uncover an older version of the same column.
+ * Drops values a layer above the engine knows to be dead (Flink's state TTL, for example), or the
+ * dead parts of a value, while compaction rewrites them. It only sees values written at the bottom
+ * of the tree, where dropping one cannot uncover an older version of the same column.
  */
 public interface CompactionFilter {
 
@@ -19,5 +19,14 @@ public interface CompactionFilter {
      * True drops the value stored in column {@code position} (the whole value, never a pointer).
      */
     boolean drop(int position, byte[] value);
+
+    /**
+     * What compaction writes in place of the value stored in column {@code position}: {@code value}
+     * itself to keep it, a shorter value holding its live parts (the elements of a list that are
+     * not dead), or null to drop it. Defaults to {@link #drop}.
+     */
+    default byte[] filter(int position, byte[] value) {
+      return drop(position, value) ? null : value;
+    }
   }
 }

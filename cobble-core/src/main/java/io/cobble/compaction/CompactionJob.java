@@ -129,8 +129,11 @@ public final class CompactionJob {
               row.clear(i);
             } else if (dead != null && kind == RowState.PUT) {
               byte[] value = row.isPointer(i) ? loader.load(row.value(i)) : row.value(i);
-              if (dead.drop(i, value)) {
+              byte[] kept = dead.filter(i, value);
+              if (kept == null) {
                 row.clear(i);
+              } else if (kept != value) {
+                row.set(i, kind, kept, false, row.expiry(i), row.writeTime(i));
               }
             }
           }

@@ -199,6 +199,7 @@ public final class Rescale {
         .set(EngineOptions.BUCKET_RANGES.key(), BucketRange.toConfigValue(ranges))
         .clock(config.clock())
         .mergeOperatorResolver(config.mergeOperatorResolver())
+        .scratchRestore(config.scratchRestore())
         .build();
   }
 

@@ -99,6 +99,7 @@ public final class SnapshotRestore {
         .set(EngineOptions.BUCKET_RANGES.key(), BucketRange.toConfigValue(ranges))
         .clock(config.clock())
         .mergeOperatorResolver(config.mergeOperatorResolver())
+        .scratchRestore(config.scratchRestore())
         .build();
   }
 
@@ -137,15 +138,16 @@ public final class SnapshotRestore {
    */
   public static void materialize(
       Path localDir, Storage volume, ShardSnapshot s, Config config, boolean replace) {
-    prepareDirectory(localDir, replace);
+    boolean sync = !config.scratchRestore();
+    prepareDirectory(localDir, replace, sync);
     Map<Long, String> files = new LinkedHashMap<>();
     for (SnapshotFile f : s.files()) {
       files.put(f.number(), f.volumePath());
     }
-    new ExternalFiles(volume.uri(), files).write(localDir);
+    new ExternalFiles(volume.uri(), files).write(localDir, sync);
     Manifest m = manifestOf(s);
     Manifest.writeAtomically(
-        localDir.resolve(Manifest.fileName(1)), m.encode(), config.fsyncEnabled());
+        localDir.resolve(Manifest.fileName(1)), m.encode(), sync && config.fsyncEnabled());
     try {
       Files.delete(localDir.resolve(Db.RESTORE_MARKER));
     } catch (IOException e) {
@@ -185,7 +187,7 @@ public final class SnapshotRestore {
   }
 
   /** Removes an old Db's files so only the snapshot's state remains; refuses an open Db. */
-  private static void prepareDirectory(Path dir, boolean replace) {
+  private static void prepareDirectory(Path dir, boolean replace, boolean sync) {
     try {
       Files.createDirectories(dir);
       try (FileChannel ch =
@@ -218,7 +220,9 @@ public final class SnapshotRestore {
         Path marker = dir.resolve(Db.RESTORE_MARKER);
         try (FileChannel m =
             FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-          m.force(true);
+          if (sync) {
+            m.force(true);
+          }
         }
         for (Path p : old) {
           Files.deleteIfExists(p);

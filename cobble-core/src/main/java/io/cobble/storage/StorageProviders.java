@@ -3,6 +3,7 @@ package io.cobble.storage;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Paths;
+import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
 import java.util.ServiceConfigurationError;
@@ -11,6 +12,12 @@ import java.util.TreeMap;
 
 /** Finds the {@link StorageProvider} for a URI scheme and opens storage with it. */
 public final class StorageProviders {
+
+  /**
+   * Loaded once: the loader below is fixed, so the set cannot change, and scanning the class path
+   * for service files on every local metadata file cost a restore milliseconds each time.
+   */
+  private static volatile Map<String, StorageProvider> installed;
 
   private StorageProviders() {}
 
@@ -45,6 +52,15 @@ public final class StorageProviders {
 
   /** Installed providers by scheme. Two providers claiming one scheme is an error. */
   public static Map<String, StorageProvider> installed() {
+    Map<String, StorageProvider> providers = installed;
+    if (providers == null) {
+      providers = Collections.unmodifiableMap(load());
+      installed = providers;
+    }
+    return providers;
+  }
+
+  private static Map<String, StorageProvider> load() {
     // The SPI's own loader, not the context loader: inside Flink's child-first user class loader
     // the context loader may not see this jar, or may see a second copy of it whose providers
     // implement a different StorageProvider class.

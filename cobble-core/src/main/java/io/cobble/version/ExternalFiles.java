@@ -1,13 +1,16 @@
 package io.cobble.version;
 
+import io.cobble.CobbleException;
 import io.cobble.storage.DataFile;
 import io.cobble.storage.MetadataFile;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageProviders;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
+import io.cobble.storage.file.FileStorage;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
+import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -95,6 +98,11 @@ public final class ExternalFiles {
   }
 
   public void write(Path dbDir) {
+    write(dbDir, true);
+  }
+
+  /** {@link #write}, fsynced only if {@code sync} (false: see {@code Config.scratchRestore}). */
+  public void write(Path dbDir, boolean sync) {
     ByteWriter w = new ByteWriter(256);
     w.writeString(root.toString());
     w.writeVarInt(files.size());
@@ -102,7 +110,15 @@ public final class ExternalFiles {
       w.writeVarLong(e.getKey());
       w.writeString(e.getValue());
     }
-    MetadataFile.publishIn(dbDir, FILE_NAME, w.toByteArray());
+    if (sync) {
+      MetadataFile.publishIn(dbDir, FILE_NAME, w.toByteArray());
+      return;
+    }
+    try (FileStorage unsynced = FileStorage.open(dbDir.toAbsolutePath(), false)) {
+      MetadataFile.publish(unsynced, FILE_NAME, w.toByteArray());
+    } catch (IOException e) {
+      throw new CobbleException("cannot write " + dbDir.resolve(FILE_NAME), e);
+    }
   }
 
   /** The external files of the Db in {@code dbDir}; empty when it has none. */

@@ -121,7 +121,8 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
       throws IOException {
     Map<String, String> jobConfig = env.getJobConfiguration().toMap();
     if (!stateHandles.isEmpty()) {
-      CobbleBackendSpec.checkClaimMode(jobConfig);
+      CobbleBackendSpec.checkClaimMode(
+          jobConfig, env.getTaskManagerInfo().getConfiguration().toMap());
     }
     CobbleBackendSpec<K> spec =
         new CobbleBackendSpec<>(

@@ -107,13 +107,38 @@ public final class CobbleBackendSpec<K> {
    * follow, which only CLAIM makes safe.
    */
   public static void checkClaimMode(Map<String, String> jobConfiguration) {
-    boolean fromPath = false;
-    for (String key : RESTORE_PATH_KEYS) {
-      fromPath |= jobConfiguration.get(key) != null;
-    }
-    if (!fromPath) {
+    if (!namesRestorePath(jobConfiguration)) {
       return;
     }
+    checkClaimModeOf(jobConfiguration);
+  }
+
+  /**
+   * {@link #checkClaimMode} for Flink 1.17 and 1.18, whose TaskManagers never see the restore
+   * settings of a job submitted to a session cluster. They do see them where the restore is part of
+   * the cluster's configuration (an application-mode deployment whose configuration carries them, a
+   * per-job MiniCluster), so {@code clusterConfiguration} is read when the job's configuration
+   * names no restore path; a session submission is still refused only at its first checkpoint.
+   */
+  public static void checkClaimMode(
+      Map<String, String> jobConfiguration, Map<String, String> clusterConfiguration) {
+    if (namesRestorePath(jobConfiguration)) {
+      checkClaimModeOf(jobConfiguration);
+    } else if (namesRestorePath(clusterConfiguration)) {
+      checkClaimModeOf(clusterConfiguration);
+    }
+  }
+
+  private static boolean namesRestorePath(Map<String, String> configuration) {
+    for (String key : RESTORE_PATH_KEYS) {
+      if (configuration.get(key) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static void checkClaimModeOf(Map<String, String> jobConfiguration) {
     FlinkLineShim shim = ShimLoader.current();
     String version = RunningFlink.version();
     RecoveryClaimMode mode = shim.recoveryClaimMode(version, jobConfiguration);

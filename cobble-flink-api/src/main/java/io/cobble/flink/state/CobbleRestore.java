@@ -69,10 +69,17 @@ final class CobbleRestore {
 
   private CobbleRestore() {}
 
+  /**
+   * The shard's engine config. Its restore is a scratch restore: the working directory is new for
+   * each backend and never reopened after a crash (Flink restores from the checkpoint again and the
+   * stale directory is swept), so the restore's local metadata needs no fsync; the restored files
+   * are durable in the checkpoint, and what the shard writes later is fsynced as usual.
+   */
   static Config shardConfig(Config base, int numberOfKeyGroups, KeyGroupRange range) {
     return base.toBuilder()
         .set("total-buckets", numberOfKeyGroups)
         .set("bucket-ranges", range.getStartKeyGroup() + "-" + range.getEndKeyGroup())
+        .scratchRestore(true)
         .build();
   }
 

@@ -15,15 +15,25 @@ import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
  * dropped when compaction rewrites them at the bottom of the tree. Flink's TTL decorators store a
  * {@code TtlValue} whose serialized form starts with the last-access timestamp (8 bytes, big
  * endian) followed by the user value; value, reducing and aggregating states store it as the whole
- * column, map states after the one-byte null flag of each entry. A value is expired, as in Flink's
- * {@code TtlUtils}, once its timestamp plus the TTL is at most the time provider's now. List states
- * keep their expired elements until Flink's own decorators remove them on access.
+ * column, map states after the one-byte null flag of each entry, list states as each element of the
+ * list column ({@code varint(length) TtlValue}). A value is expired, as in Flink's {@code
+ * TtlUtils}, once its timestamp plus the TTL is at most the time provider's now. A list loses its
+ * expired elements and disappears once all are expired. Flink's RocksDB filter drops only the
+ * expired elements before the first live one, because it cannot find element boundaries cheaply in
+ * every list; here each element carries its length, so every expired element goes, which is what
+ * Flink's list decorator itself does when it cleans a list up on access.
  */
 final class TtlCompactionFilter implements CompactionFilter {
 
   private final TtlTimeProvider time;
 
-  /** Per column family: the TTL in milliseconds and the offset of the timestamp in a value. */
+  /** Offset marking a list column: a timestamp at the start of each element. */
+  private static final long LIST = -1;
+
+  /**
+   * Per column family: the TTL in milliseconds and the offset of the timestamp in a value ({@link
+   * #LIST} for the elements of a list).
+   */
   private final Map<String, long[]> families = new ConcurrentHashMap<>();
 
   TtlCompactionFilter(TtlTimeProvider time) {
@@ -47,6 +57,9 @@ final class TtlCompactionFilter implements CompactionFilter {
       case MAP:
         offset = 1;
         break;
+      case LIST:
+        offset = LIST;
+        break;
       default:
         families.remove(family);
         return;
@@ -62,14 +75,94 @@ final class TtlCompactionFilter implements CompactionFilter {
     }
     long now = time.currentTimestamp();
     long ttlMillis = ttl[0];
+    if (ttl[1] == LIST) {
+      return new ValueFilter() {
+        @Override
+        public boolean drop(int position, byte[] value) {
+          return filter(position, value) == null;
+        }
+
+        @Override
+        public byte[] filter(int position, byte[] value) {
+          return liveElements(value, ttlMillis, now);
+        }
+      };
+    }
     int offset = (int) ttl[1];
     return (position, value) -> expired(value, offset, ttlMillis, now);
+  }
+
+  /**
+   * The list column {@code list} without its expired elements: {@code list} itself when none is
+   * expired, null when all are. A column that does not parse as length-prefixed elements is kept
+   * whole.
+   */
+  static byte[] liveElements(byte[] list, long ttlMillis, long now) {
+    int expired = 0;
+    int elements = 0;
+    int keptBytes = 0;
+    for (int pos = 0; pos < list.length; elements++) {
+      int start = pos;
+      long length = 0;
+      int shift = 0;
+      while (true) {
+        if (pos >= list.length || shift > 28) {
+          return list;
+        }
+        int b = list[pos++] & 0xFF;
+        length |= (long) (b & 0x7F) << shift;
+        if ((b & 0x80) == 0) {
+          break;
+        }
+        shift += 7;
+      }
+      if (length < Long.BYTES || length > list.length - pos) {
+        return list; // not a list of TtlValues: keep it
+      }
+      int timestampAt = pos;
+      pos += (int) length;
+      if (expiredAt(list, timestampAt, ttlMillis, now)) {
+        expired++;
+      } else {
+        keptBytes += pos - start;
+      }
+    }
+    if (expired == 0) {
+      return list;
+    }
+    if (expired == elements) {
+      return null;
+    }
+    byte[] kept = new byte[keptBytes];
+    int out = 0;
+    for (int pos = 0; pos < list.length; ) {
+      int start = pos;
+      int length = 0;
+      for (int shift = 0; ; shift += 7) {
+        int b = list[pos++] & 0xFF;
+        length |= (b & 0x7F) << shift;
+        if ((b & 0x80) == 0) {
+          break;
+        }
+      }
+      int timestampAt = pos;
+      pos += length;
+      if (!expiredAt(list, timestampAt, ttlMillis, now)) {
+        System.arraycopy(list, start, kept, out, pos - start);
+        out += pos - start;
+      }
+    }
+    return kept;
   }
 
   static boolean expired(byte[] value, int offset, long ttlMillis, long now) {
     if (value.length < offset + Long.BYTES || (offset == 1 && value[0] != 0)) {
       return false; // not a TtlValue (or a null map value): keep it
     }
+    return expiredAt(value, offset, ttlMillis, now);
+  }
+
+  private static boolean expiredAt(byte[] value, int offset, long ttlMillis, long now) {
     long lastAccess = 0;
     for (int i = 0; i < Long.BYTES; i++) {
       lastAccess = (lastAccess << 8) | (value[offset + i] & 0xFF);

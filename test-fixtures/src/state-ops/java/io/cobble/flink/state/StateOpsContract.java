@@ -6,14 +6,21 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Db;
+import io.cobble.Row;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
 import java.lang.reflect.Field;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.StateTtlConfig;
@@ -129,6 +136,92 @@ public abstract class StateOpsContract {
     StateTtlConfig ttl =
         StateTtlConfig.newBuilder(Duration.ofMillis(100)).disableCleanupInBackground().build();
     assertEquals(4 * KEYS, ttlRowsAfterCompaction(ttl), "expired rows stay until read");
+  }
+
+  /**
+   * Appends an element to the lists of keys 0..199 at time 0 and a second one to keys 100..199 at
+   * time 1000 (a TTL of 100 ms expires the first), each round flushed into its own file: after
+   * compaction the lists of keys 0..99 are gone and those of 100..199 hold only their live element,
+   * in the stored rows and not only as Flink's TTL decorator reads them.
+   */
+  @Test
+  void compactionDropsExpiredListElementsAndListsWithNoLiveOne() throws Exception {
+    ManualTime time = new ManualTime();
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, time, new Gauges(), 1.0, Collections.emptyList());
+      try {
+        ListStateDescriptor<String> desc = new ListStateDescriptor<>("ttl-l", String.class);
+        desc.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(100)).build());
+        ListState<String> list =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, desc);
+        Db db = db(backend);
+        for (int k = 0; k < 2 * KEYS; k++) {
+          backend.setCurrentKey(k);
+          list.add("old" + k);
+        }
+        db.flush();
+        time.now = 1000;
+        for (int k = KEYS; k < 2 * KEYS; k++) {
+          backend.setCurrentKey(k);
+          list.add("new" + k);
+        }
+        db.flush();
+        db.compactAll();
+        db.waitForCompactions();
+
+        List<Integer> elementsPerRow = storedListElements(db, "ttl-l");
+        assertEquals(KEYS, elementsPerRow.size(), "the lists with no live element are gone");
+        for (int n : elementsPerRow) {
+          assertEquals(1, n, "each remaining list holds only its live element");
+        }
+        for (int k = KEYS; k < 2 * KEYS; k++) {
+          backend.setCurrentKey(k);
+          assertEquals(Collections.singletonList("new" + k), toList(list.get()));
+        }
+        backend.setCurrentKey(0);
+        assertEquals(Collections.emptyList(), toList(list.get()), "expired for Flink either way");
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  /** The number of elements of each stored row of list state {@code name}, read raw. */
+  private static List<Integer> storedListElements(Db db, String name) {
+    List<Integer> counts = new ArrayList<>();
+    for (int kg = 0; kg < KEY_GROUPS; kg++) {
+      try (ScanCursor c =
+          db.scan(kg, CobbleKeyedStateCore.stateFamily(name), null, null, ScanOptions.defaults())) {
+        while (c.hasNext()) {
+          Row row = c.next();
+          byte[] list = row.column(0);
+          int elements = 0;
+          for (int pos = 0; pos < list.length; elements++) {
+            int length = 0;
+            for (int shift = 0; ; shift += 7) {
+              int b = list[pos++] & 0xFF;
+              length |= (b & 0x7F) << shift;
+              if ((b & 0x80) == 0) {
+                break;
+              }
+            }
+            pos += length;
+          }
+          counts.add(elements);
+        }
+      }
+    }
+    return counts;
+  }
+
+  private static List<String> toList(Iterable<String> elements) {
+    List<String> out = new ArrayList<>();
+    if (elements != null) {
+      elements.forEach(out::add);
+    }
+    return out;
   }
 
   /**
