@@ -96,7 +96,8 @@ public final class AsyncStateRunner<K> {
     Map<ReadGroup, List<PendingRequest>> reads = new LinkedHashMap<>();
     Set<Object> written = new HashSet<>();
     for (PendingRequest r : batch) {
-      StateTarget target = targets.get(r.state());
+      // Sync points carry no state.
+      StateTarget target = r.state() == null ? null : targets.get(r.state());
       if (target != null && target.isPointRead(r.type()) && !written.contains(r.key())) {
         reads.computeIfAbsent(new ReadGroup(target, r.keyGroup()), g -> new ArrayList<>()).add(r);
       } else {
