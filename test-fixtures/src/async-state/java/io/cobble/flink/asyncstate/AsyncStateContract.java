@@ -48,6 +48,7 @@ import org.apache.flink.runtime.state.AsyncKeyedStateBackend;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
@@ -66,13 +67,17 @@ import org.junit.jupiter.api.io.TempDir;
  * Cobble's asynchronous keyed backend driven by Flink's own async execution controller, with many
  * requests per batch: randomized operations on value, list, map, reducing and aggregating state
  * checked against a model, including reads issued before and after a write of the same key in one
- * record (so in one batch), then a checkpoint and a restore into a new backend. Replay a run with
- * {@code -Dcobble.test.seed=<seed>}.
+ * record (so in one batch), then a checkpoint restored into two backends that split the key groups
+ * (a changed parallelism). Replay a run with {@code -Dcobble.test.seed=<seed>}.
  */
 public abstract class AsyncStateContract {
 
   private static final int MAX_PARALLELISM = 128;
   private static final int KEYS = 200;
+  private static final KeyGroupRange ALL = new KeyGroupRange(0, MAX_PARALLELISM - 1);
+  private static final KeyGroupRange FIRST_HALF = new KeyGroupRange(0, MAX_PARALLELISM / 2 - 1);
+  private static final KeyGroupRange SECOND_HALF =
+      new KeyGroupRange(MAX_PARALLELISM / 2, MAX_PARALLELISM - 1);
   private static final int RECORDS = Integer.getInteger("cobble.test.records", 3000);
 
   @TempDir Path tmp;
@@ -129,7 +134,11 @@ public abstract class AsyncStateContract {
     final ReducingState<Long> reducing;
     final AggregatingState<Long, String> aggregating;
 
-    Run(String operator, MailboxExecutor mailbox, Collection<KeyedStateHandle> restore)
+    Run(
+        String operator,
+        MailboxExecutor mailbox,
+        KeyGroupRange range,
+        Collection<KeyedStateHandle> restore)
         throws Exception {
       Configuration config = new Configuration();
       config.setString("state.backend.cobble.localdir", tmp.resolve("local").toString());
@@ -143,7 +152,7 @@ public abstract class AsyncStateContract {
                       operator,
                       IntSerializer.INSTANCE,
                       MAX_PARALLELISM,
-                      new KeyGroupRange(0, MAX_PARALLELISM - 1),
+                      range,
                       env.getTaskKvStateRegistry(),
                       TtlTimeProvider.DEFAULT,
                       new UnregisteredMetricsGroup(),
@@ -242,7 +251,7 @@ public abstract class AsyncStateContract {
     AtomicInteger expected = new AtomicInteger();
     AtomicInteger checked = new AtomicInteger();
     String operator = "async-contract-" + seed;
-    Run run = new Run(operator, mailboxExecutor, Collections.emptyList());
+    Run run = new Run(operator, mailboxExecutor, ALL, Collections.emptyList());
     KeyedStateHandle handle;
     try {
       for (int i = 0; i < RECORDS; i++) {
@@ -318,31 +327,42 @@ public abstract class AsyncStateContract {
       run.close();
     }
 
-    Run restored =
-        new Run(operator + "-restored", mailboxExecutor, Collections.singletonList(handle));
-    try {
-      for (Map.Entry<Integer, KeyModel> e : model.entrySet()) {
-        KeyModel m = e.getValue();
-        Checker check = new Checker("restored key " + e.getKey(), mismatches, expected, checked);
-        restored.record(
-            "restore-" + e.getKey(),
-            e.getKey(),
-            () -> {
-              check.that(restored.value.asyncValue(), m.value);
-              check.that(collect(restored.list.asyncGet()), new ArrayList<>(m.list));
-              check.that(entries(restored.map), new TreeMap<>(m.map));
-              check.that(restored.reducing.asyncGet(), m.reduced);
-              check.that(
-                  restored.aggregating.asyncGet(),
-                  m.aggregated == null ? null : Long.toString(m.aggregated));
-            });
+    // Restored at a changed parallelism: two backends, each importing its half of the key groups.
+    for (KeyGroupRange half : new KeyGroupRange[] {FIRST_HALF, SECOND_HALF}) {
+      Run restored =
+          new Run(
+              operator + "-" + half.getStartKeyGroup(),
+              mailboxExecutor,
+              half,
+              Collections.singletonList(handle));
+      try {
+        for (Map.Entry<Integer, KeyModel> e : model.entrySet()) {
+          int key = e.getKey();
+          if (!half.contains(KeyGroupRangeAssignment.assignToKeyGroup(key, MAX_PARALLELISM))) {
+            continue;
+          }
+          KeyModel m = e.getValue();
+          Checker check = new Checker("restored key " + key, mismatches, expected, checked);
+          restored.record(
+              "restore-" + key,
+              key,
+              () -> {
+                check.that(restored.value.asyncValue(), m.value);
+                check.that(collect(restored.list.asyncGet()), new ArrayList<>(m.list));
+                check.that(entries(restored.map), new TreeMap<>(m.map));
+                check.that(restored.reducing.asyncGet(), m.reduced);
+                check.that(
+                    restored.aggregating.asyncGet(),
+                    m.aggregated == null ? null : Long.toString(m.aggregated));
+              });
+        }
+        restored.drain();
+      } finally {
+        restored.close();
       }
-      restored.drain();
-      assertThat(mismatches).as("after restore, seed " + seed).isEmpty();
-      assertThat(checked.get()).as("callbacks run, seed " + seed).isEqualTo(expected.get());
-    } finally {
-      restored.close();
     }
+    assertThat(mismatches).as("after restore, seed " + seed).isEmpty();
+    assertThat(checked.get()).as("callbacks run, seed " + seed).isEqualTo(expected.get());
   }
 
   /** Where Cobble's executor threads are, for a run that timed out. */

@@ -67,8 +67,9 @@ public class CobbleAsyncStateBackendTest extends StateBackendTestV2Base<Abstract
   /**
    * The base builds the rescaled backends with the size of their key-group range as the number of
    * key groups (Flink passes the maximum parallelism); a Cobble shard has one bucket per key group
-   * of the maximum parallelism, fixed for the life of its checkpoints. Rescaling of the same shard
-   * is covered by the synchronous StateBackendTestBase, which passes the maximum parallelism.
+   * of the maximum parallelism, fixed for the life of its checkpoints. Rescaling through the
+   * asynchronous backend is covered by the async state contract (a checkpoint restored into two
+   * backends splitting the key groups), and the synchronous StateBackendTestBase rescales too.
    */
   @Override
   @TestTemplate
