@@ -125,10 +125,15 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
     }
   }
 
-  /** Operators on Flink's asynchronous state get Cobble's own asynchronous backend. */
+  /**
+   * Not offered to Flink yet, so asynchronous-state operators keep Flink's adaptor over the
+   * synchronous backend: the SQL join and aggregation IT (CobbleAsyncStateSqlIT) once ended with a
+   * wrong SUM after a failover on this backend, not yet explained. Flink's State V2 test base and
+   * the async state contract call {@link #createAsyncKeyedStateBackend} directly.
+   */
   @Override
   public boolean supportsAsyncKeyedStateBackend() {
-    return true;
+    return false;
   }
 
   @Override
