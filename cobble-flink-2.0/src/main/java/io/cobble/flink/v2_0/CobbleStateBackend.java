@@ -121,15 +121,10 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
     }
   }
 
-  /**
-   * Not offered to Flink yet, so asynchronous-state operators keep Flink's adaptor over the
-   * synchronous backend: the SQL join and aggregation IT (CobbleAsyncStateSqlIT) once ended with a
-   * wrong SUM after a failover on this backend, not yet explained. Flink's State V2 test base and
-   * the async state contract call {@link #createAsyncKeyedStateBackend} directly.
-   */
+  /** Operators on Flink's asynchronous state get Cobble's own asynchronous backend. */
   @Override
   public boolean supportsAsyncKeyedStateBackend() {
-    return false;
+    return true;
   }
 
   @Override

@@ -26,12 +26,12 @@ final class CobbleStateExecutor implements StateExecutor {
 
   @Override
   public StateRequestContainer createStateRequestContainer() {
-    return new Batch();
+    return new Batch(runner);
   }
 
   @Override
   public void executeRequestSync(StateRequest<?, ?, ?, ?> request) {
-    runner.executeSync(new Request(request));
+    runner.executeSync(new Request(runner, request));
   }
 
   @Override
@@ -46,10 +46,15 @@ final class CobbleStateExecutor implements StateExecutor {
 
   private static final class Batch implements StateRequestContainer {
     final List<PendingRequest> requests = new ArrayList<>();
+    private final AsyncStateRunner<?> runner;
+
+    Batch(AsyncStateRunner<?> runner) {
+      this.runner = runner;
+    }
 
     @Override
     public void offer(StateRequest<?, ?, ?, ?> request) {
-      requests.add(new Request(request));
+      requests.add(new Request(runner, request));
     }
 
     @Override
@@ -60,10 +65,14 @@ final class CobbleStateExecutor implements StateExecutor {
 
   private static final class Request implements PendingRequest {
     private final StateRequest<?, ?, ?, Object> request;
+    private final Object payload;
 
+    /** On the task thread: the payload is copied before the operator may reuse it. */
     @SuppressWarnings("unchecked")
-    Request(StateRequest<?, ?, ?, ?> request) {
+    Request(AsyncStateRunner<?> runner, StateRequest<?, ?, ?, ?> request) {
       this.request = (StateRequest<?, ?, ?, Object>) request;
+      this.payload =
+          runner.stablePayload(request.getState(), request.getRequestType(), request.getPayload());
     }
 
     @Override
@@ -78,7 +87,7 @@ final class CobbleStateExecutor implements StateExecutor {
 
     @Override
     public Object payload() {
-      return request.getPayload();
+      return payload;
     }
 
     @Override

@@ -61,6 +61,11 @@ public final class AsyncStateRunner<K> {
     }
   }
 
+  /** See {@link AsyncStates#stablePayload}. */
+  public Object stablePayload(Object asyncState, StateRequestType type, Object payload) {
+    return targets.stablePayload(asyncState, type, payload);
+  }
+
   /** Runs a batch; the future completes once every request of it completed. */
   public CompletableFuture<Void> execute(List<PendingRequest> batch) {
     checkNotFailed();

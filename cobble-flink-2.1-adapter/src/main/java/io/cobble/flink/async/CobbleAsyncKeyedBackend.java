@@ -113,8 +113,28 @@ public abstract class CobbleAsyncKeyedBackend<K> implements AsyncKeyedStateBacke
                 namespaceSerializer, (org.apache.flink.api.common.state.StateDescriptor) v1);
     StateRowReader<K, N> reader = ttl ? null : reader(v1, namespaceSerializer);
     InternalKeyedState<K, ?, SV> state = newState(handler, descriptor);
-    states.register(state, syncState, reader, defaultNamespace);
+    states.register(state, syncState, reader, defaultNamespace, userKeys(v1), values(v1));
     return (S) state;
+  }
+
+  private static TypeSerializer<?> userKeys(
+      org.apache.flink.api.common.state.StateDescriptor<?, ?> v1) {
+    return v1 instanceof MapStateDescriptor
+        ? ((MapStateDescriptor<?, ?>) v1).getKeySerializer()
+        : null;
+  }
+
+  private static TypeSerializer<?> values(
+      org.apache.flink.api.common.state.StateDescriptor<?, ?> v1) {
+    switch (v1.getType()) {
+      case MAP:
+        return ((MapStateDescriptor<?, ?>) v1).getValueSerializer();
+      case LIST:
+        return ((org.apache.flink.api.common.state.ListStateDescriptor<?>) v1)
+            .getElementSerializer();
+      default:
+        return v1.getSerializer();
+    }
   }
 
   private <N> StateRowReader<K, N> reader(

@@ -4,6 +4,7 @@ import io.cobble.flink.state.StateRowReader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.runtime.asyncprocessing.StateRequestType;
 import org.apache.flink.runtime.state.internal.InternalAggregatingState;
@@ -30,12 +31,63 @@ final class StateTarget {
   /** Requests without a namespace of their own use it. */
   private final Object defaultNamespace;
 
+  /** Copy the payloads on the task thread; null for the parts a state does not have. */
+  private final TypeSerializer<Object> userKeys;
+
+  private final TypeSerializer<Object> values;
+
   @SuppressWarnings("unchecked")
   StateTarget(
-      InternalKvState<?, ?, ?> state, StateRowReader<?, ?> reader, Object defaultNamespace) {
+      InternalKvState<?, ?, ?> state,
+      StateRowReader<?, ?> reader,
+      Object defaultNamespace,
+      TypeSerializer<?> userKeys,
+      TypeSerializer<?> values) {
     this.state = (InternalKvState<Object, Object, ?>) state;
     this.reader = (StateRowReader<Object, Object>) reader;
     this.defaultNamespace = defaultNamespace;
+    this.userKeys = userKeys == null ? null : (TypeSerializer<Object>) userKeys.duplicate();
+    this.values = (TypeSerializer<Object>) values.duplicate();
+  }
+
+  /**
+   * A copy of a request's payload, taken on the task thread when the request joins a batch: the
+   * operator may reuse the objects it passed once the request is queued, while the request runs
+   * later on another thread.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  Object copyPayload(StateRequestType type, Object payload) {
+    if (payload == null) {
+      return null;
+    }
+    switch (type) {
+      case VALUE_UPDATE:
+      case LIST_ADD:
+      case REDUCING_ADD:
+      case AGGREGATING_ADD:
+        return values.copy(payload);
+      case LIST_UPDATE:
+      case LIST_ADD_ALL:
+        List<Object> list = new ArrayList<>(((List<Object>) payload).size());
+        for (Object o : (List<Object>) payload) {
+          list.add(o == null ? null : values.copy(o));
+        }
+        return list;
+      case MAP_GET:
+      case MAP_CONTAINS:
+      case MAP_REMOVE:
+        return userKeys.copy(payload);
+      case MAP_PUT:
+        Tuple2<Object, Object> entry = (Tuple2<Object, Object>) payload;
+        return Tuple2.of(userKeys.copy(entry.f0), entry.f1 == null ? null : values.copy(entry.f1));
+      case MAP_PUT_ALL:
+        Map<Object, Object> map = new java.util.LinkedHashMap<>();
+        ((Map<Object, Object>) payload)
+            .forEach((k, v) -> map.put(userKeys.copy(k), v == null ? null : values.copy(v)));
+        return map;
+      default:
+        return payload;
+    }
   }
 
   Object namespace(PendingRequest request) {

@@ -30,9 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Cobble state backend: a join and a grouped aggregation checkpoint, fail once after a completed
  * checkpoint, restart from it, and end with exact results. Cobble's own asynchronous backend must
  * have served them: its executor threads are seen while the job runs, which Flink's adaptor around
- * the synchronous backend would never start. For the 2.x lines only; excluded on 2.0 too while
- * the backend does not offer its asynchronous backend to Flink (one of two runs ended with a wrong
- * SUM for one key after the failover: count right, one value doubled and one missing).
+ * the synchronous backend would never start. For the 2.x lines only (excluded elsewhere). It found
+ * that request payloads must be copied when they join a batch (the operators reuse them).
  */
 class CobbleAsyncStateSqlIT {
 
