@@ -71,6 +71,11 @@ final class CobbleKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
     this.core = CobbleKeyedStateCore.open(spec, this);
   }
 
+  /** The shard, for the asynchronous backend over this one. */
+  CobbleKeyedStateCore<K> core() {
+    return core;
+  }
+
   @Override
   public K currentKey() {
     return getCurrentKey();

@@ -12,12 +12,15 @@ import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.runtime.execution.Environment;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.AbstractManagedMemoryStateBackend;
+import org.apache.flink.runtime.state.AsyncKeyedStateBackend;
 import org.apache.flink.runtime.state.BackendBuildingException;
 import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.runtime.state.DefaultOperatorStateBackendBuilder;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.OperatorStateBackend;
 import org.apache.flink.runtime.state.metrics.LatencyTrackingStateConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Cobble state backend on Flink 2.0: {@code StateBackend} takes a parameter object here, and
@@ -27,6 +30,8 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
     implements ConfigurableStateBackend {
 
   private static final long serialVersionUID = 1L;
+
+  private static final Logger LOG = LoggerFactory.getLogger(CobbleStateBackend.class);
 
   /** Settings given to this instance; they win over the configuration passed to configure. */
   private final Configuration configuration;
@@ -114,6 +119,30 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
           "Failed to build the Cobble keyed state backend of " + parameters.getOperatorIdentifier(),
           e);
     }
+  }
+
+  /** Operators on Flink's asynchronous state get Cobble's own asynchronous backend. */
+  @Override
+  public boolean supportsAsyncKeyedStateBackend() {
+    return true;
+  }
+
+  @Override
+  public <K> AsyncKeyedStateBackend<K> createAsyncKeyedStateBackend(
+      KeyedStateBackendParameters<K> parameters) throws Exception {
+    CobbleKeyedStateBackend<K> sync =
+        (CobbleKeyedStateBackend<K>) createKeyedStateBackend(parameters);
+    LOG.info(
+        "Cobble asynchronous keyed state backend for {}: {} read threads, {} write threads",
+        parameters.getOperatorIdentifier(),
+        settings().asyncReadThreads(),
+        settings().asyncWriteThreads());
+    return new CobbleAsyncKeyedStateBackend<>(
+        sync,
+        parameters.getEnv().getExecutionConfig(),
+        parameters.getOperatorIdentifier(),
+        settings().asyncReadThreads(),
+        settings().asyncWriteThreads());
   }
 
   @Override
