@@ -3,20 +3,23 @@ package io.cobble.flink.state;
 import io.cobble.Config;
 import io.cobble.reader.ReadOnlyDb;
 import io.cobble.snapshot.ShardSnapshot;
-import java.io.BufferedInputStream;
-import java.io.DataInputStream;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.UUID;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.fs.CloseableRegistry;
+import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.memory.ByteStreamStateHandle;
 import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot;
 
 /**
@@ -42,20 +45,65 @@ public final class CheckpointedShard {
    */
   public static CheckpointedShard read(IncrementalRemoteKeyedStateHandle handle, ClassLoader loader)
       throws IOException {
+    byte[] meta = metaBytes(handle);
+    return meta == null ? null : parse(handle, meta, String.valueOf(metaHandleOf(handle)), loader);
+  }
+
+  /**
+   * The shard of a sidecar: its files by local name and the bytes of its Cobble meta file, as
+   * {@link #metaBytes} returned them when the sidecar was written.
+   */
+  public static CheckpointedShard of(
+      KeyGroupRange range,
+      long checkpointId,
+      List<HandleAndLocalPath> files,
+      byte[] meta,
+      String source,
+      ClassLoader loader)
+      throws IOException {
+    IncrementalRemoteKeyedStateHandle handle =
+        new IncrementalRemoteKeyedStateHandle(
+            new UUID(0, 0),
+            range,
+            checkpointId,
+            files,
+            Collections.emptyList(),
+            new ByteStreamStateHandle(source, meta),
+            meta.length);
+    return parse(handle, meta, source, loader);
+  }
+
+  private static CheckpointedShard parse(
+      IncrementalRemoteKeyedStateHandle handle, byte[] meta, String source, ClassLoader loader)
+      throws IOException {
+    return new CheckpointedShard(
+        handle, SnapshotMeta.read(new ByteArrayInputStream(meta), loader, source));
+  }
+
+  /**
+   * The bytes of {@code handle}'s Cobble meta file, or null when the handle was not written by
+   * Cobble. Only the magic is checked: reading the schema would need the job's classes.
+   */
+  public static byte[] metaBytes(IncrementalRemoteKeyedStateHandle handle) throws IOException {
     StreamStateHandle metaHandle = metaHandleOf(handle);
-    try (InputStream raw = metaHandle.openInputStream();
-        BufferedInputStream in = new BufferedInputStream(raw)) {
-      in.mark(4);
-      int magic = new DataInputStream(in).readInt();
-      if (magic != SnapshotMeta.MAGIC) {
-        return null;
-      }
-      in.reset();
-      return new CheckpointedShard(
-          handle, SnapshotMeta.read(in, loader, String.valueOf(metaHandle)));
-    } catch (java.io.EOFException e) {
+    byte[] bytes;
+    try (InputStream in = metaHandle.openInputStream()) {
+      bytes = in.readAllBytes();
+    }
+    if (bytes.length < 4
+        || ((bytes[0] & 0xff) << 24
+                | (bytes[1] & 0xff) << 16
+                | (bytes[2] & 0xff) << 8
+                | (bytes[3] & 0xff))
+            != SnapshotMeta.MAGIC) {
       return null;
     }
+    return bytes;
+  }
+
+  /** The files of the shard by the local names its manifest lists them under. */
+  public List<HandleAndLocalPath> files() {
+    return handle.getSharedState();
   }
 
   public KeyGroupRange keyGroupRange() {

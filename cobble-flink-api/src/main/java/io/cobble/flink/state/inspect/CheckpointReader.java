@@ -19,9 +19,10 @@ import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 
 /**
- * Opens a retained checkpoint or native savepoint through Flink's {@code _metadata} alone (no
- * running job, no sidecar files), and finds the keyed state the Cobble backend wrote in it. Reading
- * never writes to the checkpoint.
+ * Opens a retained checkpoint or native savepoint and finds the keyed state the Cobble backend
+ * wrote in it: from the sidecars the HA wrapper keeps next to the checkpoint when they exist
+ * ({@link CheckpointSidecars}), else from Flink's {@code _metadata} alone. No running job is
+ * needed, and reading never writes to the checkpoint.
  */
 public final class CheckpointReader {
 
@@ -42,6 +43,9 @@ public final class CheckpointReader {
    */
   public static CobbleCheckpoint open(String location, ClassLoader loader) throws IOException {
     Path checkpoint = resolve(new Path(location));
+    if (CheckpointSidecars.exist(checkpoint)) {
+      return CheckpointSidecars.read(checkpoint, loader);
+    }
     CheckpointMetadata metadata;
     Path metaFile = new Path(checkpoint, METADATA);
     try (FSDataInputStream in = metaFile.getFileSystem().open(metaFile)) {
@@ -87,7 +91,11 @@ public final class CheckpointReader {
               + " operators, none with a Cobble snapshot); was the job run with"
               + " state.backend.type: io.cobble.flink.state.CobbleStateBackendFactory?");
     }
-    return new CobbleCheckpoint(metadata.getCheckpointId(), checkpoint.toString(), operators);
+    return new CobbleCheckpoint(
+        metadata.getCheckpointId(),
+        checkpoint.toString(),
+        operators,
+        CobbleCheckpoint.Source.METADATA);
   }
 
   /** The checkpoint directory {@code location} names; see {@link #open(String, ClassLoader)}. */

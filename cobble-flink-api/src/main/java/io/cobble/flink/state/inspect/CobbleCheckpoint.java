@@ -10,14 +10,29 @@ import java.util.List;
 /** A completed checkpoint's Cobble operators, as {@link CheckpointReader} found them. */
 public final class CobbleCheckpoint {
 
+  /** Where the reader found the Cobble state. */
+  public enum Source {
+    /** The sidecar files the HA wrapper keeps next to each retained checkpoint. */
+    SIDECARS,
+    /** Flink's {@code _metadata} (no sidecars). */
+    METADATA
+  }
+
   private final long checkpointId;
   private final String location;
   private final List<CobbleOperator> operators;
+  private final Source source;
 
-  CobbleCheckpoint(long checkpointId, String location, List<CobbleOperator> operators) {
+  CobbleCheckpoint(
+      long checkpointId, String location, List<CobbleOperator> operators, Source source) {
     this.checkpointId = checkpointId;
     this.location = location;
     this.operators = Collections.unmodifiableList(new ArrayList<>(operators));
+    this.source = source;
+  }
+
+  public Source source() {
+    return source;
   }
 
   public long checkpointId() {
