@@ -56,8 +56,7 @@ class CheckpointReaderIT {
   @Test
   void readsTheStateOfTheNewestRetainedCheckpoint() throws Exception {
     Path checkpoints = dir.resolve("checkpoints");
-    Map<String, String> conf =
-        KeyedStateJob.config(checkpoints.toUri().toString(), "200 ms");
+    Map<String, String> conf = KeyedStateJob.config(checkpoints.toUri().toString(), "200 ms");
     conf.put("restart-strategy.type", "none");
     KeyedStateJob.hold = true;
     KeyedStateJob.blockAfterCheckpoints = 2;
@@ -96,10 +95,7 @@ class CheckpointReaderIT {
     assertThat(counts.parallelism()).isEqualTo(2);
     assertThat(counts.maxParallelism()).isEqualTo(128);
     assertThat(counts.subtasks()).hasSize(2);
-    assertThat(
-            counts.subtasks().stream()
-                .mapToInt(s -> s.keyGroups().getNumberOfKeyGroups())
-                .sum())
+    assertThat(counts.subtasks().stream().mapToInt(s -> s.keyGroups().getNumberOfKeyGroups()).sum())
         .as("key groups of both subtasks")
         .isEqualTo(128);
     List<String> states =
@@ -130,7 +126,8 @@ class CheckpointReaderIT {
             residues.merge(v % 7, 1L, Long::sum);
           }
         }
-        assertThat(lists.get(key)).as("values of key %d (prefix 1..%d)", key, prefix)
+        assertThat(lists.get(key))
+            .as("values of key %d (prefix 1..%d)", key, prefix)
             .isEqualTo(expected);
         assertThat(view.<Long>value("count", key))
             .as("count of key %d", key)
