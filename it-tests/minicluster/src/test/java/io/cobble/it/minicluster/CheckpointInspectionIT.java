@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cobble.flink.state.inspect.CheckpointReader;
 import io.cobble.flink.state.inspect.CobbleCheckpoint;
+import io.cobble.flink.state.inspect.CobbleOperator;
+import io.cobble.flink.state.inspect.CobbleStateInfo;
 import io.cobble.flink.state.inspect.OperatorStateView;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -32,7 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * newest retained checkpoint ends with exact results.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
-class CobbleHaWrapperIT {
+class CheckpointInspectionIT {
 
   private static final long N = 20_000;
   private static final int RETAINED = 2;
@@ -130,9 +133,7 @@ class CobbleHaWrapperIT {
     assertThat(fromSidecars.source()).isEqualTo(CobbleCheckpoint.Source.SIDECARS);
     assertThat(fromSidecars.checkpointId()).isEqualTo(last);
     Map<Long, List<Object>> viaSidecars = readAll(fromSidecars);
-    assertThat(viaSidecars.values().stream().mapToLong(v -> ((List<?>) v.get(1)).size()).sum())
-        .as("records in the checkpoint")
-        .isPositive();
+    assertIsAnInputPrefix(viaSidecars);
     try (Stream<Path> files = Files.list(newest)) {
       for (Path f : files.collect(Collectors.toList())) {
         if (f.getFileName().toString().startsWith("_cobble-")) {
@@ -142,6 +143,20 @@ class CobbleHaWrapperIT {
     }
     CobbleCheckpoint fromMetadata = CheckpointReader.open(jobDir.toString());
     assertThat(fromMetadata.source()).isEqualTo(CobbleCheckpoint.Source.METADATA);
+    assertThat(fromMetadata.checkpointId()).isEqualTo(last);
+    assertThat(fromMetadata.operators()).as("operators with Cobble keyed state").hasSize(1);
+    CobbleOperator counts = fromMetadata.operators().get(0);
+    assertThat(counts.parallelism()).isEqualTo(2);
+    assertThat(counts.maxParallelism()).isEqualTo(128);
+    assertThat(counts.subtasks()).hasSize(2);
+    assertThat(counts.subtasks().stream().mapToInt(t -> t.keyGroups().getNumberOfKeyGroups()).sum())
+        .as("key groups of both subtasks")
+        .isEqualTo(128);
+    assertThat(counts.states().stream().map(CobbleStateInfo::toString))
+        .contains("count (VALUE)", "values (LIST)", "by-residue (MAP)");
+    assertThat(counts.states().stream().map(CobbleStateInfo::kind))
+        .as("the event-time timers")
+        .contains(CobbleStateInfo.TIMERS);
     assertThat(readAll(fromMetadata)).isEqualTo(viaSidecars);
 
     KeyedStateJob.hold = false;
@@ -153,6 +168,34 @@ class CobbleHaWrapperIT {
         .getJobExecutionResult()
         .get(3, TimeUnit.MINUTES);
     KeyedStateJob.assertExactResults(N);
+  }
+
+  /**
+   * The state of a checkpoint is that of the input prefix 1..p before its barrier, for one p > 0:
+   * every key's values are exactly its numbers up to p in order, its count their number, its map
+   * their residues modulo 7.
+   */
+  private static void assertIsAnInputPrefix(Map<Long, List<Object>> state) {
+    long prefix = 0;
+    for (List<Object> s : state.values()) {
+      for (Object v : (List<?>) s.get(1)) {
+        prefix = Math.max(prefix, (Long) v);
+      }
+    }
+    assertThat(prefix).as("records before the checkpoint's barrier").isPositive();
+    for (long key = 0; key < KeyedStateJob.KEYS; key++) {
+      List<Long> values = new ArrayList<>();
+      Map<Long, Long> residues = new TreeMap<>();
+      for (long v = 1; v <= prefix; v++) {
+        if (v % KeyedStateJob.KEYS == key) {
+          values.add(v);
+          residues.merge(v % 7, 1L, Long::sum);
+        }
+      }
+      assertThat(state.get(key))
+          .as("count, values and by-residue of key %d after the prefix 1..%d", key, prefix)
+          .containsExactly(values.isEmpty() ? null : (long) values.size(), values, residues);
+    }
   }
 
   /** Per key: count, values, by-residue. */
