@@ -1,5 +1,7 @@
 package io.cobble.flink.table.codec;
 
+import java.io.IOException;
+import java.io.ObjectInputStream;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -41,6 +43,16 @@ public final class KeyEncoder implements Serializable {
     }
   }
 
+  /**
+   * Rebuilds the transient codecs once, as the object is deserialized, before any thread can use
+   * it: a lazy rebuild on first use raced between async lookup threads (one saw the array before
+   * its codecs were set).
+   */
+  private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
+    in.defaultReadObject();
+    init();
+  }
+
   public byte[] encode(RowData row) {
     EncodeBuffer out = new EncodeBuffer(32);
     encodeInto(row, out);
@@ -49,9 +61,6 @@ public final class KeyEncoder implements Serializable {
 
   /** Replaces the buffer's content with the row's key, as {@link #encode} returns it. */
   public void encodeInto(RowData row, EncodeBuffer out) {
-    if (codecs == null) {
-      init();
-    }
     out.clear();
     for (int i = 0; i < codecs.length; i++) {
       if (row.isNullAt(positions[i])) {
@@ -67,9 +76,6 @@ public final class KeyEncoder implements Serializable {
 
   /** The key fields of an encoded key, in primary-key order, as Flink internal objects. */
   public Object[] decode(byte[] key) {
-    if (codecs == null) {
-      init();
-    }
     ByteBuffer in = ByteBuffer.wrap(key);
     Object[] values = new Object[codecs.length];
     for (int i = 0; i < codecs.length; i++) {

@@ -1,5 +1,7 @@
 package io.cobble.flink.table.codec;
 
+import java.io.IOException;
+import java.io.ObjectInputStream;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -88,6 +90,16 @@ public final class RowCodec implements Serializable {
   }
 
   /**
+   * Rebuilds the transient codecs once, as the object is deserialized, before any thread can use
+   * it: a lazy rebuild on first use raced between async lookup threads (one saw the array before
+   * its codecs were set).
+   */
+  private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
+    in.defaultReadObject();
+    init();
+  }
+
+  /**
    * The number of Cobble columns a row has: one per non-key column, plus the unused columns of
    * dropped ones.
    */
@@ -123,9 +135,6 @@ public final class RowCodec implements Serializable {
    * one after the other; {@code columnEnds[i]} receives where column {@code i} ends.
    */
   public void valuesInto(RowData row, EncodeBuffer out, int[] columnEnds) {
-    if (valueCodecs == null) {
-      init();
-    }
     out.clear();
     for (int slot = 0; slot < slotValues.length; slot++) {
       int i = slotValues[slot];
@@ -149,9 +158,6 @@ public final class RowCodec implements Serializable {
    *     (the rows were written with an incompatible type)
    */
   public RowData decode(byte[] key, byte[][] columns) {
-    if (valueCodecs == null) {
-      init();
-    }
     if (columns.length > slotValues.length) {
       throw new IllegalArgumentException(
           "expected at most " + slotValues.length + " columns, got " + columns.length);

@@ -1,5 +1,7 @@
 package io.cobble.flink.table.codec;
 
+import java.io.IOException;
+import java.io.ObjectInputStream;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -108,6 +110,16 @@ public final class RowProjection implements Serializable {
     }
   }
 
+  /**
+   * Rebuilds the transient codecs once, as the object is deserialized, before any thread can use
+   * it: a lazy rebuild on first use raced between async lookup threads (one saw the array before
+   * its codecs were set).
+   */
+  private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
+    in.defaultReadObject();
+    init();
+  }
+
   /** The Cobble columns to read, ascending; the columns {@link #decode} expects, in this order. */
   public int[] cobbleColumns() {
     return cobbleColumns.clone();
@@ -142,9 +154,6 @@ public final class RowProjection implements Serializable {
    * @throws IllegalArgumentException naming the column when a value cannot be a value of its type
    */
   public RowData decode(byte[] key, byte[][] columns) {
-    if (codecs == null) {
-      init();
-    }
     GenericRowData row = new GenericRowData(keyPart.length);
     Object[] keyValues = null;
     for (int j = 0; j < keyPart.length; j++) {
