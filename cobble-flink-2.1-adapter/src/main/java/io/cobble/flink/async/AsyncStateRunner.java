@@ -180,7 +180,7 @@ public final class AsyncStateRunner<K> {
       byte[][] values = reader.readAll(keyGroup, rowKeys);
       for (int i = 0; i < values.length; i++) {
         PendingRequest r = requests.get(i);
-        r.complete(target.pointResult(r.type(), values[i]));
+        r.complete(target.pointResult(r.type(), values[i], reader));
       }
     } catch (Throwable t) {
       for (PendingRequest r : requests) {

@@ -180,12 +180,17 @@ final class StateTarget {
     }
   }
 
-  /** The result of a point read of {@code raw}, the stored value of the request's row. */
-  Object pointResult(StateRequestType type, byte[] raw) throws Exception {
+  /**
+   * The result of a point read of {@code raw}, the stored value of the request's row, decoded by
+   * the calling thread's own {@code reader}: a reader's deserializer and buffer are not shared
+   * between read threads (sharing them returned other rows' bytes and EOFs under load).
+   */
+  Object pointResult(StateRequestType type, byte[] raw, StateRowReader<Object, Object> threadReader)
+      throws Exception {
     if (type == StateRequestType.MAP_CONTAINS) {
       return raw != null;
     }
-    return reader.decode(raw);
+    return threadReader.decode(raw);
   }
 
   /** Rows are read lazily by the synchronous state; a request's result is a snapshot. */
