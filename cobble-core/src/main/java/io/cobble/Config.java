@@ -23,7 +23,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * {@link EngineOptions} (the README's option table is generated from there); the Flink state
  * backend exposes them as {@code state.backend.cobble.<key>} ({@link #fromPrefixed}).
  *
- * <p>The clock and custom merge operators are set on the builder only (they are code, not text).
+ * <p>The clock, custom merge operators and a shared {@link MemoryPool} are set on the builder only
+ * (they are objects, not text).
  */
 public final class Config {
   private static final Map<String, String> DEFAULTS = new LinkedHashMap<>();
@@ -38,6 +39,7 @@ public final class Config {
   private final Clock clock;
   private final MergeOperatorResolver resolver;
   private final boolean scratchRestore;
+  private final MemoryPool memoryPool;
 
   private final int totalBuckets;
   private final int snapshotRetention;
@@ -78,8 +80,10 @@ public final class Config {
       Map<String, String> values,
       Clock clock,
       MergeOperatorResolver resolver,
-      boolean scratchRestore) {
+      boolean scratchRestore,
+      MemoryPool memoryPool) {
     this.scratchRestore = scratchRestore;
+    this.memoryPool = memoryPool;
     this.values = Collections.unmodifiableMap(values);
     this.clock = clock;
     this.resolver = resolver;
@@ -174,6 +178,7 @@ public final class Config {
     b.clock = clock;
     b.resolver = resolver;
     b.scratchRestore = scratchRestore;
+    b.memoryPool = memoryPool;
     return b;
   }
 
@@ -258,6 +263,11 @@ public final class Config {
 
   public Clock clock() {
     return clock;
+  }
+
+  /** See {@link Builder#memoryPool}; null when the Db sizes its own memory. */
+  public MemoryPool memoryPool() {
+    return memoryPool;
   }
 
   /** See {@link Builder#scratchRestore}. */
@@ -427,6 +437,7 @@ public final class Config {
     private Clock clock = Clock.SYSTEM;
     private MergeOperatorResolver resolver = name -> null;
     private boolean scratchRestore;
+    private MemoryPool memoryPool;
 
     private Builder() {}
 
@@ -477,6 +488,15 @@ public final class Config {
       return this;
     }
 
+    /**
+     * Makes the Db share {@code pool}'s block cache and memtable budget with the other Dbs on it
+     * instead of sizing its own ({@code block-cache.size} is then unused); null for its own.
+     */
+    public Builder memoryPool(MemoryPool pool) {
+      this.memoryPool = pool;
+      return this;
+    }
+
     Builder yaml(Reader reader, String source) {
       Object root;
       try {
@@ -508,7 +528,7 @@ public final class Config {
     }
 
     public Config build() {
-      return new Config(new LinkedHashMap<>(values), clock, resolver, scratchRestore);
+      return new Config(new LinkedHashMap<>(values), clock, resolver, scratchRestore, memoryPool);
     }
   }
 }

@@ -74,6 +74,8 @@ public final class Db implements AutoCloseable {
   private final Flusher flusher;
   private final WritePath writes;
   private final BucketExpansion expansion;
+  // Null unless the config shares a MemoryPool.
+  private final MemoryPool.Member pooled;
   // What the reads below use of the shard state, under the names they had in Db.
   private final VersionSet versions;
   private final ValueLoader loader;
@@ -84,7 +86,8 @@ public final class Db implements AutoCloseable {
 
   /**
    * With {@code remotePrimary} set, the working files and manifests live there and {@code dir} is
-   * the local directory that stages new files and caches remote ones.
+   * the local directory that stages new files and caches remote ones. A null {@code cache} means
+   * the config's memory pool's cache, or a cache of the Db's own.
    */
   private Db(
       Path dir,
@@ -93,6 +96,13 @@ public final class Db implements AutoCloseable {
       LongUnaryOperator cacheIds,
       Storage sharedVolume,
       Storage remotePrimary) {
+    MemoryPool pool = config.memoryPool();
+    if (cache == null && pool != null) {
+      cache = pool.cache();
+      cacheIds = pool.cacheIds();
+    } else if (cache == null) {
+      cache = new BlockCache(config.blockCacheSize());
+    }
     state = ShardRecovery.recover(dir, config, cache, cacheIds, sharedVolume, remotePrimary);
     versions = state.versions;
     loader = state.loader;
@@ -101,7 +111,8 @@ public final class Db implements AutoCloseable {
     pointReader = new PointReader(versions, clock, loader);
     compactor = new CompactionScheduler(state);
     flusher = new Flusher(state, compactor);
-    writes = new WritePath(state, flusher);
+    pooled = pool == null ? null : pool.join(state, flusher);
+    writes = new WritePath(state, flusher, pool, pooled);
     expansion = new BucketExpansion(state, compactor, flusher);
     state.mutex.lock();
     try {
@@ -125,7 +136,7 @@ public final class Db implements AutoCloseable {
     if (dir == null || config == null) {
       throw new IllegalArgumentException("dir and config must not be null");
     }
-    return new Db(dir, config, new BlockCache(config.blockCacheSize()), n -> n, sharedVolume, null);
+    return new Db(dir, config, null, n -> n, sharedVolume, null);
   }
 
   /**
@@ -158,7 +169,7 @@ public final class Db implements AutoCloseable {
     if (primary == null || localDir == null || config == null) {
       throw new IllegalArgumentException("primary, localDir and config must not be null");
     }
-    return new Db(localDir, config, new BlockCache(config.blockCacheSize()), n -> n, null, primary);
+    return new Db(localDir, config, null, n -> n, null, primary);
   }
 
   /**
@@ -568,6 +579,9 @@ public final class Db implements AutoCloseable {
     flusher.shutdown();
     compactor.shutdown();
     versions.close();
+    if (pooled != null) {
+      pooled.leave();
+    }
     Storage owned = state.ownedVolume();
     if (owned != null) {
       ShardState.closeQuietly(owned);

@@ -85,6 +85,25 @@ final class Flusher {
     schedule();
   }
 
+  /**
+   * Seals the active memtable when it holds data and the buffer count leaves room for one more
+   * sealed memtable; false when it did nothing. Under the mutex.
+   */
+  boolean rotateIfRoom() {
+    Version v = state.versions.current();
+    if (v.active().entryCount() == 0
+        || v.immutables().size() >= state.config.memtableBufferCount() - 1) {
+      return false;
+    }
+    rotateMemTable();
+    return true;
+  }
+
+  /** Runs {@code task} on the flush thread, after the flushes queued before it. */
+  void execute(Runnable task) {
+    executor.execute(task);
+  }
+
   /** Starts the flush loop unless it runs. Under the mutex. */
   void schedule() {
     if (!scheduled) {

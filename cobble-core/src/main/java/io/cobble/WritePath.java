@@ -23,6 +23,9 @@ import java.util.concurrent.atomic.AtomicLong;
 final class WritePath {
   private final ShardState state;
   private final Flusher flusher;
+  // Both null unless the Db shares a MemoryPool.
+  private final MemoryPool pool;
+  private final MemoryPool.Member pooled;
   // Used under the mutex only. Not thread-local: a Flink task thread carries many thread locals,
   // and looking one up per row cost a sink writer about a sixth of its time (hash-probe misses).
   private final Buffers buffers = new Buffers();
@@ -45,9 +48,11 @@ final class WritePath {
     }
   }
 
-  WritePath(ShardState state, Flusher flusher) {
+  WritePath(ShardState state, Flusher flusher, MemoryPool pool, MemoryPool.Member pooled) {
     this.state = state;
     this.flusher = flusher;
+    this.pool = pool;
+    this.pooled = pooled;
   }
 
   long stallWaits() {
@@ -209,7 +214,10 @@ final class WritePath {
     }
   }
 
-  /** Blocks while memtables are full or L0 is over the stall limit; rotates the memtable. */
+  /**
+   * Blocks while memtables are full, L0 is over the stall limit or the shared memory pool's
+   * memtables are over its budget; rotates the memtable.
+   */
   private void makeRoomForWrite() {
     Config config = state.config;
     long stallStart = 0;
@@ -222,7 +230,9 @@ final class WritePath {
               "background work failed; writes are disabled: " + bg.getMessage(), bg);
         }
         Version v = state.versions.current();
-        boolean stall = v.immutables().size() + v.maxL0Files() > config.writeStallLimit();
+        boolean stall =
+            v.immutables().size() + v.maxL0Files() > config.writeStallLimit()
+                || (pool != null && !pool.admit(pooled));
         if (!stall) {
           if (v.active().approximateBytes() < config.memtableCapacity()) {
             return;

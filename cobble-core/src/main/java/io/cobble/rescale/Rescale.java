@@ -200,6 +200,7 @@ public final class Rescale {
         .clock(config.clock())
         .mergeOperatorResolver(config.mergeOperatorResolver())
         .scratchRestore(config.scratchRestore())
+        .memoryPool(config.memoryPool())
         .build();
   }
 

@@ -100,6 +100,7 @@ public final class SnapshotRestore {
         .clock(config.clock())
         .mergeOperatorResolver(config.mergeOperatorResolver())
         .scratchRestore(config.scratchRestore())
+        .memoryPool(config.memoryPool())
         .build();
   }
 

@@ -1,0 +1,184 @@
+package io.cobble;
+
+import io.cobble.cache.BlockCache;
+import io.cobble.memtable.MemTable;
+import io.cobble.version.Version;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * One memory budget shared by several Dbs (for example every Cobble state backend of a Flink slot):
+ * one {@link BlockCache} and one write-buffer budget for all their memtables. A Db opened with a
+ * config carrying a pool ({@link Config.Builder#memoryPool}) caches its blocks in the pool's cache,
+ * under ids the pool hands out so that equal file numbers of different Dbs never share a key, and
+ * charges its memtables (active and sealed) to the write budget.
+ *
+ * <p>The write budget is kept as RocksDB's {@code WriteBufferManager} keeps it: when the active
+ * memtables of all members reach 7/8 of it, or all memtables reach it while the active ones hold at
+ * least half, the largest active memtable is sealed and flushed; when all memtables reach it,
+ * writers wait until flushes free memory. A writer checks before each write, so the memtables
+ * exceed the budget by at most one write per member.
+ */
+public final class MemoryPool {
+  // Cache keys hold 24 bits of table id (see BlockCache#key).
+  private static final long CACHE_ID_MASK = (1L << 24) - 1;
+
+  private final long writeBufferBytes;
+  private final BlockCache cache;
+  private final long cacheBytes;
+  private final CopyOnWriteArrayList<Member> members = new CopyOnWriteArrayList<>();
+  private final AtomicLong nextCacheId = new AtomicLong();
+  private final LongUnaryOperator cacheIds =
+      fileNumber -> nextCacheId.getAndIncrement() & CACHE_ID_MASK;
+
+  /**
+   * A pool of {@code writeBufferBytes} for the memtables of its Dbs and {@code blockCacheBytes} for
+   * their cached blocks.
+   */
+  public MemoryPool(long writeBufferBytes, long blockCacheBytes) {
+    if (writeBufferBytes <= 0 || blockCacheBytes < 0) {
+      throw new IllegalArgumentException(
+          "a memory pool needs a positive write buffer budget and a non-negative block cache size,"
+              + " got "
+              + writeBufferBytes
+              + " and "
+              + blockCacheBytes);
+    }
+    this.writeBufferBytes = writeBufferBytes;
+    this.cacheBytes = blockCacheBytes;
+    this.cache = new BlockCache(blockCacheBytes);
+  }
+
+  /** The budget for the memtables of all member Dbs. */
+  public long writeBufferBytes() {
+    return writeBufferBytes;
+  }
+
+  /** The capacity of the shared block cache. */
+  public long blockCacheBytes() {
+    return cacheBytes;
+  }
+
+  /** Bytes held by the memtables (active and sealed) of all member Dbs. */
+  public long memtableUsage() {
+    long used = 0;
+    for (Member m : members) {
+      used += m.memtableBytes();
+    }
+    return used;
+  }
+
+  /** Bytes of blocks in the shared cache. */
+  public long blockCacheUsage() {
+    return cache.usage();
+  }
+
+  /** Dbs open on the pool. */
+  public int members() {
+    return members.size();
+  }
+
+  BlockCache cache() {
+    return cache;
+  }
+
+  /** Maps each table a member opens to a cache id no other open table of the pool uses. */
+  LongUnaryOperator cacheIds() {
+    return cacheIds;
+  }
+
+  Member join(ShardState state, Flusher flusher) {
+    Member m = new Member(state, flusher);
+    members.add(m);
+    return m;
+  }
+
+  /**
+   * Whether {@code self}, about to write, may go ahead; may seal and flush the largest active
+   * memtable of the pool first. Called under {@code self}'s mutex, so another member's memtable is
+   * sealed on that member's flush thread, never under this mutex.
+   */
+  boolean admit(Member self) {
+    long active = 0;
+    long total = 0;
+    Member largest = null;
+    long largestBytes = 0;
+    for (Member m : members) {
+      Version v = m.state.versions.current();
+      long a = v.active().approximateBytes();
+      active += a;
+      total += a;
+      for (MemTable imm : v.immutables()) {
+        total += imm.approximateBytes();
+      }
+      if (a > largestBytes) {
+        largest = m;
+        largestBytes = a;
+      }
+    }
+    boolean flush =
+        active >= writeBufferBytes / 8 * 7
+            || (total >= writeBufferBytes && active >= writeBufferBytes / 2);
+    if (flush && largest != null) {
+      if (largest == self) {
+        // Sealed bytes stay charged until their flush ends, so the total does not change here.
+        self.flusher.rotateIfRoom();
+      } else {
+        largest.requestRotation();
+      }
+    }
+    return total < writeBufferBytes;
+  }
+
+  /** A Db charging its memtables to the pool. */
+  final class Member {
+    private final ShardState state;
+    private final Flusher flusher;
+    private final AtomicBoolean rotationRequested = new AtomicBoolean();
+
+    private Member(ShardState state, Flusher flusher) {
+      this.state = state;
+      this.flusher = flusher;
+    }
+
+    long memtableBytes() {
+      Version v = state.versions.current();
+      long bytes = v.active().approximateBytes();
+      for (MemTable imm : v.immutables()) {
+        bytes += imm.approximateBytes();
+      }
+      return bytes;
+    }
+
+    /** Seals this Db's active memtable on its flush thread (at most one request pending). */
+    private void requestRotation() {
+      if (rotationRequested.compareAndSet(false, true)) {
+        try {
+          flusher.execute(
+              () -> {
+                rotationRequested.set(false);
+                state.mutex.lock();
+                try {
+                  if (!state.closed()) {
+                    flusher.rotateIfRoom();
+                  }
+                } finally {
+                  state.mutex.unlock();
+                }
+              });
+        } catch (RejectedExecutionException closing) {
+          // The Db is closing: its close flushes the memtable and leaves the pool.
+          rotationRequested.set(false);
+        }
+      }
+    }
+
+    /** Returns the Db's share: called when it closes, after its memtables were flushed. */
+    void leave() {
+      members.remove(this);
+    }
+  }
+}
