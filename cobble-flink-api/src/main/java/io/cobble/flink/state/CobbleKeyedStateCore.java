@@ -164,14 +164,14 @@ public final class CobbleKeyedStateCore<K> {
       restored =
           !canonical.isEmpty()
               ? CanonicalSavepointImport.restore(
-                  spec, canonical, spec.settings.engineConfig(memory.budgetBytes()))
+                  spec, canonical, memory.engineConfig(spec.settings))
               : CobbleRestore.restore(
                   spec.stateHandles,
                   spec.keySerializer,
                   spec.keyGroupRange,
                   spec.numberOfKeyGroups,
                   spec.workDir,
-                  spec.settings.engineConfig(memory.budgetBytes()),
+                  memory.engineConfig(spec.settings),
                   spec.classLoader,
                   spec.cancelStreamRegistry,
                   spec.metaHandleOf);
@@ -186,8 +186,7 @@ public final class CobbleKeyedStateCore<K> {
     try {
       core = new CobbleKeyedStateCore<>(restored.db, keys, spec, keySerializer, restored.states);
       core.memory = memory;
-      core.metrics =
-          CobbleStateMetrics.register(restored.db, spec.metricGroup, memory.budgetBytes());
+      core.metrics = CobbleStateMetrics.register(restored.db, spec.metricGroup, memory);
     } catch (RuntimeException | Error e) {
       try {
         restored.db.close();

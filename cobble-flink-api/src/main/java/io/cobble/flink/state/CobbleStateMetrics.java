@@ -2,6 +2,7 @@ package io.cobble.flink.state;
 
 import io.cobble.Db;
 import io.cobble.DbMetrics;
+import io.cobble.MemoryPool;
 import io.cobble.compaction.CompactionPicker;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
@@ -31,15 +32,27 @@ final class CobbleStateMetrics {
     this.levels = new CompactionPicker(db.config());
   }
 
-  /** Registers the gauges of {@code db} in {@code operatorGroup}. */
-  static CobbleStateMetrics register(Db db, MetricGroup operatorGroup, long memoryBudgetBytes) {
+  /**
+   * Registers the gauges of {@code db} in {@code operatorGroup}. With a slot-wide pool the budget
+   * and block cache gauges describe the pool, and {@code poolMemtableBytes} adds the memtables of
+   * all the slot's backends to this backend's own {@code memtableBytes}.
+   */
+  static CobbleStateMetrics register(Db db, MetricGroup operatorGroup, BackendMemory memory) {
     CobbleStateMetrics m = new CobbleStateMetrics(db);
     MetricGroup g = operatorGroup.addGroup(GROUP);
+    long memoryBudgetBytes = memory.budgetBytes();
     g.gauge("memoryBudgetBytes", (Gauge<Long>) () -> memoryBudgetBytes);
+    MemoryPool pool = memory.pool();
+    if (pool != null) {
+      g.gauge("poolMemtableBytes", (Gauge<Long>) pool::memtableUsage);
+      g.gauge("poolMemtableBudgetBytes", (Gauge<Long>) pool::writeBufferBytes);
+      g.gauge("poolBackends", (Gauge<Integer>) pool::members);
+    }
     g.gauge("memtableBytes", m.engine(DbMetrics::memtableBytes));
     g.gauge("immutableMemtables", m.engine(DbMetrics::immutableMemtables));
     g.gauge("blockCacheUsageBytes", m.engine(DbMetrics::cacheUsage));
-    g.gauge("blockCacheCapacityBytes", (Gauge<Long>) () -> db.config().blockCacheSize());
+    long cacheCapacity = pool != null ? pool.blockCacheBytes() : db.config().blockCacheSize();
+    g.gauge("blockCacheCapacityBytes", (Gauge<Long>) () -> cacheCapacity);
     g.gauge("l0Files", m.engine(d -> d.filesPerLevel()[0]));
     g.gauge("liveFiles", m.engine(DbMetrics::liveFiles));
     g.gauge("liveBytes", m.engine(DbMetrics::liveBytes));

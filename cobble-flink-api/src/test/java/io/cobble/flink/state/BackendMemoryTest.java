@@ -2,9 +2,14 @@ package io.cobble.flink.state;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.MemoryPool;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
@@ -15,8 +20,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The backend's memory against a real {@link MemoryManager}: the managed share is reserved once per
- * slot, shared by the slot's backends, released when the last one closes; fixed and unmanaged
- * budgets reserve nothing.
+ * slot and becomes one pool shared by the slot's backends, released when the last one closes; a
+ * fixed budget is one pool per slot too, and reserves nothing, as unmanaged budgets do.
  */
 class BackendMemoryTest {
   private static final long SLOT = 64L << 20;
@@ -38,6 +43,13 @@ class BackendMemoryTest {
     BackendMemory second = BackendMemory.reserve(settings(), slot, 0.5);
     assertEquals(SLOT / 2, second.budgetBytes());
     assertEquals(SLOT / 2, slot.availableMemory(), "a second backend shares the reservation");
+    assertSame(first.pool(), second.pool(), "one pool per slot");
+    MemoryPool pool = first.pool();
+    // Split once for the slot: half for memtables (2 buffers of 8 MB), the rest for the cache.
+    assertEquals(SLOT / 4, pool.writeBufferBytes());
+    assertEquals(SLOT / 4, pool.blockCacheBytes());
+    assertSame(pool, first.engineConfig(settings()).memoryPool());
+    assertEquals(SLOT / 8, first.engineConfig(settings()).memtableCapacity());
 
     first.close();
     first.close();
@@ -47,6 +59,7 @@ class BackendMemoryTest {
 
     BackendMemory again = BackendMemory.reserve(settings(), slot, 0.25);
     assertEquals(SLOT / 4, again.budgetBytes());
+    assertNotSame(pool, again.pool(), "a released slot share builds a new pool");
     assertEquals(SLOT - SLOT / 4, slot.availableMemory());
     again.close();
     assertEquals(SLOT, slot.availableMemory());
@@ -59,18 +72,33 @@ class BackendMemoryTest {
     assertFalse(fixed.managed());
     assertEquals(48L << 20, fixed.budgetBytes());
     assertEquals(SLOT, slot.availableMemory());
+    BackendMemory fixedToo =
+        BackendMemory.reserve(settings("memory.fixed-per-slot", "48mb"), slot, 0.5);
+    assertSame(fixed.pool(), fixedToo.pool(), "the fixed budget is one pool per slot too");
+    assertEquals(48L << 20, fixed.pool().writeBufferBytes() + fixed.pool().blockCacheBytes());
+    MemoryManager otherSlot = MemoryManager.create(SLOT, MemoryManager.DEFAULT_PAGE_SIZE);
+    try {
+      BackendMemory elsewhere =
+          BackendMemory.reserve(settings("memory.fixed-per-slot", "48mb"), otherSlot, 0.5);
+      assertNotSame(fixed.pool(), elsewhere.pool(), "another slot has its own pool");
+      elsewhere.close();
+    } finally {
+      otherSlot.shutdown();
+    }
     fixed.close();
+    fixedToo.close();
 
     BackendMemory unmanaged = BackendMemory.reserve(settings("memory.managed", "false"), slot, 0.5);
     assertFalse(unmanaged.managed());
     assertEquals(128L << 20, unmanaged.budgetBytes());
+    assertNull(unmanaged.pool(), "each unmanaged backend sizes its own memory");
     assertEquals(SLOT, slot.availableMemory());
     unmanaged.close();
 
-    // Without a memory manager (or share) a fixed budget still works.
-    assertEquals(
-        48L << 20,
-        BackendMemory.reserve(settings("memory.fixed-per-slot", "48mb"), null, 0).budgetBytes());
+    // Without a memory manager (or share) a fixed budget still works, as a pool of its own.
+    BackendMemory alone = BackendMemory.reserve(settings("memory.fixed-per-slot", "48mb"), null, 0);
+    assertEquals(48L << 20, alone.budgetBytes());
+    assertNotNull(alone.pool());
   }
 
   @Test
