@@ -45,6 +45,8 @@ final class Flusher {
       new IdentityHashMap<>();
 
   private final AtomicLong flushes = new AtomicLong();
+  // Told when a flush frees memtable memory; null unless the Db shares a MemoryPool.
+  private volatile MemoryPool pool;
   private final AtomicLong bytes = new AtomicLong();
 
   Flusher(ShardState state, CompactionScheduler compactions) {
@@ -97,6 +99,11 @@ final class Flusher {
     }
     rotateMemTable();
     return true;
+  }
+
+  /** Tells {@code pool} whenever a flush frees memtable memory. */
+  void sharing(MemoryPool pool) {
+    this.pool = pool;
   }
 
   /** Runs {@code task} on the flush thread, after the flushes queued before it. */
@@ -181,6 +188,10 @@ final class Flusher {
       }
       try {
         flush(imm);
+        MemoryPool shared = pool;
+        if (shared != null) {
+          shared.freed();
+        }
       } catch (Throwable t) {
         state.mutex.lock();
         try {

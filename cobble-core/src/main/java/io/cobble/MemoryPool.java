@@ -3,7 +3,8 @@ package io.cobble;
 import io.cobble.cache.BlockCache;
 import io.cobble.memtable.MemTable;
 import io.cobble.version.Version;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,7 +30,8 @@ public final class MemoryPool {
   private final long writeBufferBytes;
   private final BlockCache cache;
   private final long cacheBytes;
-  private final CopyOnWriteArrayList<Member> members = new CopyOnWriteArrayList<>();
+  // Replaced on join and leave, so a writer's check walks a plain array and allocates nothing.
+  private volatile Member[] members = new Member[0];
   private final AtomicLong nextCacheId = new AtomicLong();
   private final LongUnaryOperator cacheIds =
       fileNumber -> nextCacheId.getAndIncrement() & CACHE_ID_MASK;
@@ -66,9 +68,19 @@ public final class MemoryPool {
   public long memtableUsage() {
     long used = 0;
     for (Member m : members) {
-      used += m.memtableBytes();
+      Version v = m.state.versions.current();
+      used += v.active().approximateBytes() + sealedBytes(v);
     }
     return used;
+  }
+
+  private static long sealedBytes(Version v) {
+    List<MemTable> sealed = v.immutables();
+    long bytes = 0;
+    for (int i = 0; i < sealed.size(); i++) {
+      bytes += sealed.get(i).approximateBytes();
+    }
+    return bytes;
   }
 
   /** Bytes of blocks in the shared cache. */
@@ -78,7 +90,7 @@ public final class MemoryPool {
 
   /** Dbs open on the pool. */
   public int members() {
-    return members.size();
+    return members.length;
   }
 
   BlockCache cache() {
@@ -92,7 +104,12 @@ public final class MemoryPool {
 
   Member join(ShardState state, Flusher flusher) {
     Member m = new Member(state, flusher);
-    members.add(m);
+    flusher.sharing(this);
+    synchronized (this) {
+      Member[] grown = Arrays.copyOf(members, members.length + 1);
+      grown[members.length] = m;
+      members = grown;
+    }
     return m;
   }
 
@@ -110,10 +127,7 @@ public final class MemoryPool {
       Version v = m.state.versions.current();
       long a = v.active().approximateBytes();
       active += a;
-      total += a;
-      for (MemTable imm : v.immutables()) {
-        total += imm.approximateBytes();
-      }
+      total += a + sealedBytes(v);
       if (a > largestBytes) {
         largest = m;
         largestBytes = a;
@@ -133,6 +147,23 @@ public final class MemoryPool {
     return total < writeBufferBytes;
   }
 
+  /**
+   * A member's flush freed memory: wakes the writers of all members that wait for the pool. A
+   * member whose mutex is busy is skipped rather than waited for (its writers recheck within their
+   * bounded wait), so this never blocks a flush thread on another Db.
+   */
+  void freed() {
+    for (Member m : members) {
+      if (m.state.mutex.tryLock()) {
+        try {
+          m.state.changed.signalAll();
+        } finally {
+          m.state.mutex.unlock();
+        }
+      }
+    }
+  }
+
   /** A Db charging its memtables to the pool. */
   final class Member {
     private final ShardState state;
@@ -142,15 +173,6 @@ public final class MemoryPool {
     private Member(ShardState state, Flusher flusher) {
       this.state = state;
       this.flusher = flusher;
-    }
-
-    long memtableBytes() {
-      Version v = state.versions.current();
-      long bytes = v.active().approximateBytes();
-      for (MemTable imm : v.immutables()) {
-        bytes += imm.approximateBytes();
-      }
-      return bytes;
     }
 
     /** Seals this Db's active memtable on its flush thread (at most one request pending). */
@@ -178,7 +200,17 @@ public final class MemoryPool {
 
     /** Returns the Db's share: called when it closes, after its memtables were flushed. */
     void leave() {
-      members.remove(this);
+      synchronized (MemoryPool.this) {
+        Member[] now = members;
+        for (int i = 0; i < now.length; i++) {
+          if (now[i] == this) {
+            Member[] shrunk = Arrays.copyOf(now, now.length - 1);
+            System.arraycopy(now, i + 1, shrunk, i, now.length - i - 1);
+            members = shrunk;
+            return;
+          }
+        }
+      }
     }
   }
 }
