@@ -43,8 +43,8 @@ class SlotMemoryPoolIT {
   private static final long SLOT_BUDGET = 4L << 20;
   // Half of the slot's 4 MB for memtables, in buffers of 1 MB each.
   private static final long MEMTABLE_CAPACITY = 1L << 20;
-  private static final long RECORDS = 300_000;
-  private static final long[] KEYS = {40_000, 50_000, 60_000};
+  private static final long RECORDS = 100_000;
+  private static final long[] KEYS = {20_000, 25_000, 30_000};
 
   @Test
   void keyedOperatorsOfASlotShareOnePoolWithinItsBudget() throws Exception {
@@ -60,7 +60,9 @@ class SlotMemoryPoolIT {
     long seen = 0;
     long poolBudget = -1;
     try (CloseableIterator<Tuple4<Long, Long, Long, Long>> out =
-        env.fromSequence(0, RECORDS - 1)
+        // Unbounded, so the backends stay open while the gauges are read; closing the iterator
+        // cancels the job.
+        env.fromSequence(0, Long.MAX_VALUE)
             .map(v -> Tuple4.of(v, 0L, 0L, 0L))
             .returns(new TupleTypeInfo<>(Types.LONG, Types.LONG, Types.LONG, Types.LONG))
             .keyBy(t -> t.f0 % KEYS[0])
@@ -72,16 +74,19 @@ class SlotMemoryPoolIT {
             .keyBy(t -> t.f0 % KEYS[2])
             .map(new Count(3))
             .name("count-3")
+            // Collecting is slow: every 100th record, and every record with a wrong count.
+            .filter(t -> t.f0 % 100 == 0 || !exact(t))
             .executeAndCollect("cobble-slot-memory-pool")) {
-      while (out.hasNext()) {
+      long last = -1;
+      while (last < RECORDS && out.hasNext()) {
         Tuple4<Long, Long, Long, Long> t = out.next();
-        long v = t.f0;
-        // One source in order and parallelism 1: the n-th record of a key sees the count n.
-        if (t.f1 != v / KEYS[0] + 1 || t.f2 != v / KEYS[1] + 1 || t.f3 != v / KEYS[2] + 1) {
+        if (!exact(t)) {
           failures.add(t.toString());
         }
+        last = t.f0;
         seen++;
-        if (seen % 2_000 == 0 && all("poolBackends").size() == 3) {
+        if (seen % 10 == 0) {
+          assertThat(all("poolBackends")).as("each backend's pool gauge").hasSize(3);
           samples++;
           for (long backends : all("poolBackends")) {
             assertThat(backends).as("backends on the slot's pool").isEqualTo(3);
@@ -104,11 +109,24 @@ class SlotMemoryPoolIT {
           }
         }
       }
+      System.out.println(
+          "SlotMemoryPoolIT: write stalls "
+              + all("writeStalls")
+              + ", stall ms "
+              + all("writeStallMillis")
+              + ", compactions "
+              + all("compactions"));
     }
     assertThat(failures).as("records with a wrong count").isEmpty();
-    assertThat(seen).isEqualTo(RECORDS);
+    assertThat(seen).isGreaterThanOrEqualTo(RECORDS / 100);
     assertThat(samples).as("gauge samples taken while the job ran").isPositive();
     assertThat(poolBudget).isEqualTo(2 * MEMTABLE_CAPACITY);
+  }
+
+  /** One source in order and parallelism 1: the n-th record of a key sees the count n. */
+  private static boolean exact(Tuple4<Long, Long, Long, Long> t) {
+    long v = t.f0;
+    return t.f1 == v / KEYS[0] + 1 && t.f2 == v / KEYS[1] + 1 && t.f3 == v / KEYS[2] + 1;
   }
 
   /**
