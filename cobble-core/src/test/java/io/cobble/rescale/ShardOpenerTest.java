@@ -4,12 +4,14 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.CobbleException;
 import io.cobble.Config;
 import io.cobble.Db;
+import io.cobble.MemoryPool;
 import io.cobble.rescale.ShardOpener.Mode;
 import io.cobble.rescale.ShardOpener.Opened;
 import io.cobble.schema.ColumnSpec;
@@ -379,5 +381,35 @@ class ShardOpenerTest {
                     .range(BucketRange.of(4, 8))
                     .build());
     assertTrue(outside.getMessage().contains("total-buckets 8"), outside.getMessage());
+  }
+
+  /** A shard expanded or cut from snapshots keeps the config's memory pool (rescale in a slot). */
+  @Test
+  void shardsOpenedFromSnapshotsJoinTheConfigsMemoryPool() {
+    ShardRef a = snapshotShard("a", range(0, 3), "a1");
+    ShardRef b = snapshotShard("b", range(4, 7), "b1");
+    MemoryPool pool = new MemoryPool(1 << 20, 1 << 20);
+    Config pooled = config().toBuilder().memoryPool(pool).build();
+    ShardOpenRequest expand =
+        ShardOpenRequest.builder(volume, tmp.resolve("work-" + dirs++), "u", pooled)
+            .ranges(range(0, 7))
+            .sources(List.of(a, b))
+            .build();
+    ShardOpenRequest cut =
+        ShardOpenRequest.builder(volume, tmp.resolve("work-" + dirs++), "s", pooled)
+            .ranges(range(0, 1))
+            .sources(List.of(a))
+            .build();
+    try (Db u = ShardOpener.open(expand).db();
+        Db s = ShardOpener.open(cut).db()) {
+      assertSame(pool, u.config().memoryPool());
+      assertSame(pool, s.config().memoryPool());
+      assertEquals(2, pool.members());
+      // Both read files numbered alike through the one cache; each still reads its own rows.
+      check(u, range(0, 7), "a1", "a1", "a1", "a1", "b1", "b1", "b1", "b1");
+      check(s, range(0, 1), "a1", "a1");
+      assertTrue(pool.blockCacheUsage() > 0);
+    }
+    assertEquals(0, pool.members());
   }
 }
