@@ -30,8 +30,8 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * Value and map get/update through Flink 2.0's async state API: Flink's ForSt backend and Cobble's
- * async backend, both driven by Flink's {@code AsyncExecutionController}, and Cobble's sync
- * backend running the same operations one by one. Data as in {@link ValueStateBenchmark} and {@link
+ * async backend, both driven by Flink's {@code AsyncExecutionController}, and Cobble's sync backend
+ * running the same operations one by one. Data as in {@link ValueStateBenchmark} and {@link
  * MapStateBenchmark}: 500,000 pre-loaded keys, 10 user keys per map key. One invocation issues
  * {@value AsyncStateDriver#BUFFER_SIZE} operations (Flink's default async buffer size) on
  * consecutive keys of the shuffled key list and waits until all have completed; one op is one

@@ -11,10 +11,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Quick proof that {@link AsyncStateBenchmark}'s set-up runs and reads what it wrote, on every
- * backend: pre-loads {@code -Dbench.check.keys} keys (default 20,000) of value and map state through
- * the benchmark's own loaders, reads each one back in batches and compares it with the loaded data,
- * then updates every key in batches and reads the new values. Exits 1 on the first wrong value, and
- * halts the JVM if a drain does not return within {@code -Dbench.check.timeout-s} (default 600).
+ * backend: pre-loads {@code -Dbench.check.keys} keys (default 20,000) of value and map state
+ * through the benchmark's own loaders, reads each one back in batches and compares it with the
+ * loaded data, then updates every key in batches and reads the new values. Exits 1 on the first
+ * wrong value, and halts the JVM if a drain does not return within {@code -Dbench.check.timeout-s}
+ * (default 600).
  *
  * <pre>
  * java -cp benchmarks/flink-state/target/benchmarks-flink-state-2.0.jar \

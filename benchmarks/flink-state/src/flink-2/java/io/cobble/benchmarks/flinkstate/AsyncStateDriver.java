@@ -141,7 +141,8 @@ final class AsyncStateDriver implements KeyedStateDriver {
     this.value = create(new ValueStateDescriptor<>("kvState", LongSerializer.INSTANCE));
     this.map =
         create(
-            new MapStateDescriptor<>("mapState", LongSerializer.INSTANCE, DoubleSerializer.INSTANCE));
+            new MapStateDescriptor<>(
+                "mapState", LongSerializer.INSTANCE, DoubleSerializer.INSTANCE));
   }
 
   private <S extends State> S create(StateDescriptor<?> descriptor) throws Exception {

@@ -4,8 +4,8 @@ import java.io.File;
 
 /**
  * The four shapes of {@link AsyncStateBenchmark} on one backend. Requests may complete later (async
- * backends); {@link #drain()} returns once every request issued so far has completed and its
- * result has been consumed.
+ * backends); {@link #drain()} returns once every request issued so far has completed and its result
+ * has been consumed.
  */
 interface KeyedStateDriver extends AutoCloseable {
 
