@@ -84,13 +84,23 @@ final class AsyncStateDriver implements KeyedStateDriver {
     config.set(ForStOptions.FIX_PER_SLOT_MEMORY_SIZE, MemorySize.ofMebiBytes(128));
     StateBackend backend =
         new ForStStateBackend().configure(config, AsyncStateDriver.class.getClassLoader());
-    return new AsyncStateDriver(backend, dir);
+    return open(backend, dir);
   }
 
   /** Cobble as {@code BenchmarkBackend} configures it for the sync benchmarks. */
   static AsyncStateDriver cobble(File parentDir) throws Exception {
     Path dir = Files.createTempDirectory(parentDir.toPath(), "cobble-async-");
-    return new AsyncStateDriver(BenchmarkBackend.cobbleStateBackend(dir), dir);
+    return open(BenchmarkBackend.cobbleStateBackend(dir), dir);
+  }
+
+  /** The driver, or the directory removed again when the backend cannot be built. */
+  private static AsyncStateDriver open(StateBackend backend, Path dir) throws Exception {
+    try {
+      return new AsyncStateDriver(backend, dir);
+    } catch (Exception | Error e) {
+      deleteRecursively(dir);
+      throw e;
+    }
   }
 
   private AsyncStateDriver(StateBackend stateBackend, Path dir) throws Exception {
