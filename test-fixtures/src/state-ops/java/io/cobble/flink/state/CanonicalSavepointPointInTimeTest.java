@@ -33,7 +33,6 @@ import org.apache.flink.runtime.checkpoint.SavepointType;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
-import org.apache.flink.runtime.state.AbstractStateBackend;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
@@ -42,6 +41,8 @@ import org.apache.flink.runtime.state.SavepointResources;
 import org.apache.flink.runtime.state.SavepointSnapshotStrategy;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.SnapshotStrategyRunner;
+import org.apache.flink.runtime.state.StateBackend;
+import org.apache.flink.runtime.state.StateBackendLoader;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.memory.MemCheckpointStreamFactory;
@@ -56,9 +57,9 @@ import org.junit.jupiter.api.io.TempDir;
  * into a fresh Cobble backend and into RocksDB holds exactly the state before the sync point.
  *
  * <p>One source for every Flink line that builds backends on {@code MockEnvironment}: each line adds
- * this directory to its test sources and names its Cobble and RocksDB backends.
+ * this directory to its test sources; both backends are loaded by name, as a cluster loads them.
  */
-public abstract class CanonicalSavepointPointInTimeContract {
+class CanonicalSavepointPointInTimeTest {
   private static final int KEY_GROUPS = 32;
   private static final int KEYS = 200;
 
@@ -75,22 +76,24 @@ public abstract class CanonicalSavepointPointInTimeContract {
 
   @Test
   void restoresIntoCobbleTheStateAsOfTheSyncPhase() throws Exception {
-    assertRestoredStateIsTheSyncPoint(backend(cobbleConfig()));
+    assertRestoredStateIsTheSyncPoint(cobble());
   }
 
   @Test
   void restoresIntoRocksDbTheStateAsOfTheSyncPhase() throws Exception {
-    assertRestoredStateIsTheSyncPoint(rocksDb(new Configuration()));
+    Configuration config = new Configuration();
+    config.setString("state.backend.type", "rocksdb");
+    assertRestoredStateIsTheSyncPoint(load(config));
   }
 
-  private void assertRestoredStateIsTheSyncPoint(AbstractStateBackend target) throws Exception {
+  private void assertRestoredStateIsTheSyncPoint(StateBackend target) throws Exception {
     Map<Integer, Long> values = new HashMap<>();
     Map<Integer, List<Long>> lists = new HashMap<>();
     Map<Integer, Map<Integer, String>> maps = new HashMap<>();
     KeyedStateHandle savepoint;
     try (MockEnvironment env = env()) {
       AbstractKeyedStateBackend<Integer> source =
-          create(env, backend(cobbleConfig()), Collections.emptyList());
+          create(env, cobble(), Collections.emptyList());
       try {
         ValueState<Long> value = state(source, VALUE);
         ListState<Long> list = state(source, LIST);
@@ -207,10 +210,17 @@ public abstract class CanonicalSavepointPointInTimeContract {
         VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
   }
 
-  private Configuration cobbleConfig() {
-    Configuration c = new Configuration();
-    c.setString("state.backend.cobble.localdir", dir.toString());
-    return c;
+  /** This line's Cobble backend, through the line-neutral factory. */
+  private StateBackend cobble() throws Exception {
+    Configuration config = new Configuration();
+    config.setString("state.backend.type", CobbleStateBackendFactory.class.getName());
+    config.setString("state.backend.cobble.localdir", dir.toString());
+    return load(config);
+  }
+
+  private static StateBackend load(Configuration config) throws Exception {
+    return StateBackendLoader.loadStateBackendFromConfig(
+        config, CanonicalSavepointPointInTimeTest.class.getClassLoader(), null);
   }
 
   private static MockEnvironment env() {
@@ -218,9 +228,10 @@ public abstract class CanonicalSavepointPointInTimeContract {
   }
 
   private static AbstractKeyedStateBackend<Integer> create(
-      MockEnvironment env, AbstractStateBackend backend, Collection<KeyedStateHandle> restore)
+      MockEnvironment env, StateBackend backend, Collection<KeyedStateHandle> restore)
       throws Exception {
-    return backend.createKeyedStateBackend(
+    return (AbstractKeyedStateBackend<Integer>)
+        backend.createKeyedStateBackend(
         new KeyedStateBackendParametersImpl<>(
             env,
             new JobID(),
@@ -243,10 +254,4 @@ public abstract class CanonicalSavepointPointInTimeContract {
     core.setAccessible(true);
     return ((CobbleKeyedStateCore<?>) core.get(backend)).db();
   }
-
-  /** The line's Cobble state backend configured with {@code config}. */
-  protected abstract AbstractStateBackend backend(Configuration config);
-
-  /** The line's embedded RocksDB state backend configured with {@code config}. */
-  protected abstract AbstractStateBackend rocksDb(Configuration config);
 }
