@@ -17,7 +17,9 @@ import org.apache.flink.runtime.state.KeyGroupRange;
  * sync point has no cursor: its state is not in the savepoint either.
  *
  * <p>Each cursor is handed out once ({@link #take}) and closed by whoever took it; {@link #close}
- * closes the ones never taken, which releases the pinned memtables and files.
+ * closes the ones never taken, which releases the pinned memtables and files. The price: key groups
+ * times states cursors are open until the writer reaches them, each with its merge sources and the
+ * data blocks they stand on, and files a compaction replaced stay on disk until then.
  */
 final class CanonicalSavepointView implements AutoCloseable {
   private final int firstKeyGroup;

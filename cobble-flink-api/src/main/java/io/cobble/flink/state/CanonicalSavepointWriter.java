@@ -30,7 +30,6 @@ import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot.CommonSeria
 final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
 
   private final List<StateMetaInfoSnapshot> states;
-  private final String[] families;
   private final CanonicalSavepointView view;
   private boolean read;
   private final KeyGroupRange range;
@@ -51,7 +50,7 @@ final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
     this.keySerializer = keySerializer;
     this.compression =
         compression == null ? UncompressedStreamCompressionDecorator.INSTANCE : compression;
-    this.families = new String[states.size()];
+    String[] families = new String[states.size()];
     for (int i = 0; i < states.size(); i++) {
       StateMetaInfoSnapshot s = states.get(i);
       families[i] =
