@@ -56,8 +56,9 @@ import org.junit.jupiter.api.io.TempDir;
  * state), flushes and compacts the shard, and only then runs the future. The savepoint restored
  * into a fresh Cobble backend and into RocksDB holds exactly the state before the sync point.
  *
- * <p>One source for every Flink line that builds backends on {@code MockEnvironment}: each line adds
- * this directory to its test sources; both backends are loaded by name, as a cluster loads them.
+ * <p>One source for every Flink line that builds backends on {@code MockEnvironment}: each line
+ * adds this directory to its test sources; both backends are loaded by name, as a cluster loads
+ * them.
  */
 class CanonicalSavepointPointInTimeTest {
   private static final int KEY_GROUPS = 32;
@@ -92,8 +93,7 @@ class CanonicalSavepointPointInTimeTest {
     Map<Integer, Map<Integer, String>> maps = new HashMap<>();
     KeyedStateHandle savepoint;
     try (MockEnvironment env = env()) {
-      AbstractKeyedStateBackend<Integer> source =
-          create(env, cobble(), Collections.emptyList());
+      AbstractKeyedStateBackend<Integer> source = create(env, cobble(), Collections.emptyList());
       try {
         ValueState<Long> value = state(source, VALUE);
         ListState<Long> list = state(source, LIST);
@@ -232,20 +232,20 @@ class CanonicalSavepointPointInTimeTest {
       throws Exception {
     return (AbstractKeyedStateBackend<Integer>)
         backend.createKeyedStateBackend(
-        new KeyedStateBackendParametersImpl<>(
-            env,
-            new JobID(),
-            "savepoint_op",
-            IntSerializer.INSTANCE,
-            KEY_GROUPS,
-            new KeyGroupRange(0, KEY_GROUPS - 1),
-            env.getTaskKvStateRegistry(),
-            TtlTimeProvider.DEFAULT,
-            new UnregisteredMetricsGroup(),
-            (name, value) -> {},
-            restore,
-            new CloseableRegistry(),
-            1.0));
+            new KeyedStateBackendParametersImpl<>(
+                env,
+                new JobID(),
+                "savepoint_op",
+                IntSerializer.INSTANCE,
+                KEY_GROUPS,
+                new KeyGroupRange(0, KEY_GROUPS - 1),
+                env.getTaskKvStateRegistry(),
+                TtlTimeProvider.DEFAULT,
+                new UnregisteredMetricsGroup(),
+                (name, value) -> {},
+                restore,
+                new CloseableRegistry(),
+                1.0));
   }
 
   private static Db db(AbstractKeyedStateBackend<?> backend) throws Exception {
