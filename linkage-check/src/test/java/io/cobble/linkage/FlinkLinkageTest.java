@@ -32,6 +32,10 @@ class FlinkLinkageTest {
   private static final List<String> LINE_MODULE_DEPENDENCIES =
       List.of("cobble-flink-api", "shims", "cobble");
 
+  /** The 2.0 line's executor extends the adapter's line-neutral async classes. */
+  private static final List<String> LINE_2_0_DEPENDENCIES =
+      List.of("cobble-flink-api", "shims", "cobble", "cobble-flink-2.1-adapter");
+
   @TestFactory
   Stream<DynamicTest> everyModuleLinksOnEveryMinorItServes() {
     Stream<DynamicTest> neutral =
@@ -44,7 +48,9 @@ class FlinkLinkageTest {
                 line ->
                     check(
                         "cobble-flink-" + line.lineName(),
-                        LINE_MODULE_DEPENDENCIES,
+                        line == FlinkLine.LINE_2_0
+                            ? LINE_2_0_DEPENDENCIES
+                            : LINE_MODULE_DEPENDENCIES,
                         SUPPORTED.stream().filter(line::serves).collect(Collectors.toList())));
     // Compiled against 2.1.1 and bundled by the 2.0 line: its v2_1 classes load from 2.1 on (see
     // the scopes), its line-neutral async state classes on every minor of the line.

@@ -175,9 +175,9 @@ final class CobbleKeyedStateBackend<K> extends AbstractKeyedStateBackend<K>
   @Nonnull
   @Override
   public SavepointResources<K> savepoint() {
-    // Synchronous: the shard has no point-in-time reads for a writer running next to the task.
+    // The resources hold the shard as of this call, so the rows are written asynchronously.
     return new SavepointResources<>(
-        core.canonicalSavepoint(keyGroupCompressionDecorator), SnapshotExecutionType.SYNCHRONOUS);
+        core.canonicalSavepoint(keyGroupCompressionDecorator), SnapshotExecutionType.ASYNCHRONOUS);
   }
 
   @Override

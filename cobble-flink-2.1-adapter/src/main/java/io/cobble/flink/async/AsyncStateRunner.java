@@ -157,7 +157,7 @@ public final class AsyncStateRunner<K> {
                   Map.Entry<ReadGroup, List<PendingRequest>> g = groups.get(i);
                   StateTarget target = g.getKey().target;
                   StateRowReader<Object, Object> reader =
-                      readers.computeIfAbsent(target, s -> s.reader().duplicate());
+                      readers.computeIfAbsent(target, StateTarget::newReader);
                   readGroup(target, reader, g.getKey().keyGroup, g.getValue());
                 }
               },

@@ -16,18 +16,19 @@ public final class AsyncStates {
   private final Map<Object, StateTarget> targets = new ConcurrentHashMap<>();
 
   /**
-   * Registers the synchronous state that serves {@code asyncState}, and a reader of its rows for
+   * Registers the synchronous state that serves {@code asyncState}, and the readers of its rows for
    * parallel point reads (null to serve every request through {@code syncState}), and the user
    * serializers of its map keys (null unless map state) and values (list elements for lists).
    */
   public void register(
       Object asyncState,
       InternalKvState<?, ?, ?> syncState,
-      StateRowReader<?, ?> reader,
+      StateRowReader.Factory<?, ?> readers,
       Object defaultNamespace,
       TypeSerializer<?> userKeys,
       TypeSerializer<?> values) {
-    targets.put(asyncState, new StateTarget(syncState, reader, defaultNamespace, userKeys, values));
+    targets.put(
+        asyncState, new StateTarget(syncState, readers, defaultNamespace, userKeys, values));
   }
 
   /**

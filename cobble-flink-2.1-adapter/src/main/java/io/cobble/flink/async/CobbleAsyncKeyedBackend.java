@@ -111,9 +111,9 @@ public abstract class CobbleAsyncKeyedBackend<K> implements AsyncKeyedStateBacke
         (InternalKvState<?, ?, ?>)
             sync.getOrCreateKeyedState(
                 namespaceSerializer, (org.apache.flink.api.common.state.StateDescriptor) v1);
-    StateRowReader<K, N> reader = ttl ? null : reader(v1, namespaceSerializer);
+    StateRowReader.Factory<K, N> readers = ttl ? null : readers(v1, namespaceSerializer);
     InternalKeyedState<K, ?, SV> state = newState(handler, descriptor);
-    states.register(state, syncState, reader, defaultNamespace, userKeys(v1), values(v1));
+    states.register(state, syncState, readers, defaultNamespace, userKeys(v1), values(v1));
     return (S) state;
   }
 
@@ -137,16 +137,16 @@ public abstract class CobbleAsyncKeyedBackend<K> implements AsyncKeyedStateBacke
     }
   }
 
-  private <N> StateRowReader<K, N> reader(
+  private <N> StateRowReader.Factory<K, N> readers(
       org.apache.flink.api.common.state.StateDescriptor<?, ?> v1, TypeSerializer<N> namespaces) {
     switch (v1.getType()) {
       case VALUE:
       case REDUCING:
       case AGGREGATING:
-        return StateRowReader.of(core, v1.getName(), namespaces, v1.getSerializer(), null);
+        return StateRowReader.factory(core, v1.getName(), namespaces, v1.getSerializer(), null);
       case MAP:
         MapStateDescriptor<?, ?> map = (MapStateDescriptor<?, ?>) v1;
-        return StateRowReader.of(
+        return StateRowReader.factory(
             core, v1.getName(), namespaces, map.getValueSerializer(), map.getKeySerializer());
       default:
         return null;

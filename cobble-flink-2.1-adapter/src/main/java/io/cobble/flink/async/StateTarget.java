@@ -18,7 +18,7 @@ import org.apache.flink.runtime.state.v2.adaptor.CompleteStateIterator;
 /**
  * What serves the requests of one asynchronous state: the synchronous Cobble state of the same name
  * (same rows, same checkpoints; TTL through Flink's synchronous TTL decorators), and for states
- * without TTL a reader of single rows that other threads can use.
+ * without TTL the factory of readers of single rows that other threads use, one reader each.
  */
 final class StateTarget {
 
@@ -26,7 +26,7 @@ final class StateTarget {
   private final InternalKvState<Object, Object, ?> state;
 
   /** Null when point reads must go through {@link #state} (TTL: expiry is in the decorator). */
-  private final StateRowReader<Object, Object> reader;
+  private final StateRowReader.Factory<Object, Object> readers;
 
   /** Requests without a namespace of their own use it. */
   private final Object defaultNamespace;
@@ -39,12 +39,12 @@ final class StateTarget {
   @SuppressWarnings("unchecked")
   StateTarget(
       InternalKvState<?, ?, ?> state,
-      StateRowReader<?, ?> reader,
+      StateRowReader.Factory<?, ?> readers,
       Object defaultNamespace,
       TypeSerializer<?> userKeys,
       TypeSerializer<?> values) {
     this.state = (InternalKvState<Object, Object, ?>) state;
-    this.reader = (StateRowReader<Object, Object>) reader;
+    this.readers = (StateRowReader.Factory<Object, Object>) readers;
     this.defaultNamespace = defaultNamespace;
     this.userKeys = userKeys == null ? null : (TypeSerializer<Object>) userKeys.duplicate();
     this.values = (TypeSerializer<Object>) values.duplicate();
@@ -95,23 +95,24 @@ final class StateTarget {
     return namespace == null ? defaultNamespace : namespace;
   }
 
-  StateRowReader<Object, Object> reader() {
-    return reader;
+  /** A reader of this state's rows for the calling thread alone. */
+  StateRowReader<Object, Object> newReader() {
+    return readers.newReader();
   }
 
-  /** Whether {@code type} reads one row that {@link #reader} can serve. */
+  /** Whether {@code type} reads one row that a reader of {@link #readers} can serve. */
   boolean isPointRead(StateRequestType type) {
-    if (reader == null) {
+    if (readers == null) {
       return false;
     }
     switch (type) {
       case VALUE_GET:
       case REDUCING_GET:
       case AGGREGATING_GET:
-        return !reader.isMap();
+        return !readers.isMap();
       case MAP_GET:
       case MAP_CONTAINS:
-        return reader.isMap();
+        return readers.isMap();
       default:
         return false;
     }

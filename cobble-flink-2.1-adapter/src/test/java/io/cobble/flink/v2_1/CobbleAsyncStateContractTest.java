@@ -6,10 +6,8 @@ import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.asyncprocessing.EpochManager;
-import org.apache.flink.runtime.asyncprocessing.RecordContext;
 import org.apache.flink.runtime.asyncprocessing.StateExecutionController;
 import org.apache.flink.runtime.asyncprocessing.StateExecutor;
-import org.apache.flink.runtime.asyncprocessing.StateRequestHandler;
 import org.apache.flink.runtime.asyncprocessing.declare.DeclarationManager;
 import org.apache.flink.runtime.state.AsyncKeyedStateBackend;
 import org.apache.flink.runtime.state.StateBackend;
@@ -23,51 +21,24 @@ class CobbleAsyncStateContractTest extends AsyncStateContract {
   }
 
   @Override
-  protected Controller controller(
+  protected StateExecutionController<Integer> controller(
       MailboxExecutor mailbox,
       StateExecutor executor,
       AsyncKeyedStateBackend<Integer> backend,
       int maxParallelism,
       int batchSize,
       AtomicReference<Throwable> failure) {
-    StateExecutionController<Integer> aec =
-        new StateExecutionController<>(
-            mailbox,
-            (message, t) -> failure.compareAndSet(null, t),
-            executor,
-            new DeclarationManager(),
-            EpochManager.ParallelMode.SERIAL_BETWEEN_EPOCH,
-            maxParallelism,
-            batchSize,
-            60_000L,
-            100_000,
-            backend,
-            new UnregisteredMetricsGroup());
-    return new Controller() {
-      @Override
-      public StateRequestHandler handler() {
-        return aec;
-      }
-
-      @Override
-      public RecordContext<Integer> buildContext(Object record, Integer key) {
-        return aec.buildContext(record, key);
-      }
-
-      @Override
-      public void setCurrentContext(RecordContext<Integer> context) {
-        aec.setCurrentContext(context);
-      }
-
-      @Override
-      public void drainInflightRecords(int targetNum) {
-        aec.drainInflightRecords(targetNum);
-      }
-
-      @Override
-      public void runWithKey(Runnable body) {
-        aec.syncPointRequestWithCallback(body::run, false);
-      }
-    };
+    return new StateExecutionController<>(
+        mailbox,
+        (message, t) -> failure.compareAndSet(null, t),
+        executor,
+        new DeclarationManager(),
+        EpochManager.ParallelMode.SERIAL_BETWEEN_EPOCH,
+        maxParallelism,
+        batchSize,
+        60_000L,
+        100_000,
+        backend,
+        new UnregisteredMetricsGroup());
   }
 }

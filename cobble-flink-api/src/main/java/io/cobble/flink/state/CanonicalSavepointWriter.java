@@ -3,8 +3,8 @@ package io.cobble.flink.state;
 import io.cobble.Db;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
-import io.cobble.ScanOptions;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -21,14 +21,17 @@ import org.apache.flink.runtime.state.metainfo.StateMetaInfoSnapshot.CommonSeria
 /**
  * The resources Flink's canonical savepoint writer ({@code FullSnapshotAsyncWriter}) reads from a
  * Cobble shard: the meta data of every state and timer queue, and an iterator over all rows in key
- * group order, then state order, in the canonical layout ({@link CanonicalRows}). The shard has no
- * point-in-time reads, so the savepoint is written in the synchronous phase, while the task does
- * not change state.
+ * group order, then state order, in the canonical layout ({@link CanonicalRows}).
+ *
+ * <p>Created in the savepoint's synchronous phase, it captures the shard there as a {@link
+ * CanonicalSavepointView}; Flink writes the rows from that view in the asynchronous phase while the
+ * task goes on changing state, and {@link #release()} closes the view.
  */
 final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
 
-  private final Db db;
   private final List<StateMetaInfoSnapshot> states;
+  private final CanonicalSavepointView view;
+  private boolean read;
   private final KeyGroupRange range;
   private final int numberOfKeyGroups;
   private final TypeSerializer<K> keySerializer;
@@ -41,13 +44,21 @@ final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
       int numberOfKeyGroups,
       TypeSerializer<K> keySerializer,
       StreamCompressionDecorator compression) {
-    this.db = db;
     this.states = states;
     this.range = range;
     this.numberOfKeyGroups = numberOfKeyGroups;
     this.keySerializer = keySerializer;
     this.compression =
         compression == null ? UncompressedStreamCompressionDecorator.INSTANCE : compression;
+    String[] families = new String[states.size()];
+    for (int i = 0; i < states.size(); i++) {
+      StateMetaInfoSnapshot s = states.get(i);
+      families[i] =
+          s.getBackendStateType() == StateMetaInfoSnapshot.BackendStateType.KEY_VALUE
+              ? CobbleKeyedStateCore.stateFamily(s.getName())
+              : CobbleKeyedStateCore.queueFamily(s.getName());
+    }
+    this.view = new CanonicalSavepointView(db, range, Arrays.asList(families));
   }
 
   @Override
@@ -57,6 +68,10 @@ final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
 
   @Override
   public KeyValueStateIterator createKVStateIterator() throws IOException {
+    if (read) {
+      throw new IllegalStateException("a savepoint's rows are read once");
+    }
+    read = true;
     return new RowIterator();
   }
 
@@ -76,7 +91,9 @@ final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
   }
 
   @Override
-  public void release() {}
+  public void release() {
+    view.close();
+  }
 
   /** Rows of every state, key group by key group; positioned on the first row when created. */
   private final class RowIterator implements KeyValueStateIterator {
@@ -84,7 +101,6 @@ final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
     private final DataOutputSerializer keyOut = new DataOutputSerializer(64);
     private final DataOutputSerializer valueOut = new DataOutputSerializer(128);
     private final boolean[] ambiguous = new boolean[states.size()];
-    private final String[] families = new String[states.size()];
     private int keyGroup = range.getStartKeyGroup();
     private int state = -1;
     private ScanCursor cursor;
@@ -98,13 +114,7 @@ final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
     RowIterator() throws IOException {
       for (int i = 0; i < states.size(); i++) {
         StateMetaInfoSnapshot s = states.get(i);
-        boolean keyValue =
-            s.getBackendStateType() == StateMetaInfoSnapshot.BackendStateType.KEY_VALUE;
-        families[i] =
-            keyValue
-                ? CobbleKeyedStateCore.stateFamily(s.getName())
-                : CobbleKeyedStateCore.queueFamily(s.getName());
-        if (keyValue) {
+        if (s.getBackendStateType() == StateMetaInfoSnapshot.BackendStateType.KEY_VALUE) {
           TypeSerializer<?> ns =
               s.getTypeSerializerSnapshot(CommonSerializerKeys.NAMESPACE_SERIALIZER)
                   .restoreSerializer();
@@ -135,14 +145,8 @@ final class CanonicalSavepointWriter<K> implements FullSnapshotResources<K> {
           key = null;
           return;
         }
-        if (hasFamily(families[state])) {
-          cursor = db.scan(keyGroup, families[state], null, null, ScanOptions.defaults());
-        }
+        cursor = view.take(keyGroup, state);
       }
-    }
-
-    private boolean hasFamily(String family) {
-      return db.schema().families().stream().anyMatch(f -> f.name().equals(family));
     }
 
     /** Positions on a row; false for a row with nothing stored (an emptied list). */

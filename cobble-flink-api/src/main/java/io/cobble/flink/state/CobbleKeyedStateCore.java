@@ -563,7 +563,10 @@ public final class CobbleKeyedStateCore<K> {
     return heapQueues != null;
   }
 
-  /** A canonical savepoint of the shard, written by Flink's full snapshot writer. */
+  /**
+   * A canonical savepoint of the shard as of this call (the synchronous phase), written by Flink's
+   * full snapshot writer in the asynchronous phase.
+   */
   public FullSnapshotResources<K> canonicalSavepoint(StreamCompressionDecorator compression) {
     return new CanonicalSavepointWriter<>(
         db, metaInfoSnapshots(), keyGroupRange, numberOfKeyGroups, keySerializer, compression);

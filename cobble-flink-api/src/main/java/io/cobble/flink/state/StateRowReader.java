@@ -10,8 +10,9 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 /**
  * Point reads of one keyed state's rows for an explicit key, namespace and (for map state) user
  * key, without the backend's key context: what lets asynchronous state reads run on several threads
- * next to each other. Uses the row layout of the synchronous state classes. One instance per thread
- * ({@link #duplicate()}): it owns serializers and buffers.
+ * next to each other. Uses the row layout of the synchronous state classes. A reader owns
+ * serializers and buffers, so each thread makes its own from the state's {@link Factory}, which
+ * holds no reader and nothing a read changes.
  */
 public final class StateRowReader<K, N> {
 
@@ -25,33 +26,26 @@ public final class StateRowReader<K, N> {
   private final DataOutputSerializer scratch = new DataOutputSerializer(64);
   private final DataInputDeserializer in = new DataInputDeserializer();
 
-  @SuppressWarnings("unchecked")
-  private StateRowReader(
-      CobbleKeyedStateCore<K> core,
-      String family,
-      TypeSerializer<N> namespaceSerializer,
-      TypeSerializer<?> valueSerializer,
-      TypeSerializer<?> userKeySerializer) {
-    this.core = core;
-    this.family = family;
-    this.keySerializer = core.keySerializer.duplicate();
-    this.namespaceSerializer = namespaceSerializer.duplicate();
-    this.valueSerializer = (TypeSerializer<Object>) valueSerializer.duplicate();
-    this.userKeySerializer =
-        userKeySerializer == null ? null : (TypeSerializer<Object>) userKeySerializer.duplicate();
+  private StateRowReader(Factory<K, N> f) {
+    this.core = f.core;
+    this.family = f.family;
+    this.keySerializer = f.core.keySerializer.duplicate();
+    this.namespaceSerializer = f.namespaceSerializer.duplicate();
+    this.valueSerializer = f.valueSerializer.duplicate();
+    this.userKeySerializer = f.userKeySerializer == null ? null : f.userKeySerializer.duplicate();
   }
 
   /**
-   * A reader of the state {@code stateName}; {@code userKeySerializer} is null except for map
+   * The readers of the state {@code stateName}; {@code userKeySerializer} is null except for map
    * state, whose {@code valueSerializer} is the serializer of one map value.
    */
-  public static <K, N> StateRowReader<K, N> of(
+  public static <K, N> Factory<K, N> factory(
       CobbleKeyedStateCore<K> core,
       String stateName,
       TypeSerializer<N> namespaceSerializer,
       TypeSerializer<?> valueSerializer,
       TypeSerializer<?> userKeySerializer) {
-    return new StateRowReader<>(
+    return new Factory<>(
         core,
         CobbleKeyedStateCore.stateFamily(stateName),
         namespaceSerializer,
@@ -59,10 +53,38 @@ public final class StateRowReader<K, N> {
         userKeySerializer);
   }
 
-  /** A reader of the same state for another thread. */
-  public StateRowReader<K, N> duplicate() {
-    return new StateRowReader<>(
-        core, family, namespaceSerializer, valueSerializer, userKeySerializer);
+  /** What the readers of one state read; makes a reader per thread and can read nothing itself. */
+  public static final class Factory<K, N> {
+    private final CobbleKeyedStateCore<K> core;
+    private final String family;
+    private final TypeSerializer<N> namespaceSerializer;
+    private final TypeSerializer<Object> valueSerializer;
+    private final TypeSerializer<Object> userKeySerializer;
+
+    @SuppressWarnings("unchecked")
+    private Factory(
+        CobbleKeyedStateCore<K> core,
+        String family,
+        TypeSerializer<N> namespaceSerializer,
+        TypeSerializer<?> valueSerializer,
+        TypeSerializer<?> userKeySerializer) {
+      this.core = core;
+      this.family = family;
+      this.namespaceSerializer = namespaceSerializer.duplicate();
+      this.valueSerializer = (TypeSerializer<Object>) valueSerializer.duplicate();
+      this.userKeySerializer =
+          userKeySerializer == null ? null : (TypeSerializer<Object>) userKeySerializer.duplicate();
+    }
+
+    /** A reader for the calling thread alone. */
+    public StateRowReader<K, N> newReader() {
+      return new StateRowReader<>(this);
+    }
+
+    /** Whether the state is a map state: its rows are (key, namespace, user key). */
+    public boolean isMap() {
+      return userKeySerializer != null;
+    }
   }
 
   public boolean isMap() {

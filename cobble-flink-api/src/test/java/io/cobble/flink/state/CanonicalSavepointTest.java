@@ -203,8 +203,12 @@ class CanonicalSavepointTest {
                 CheckpointStreamWithResultProvider.createSimpleStream(
                     CheckpointedStateScope.EXCLUSIVE, factory),
             resources);
-    SnapshotResult<KeyedStateHandle> result = writer.get(new CloseableRegistry());
-    return (KeyGroupsStateHandle) result.getJobManagerOwnedSnapshot();
+    try {
+      SnapshotResult<KeyedStateHandle> result = writer.get(new CloseableRegistry());
+      return (KeyGroupsStateHandle) result.getJobManagerOwnedSnapshot();
+    } finally {
+      resources.release();
+    }
   }
 
   /** Every row of a shard: "kg family" to its (key, value) pairs, as hex, in key order. */

@@ -38,6 +38,7 @@ import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
+import org.apache.flink.runtime.asyncprocessing.AsyncExecutionController;
 import org.apache.flink.runtime.asyncprocessing.RecordContext;
 import org.apache.flink.runtime.asyncprocessing.StateExecutor;
 import org.apache.flink.runtime.asyncprocessing.StateRequestHandler;
@@ -90,28 +91,51 @@ public abstract class AsyncStateContract {
   /** The line's Cobble state backend, configured with {@code config}. */
   protected abstract StateBackend stateBackend(Configuration config);
 
-  /** What the contract uses of Flink's async execution controller, whose type changed in 2.1. */
-  protected interface Controller {
-    StateRequestHandler handler();
-
-    RecordContext<Integer> buildContext(Object record, Integer key);
-
-    void setCurrentContext(RecordContext<Integer> context);
-
-    void drainInflightRecords(int targetNum);
-
-    /** Runs {@code body} once the current record holds its key, as Flink's operators do. */
-    void runWithKey(Runnable body);
-  }
-
-  /** Flink's controller of this line, reporting framework failures to {@code failure}. */
-  protected abstract Controller controller(
+  /**
+   * Flink's controller of this line, reporting framework failures to {@code failure}. Raw: its type
+   * parameters changed in 2.1 (2.1+ returns a {@code StateExecutionController}); the contract uses
+   * only members both share.
+   */
+  @SuppressWarnings("rawtypes")
+  protected abstract AsyncExecutionController controller(
       MailboxExecutor mailbox,
       StateExecutor executor,
       AsyncKeyedStateBackend<Integer> backend,
       int maxParallelism,
       int batchSize,
       AtomicReference<Throwable> failure);
+
+  /** What the contract uses of Flink's async execution controller. */
+  @SuppressWarnings({"rawtypes", "unchecked"})
+  private static final class Controller {
+    private final AsyncExecutionController aec;
+
+    Controller(AsyncExecutionController aec) {
+      this.aec = aec;
+    }
+
+    /** 2.0's controller is the handler itself, 2.1's {@code StateExecutionController} too. */
+    StateRequestHandler handler() {
+      return (StateRequestHandler) aec;
+    }
+
+    RecordContext<Integer> buildContext(Object record, Integer key) {
+      return aec.buildContext(record, key);
+    }
+
+    void setCurrentContext(RecordContext<Integer> context) {
+      aec.setCurrentContext(context);
+    }
+
+    void drainInflightRecords(int targetNum) {
+      aec.drainInflightRecords(targetNum);
+    }
+
+    /** Runs {@code body} once the current record holds its key, as Flink's operators do. */
+    void runWithKey(Runnable body) {
+      aec.syncPointRequestWithCallback(body::run, false);
+    }
+  }
 
   /** The model of all states of one key. */
   private static final class KeyModel {
@@ -140,8 +164,7 @@ public abstract class AsyncStateContract {
         KeyGroupRange range,
         Collection<KeyedStateHandle> restore)
         throws Exception {
-      Configuration config = new Configuration();
-      config.setString("state.backend.cobble.localdir", tmp.resolve("local").toString());
+      Configuration config = CobbleTestBaseSetup.backendConfig(tmp);
       config.setString("state.backend.cobble.async.read-threads", "3");
       backend =
           stateBackend(config)
@@ -161,7 +184,7 @@ public abstract class AsyncStateContract {
                       new CloseableRegistry(),
                       1.0));
       executor = backend.createStateExecutor();
-      aec = controller(mailbox, executor, backend, MAX_PARALLELISM, 64, failure);
+      aec = new Controller(controller(mailbox, executor, backend, MAX_PARALLELISM, 64, failure));
       backend.setup(aec.handler());
       value = create(new ValueStateDescriptor<>("value", IntSerializer.INSTANCE));
       list = create(new ListStateDescriptor<>("list", IntSerializer.INSTANCE));

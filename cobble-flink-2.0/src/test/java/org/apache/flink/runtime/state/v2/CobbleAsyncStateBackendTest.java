@@ -1,20 +1,16 @@
 package org.apache.flink.runtime.state.v2;
 
+import io.cobble.flink.asyncstate.CobbleTestBaseSetup;
+import io.cobble.flink.asyncstate.CobbleTestBaseSetup.Storage;
 import io.cobble.flink.v2_0.CobbleStateBackend;
-import java.io.IOException;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.state.AbstractStateBackend;
 import org.apache.flink.runtime.state.CheckpointStorage;
 import org.apache.flink.runtime.state.ConfigurableStateBackend;
-import org.apache.flink.runtime.state.storage.FileSystemCheckpointStorage;
-import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-import org.apache.flink.util.function.SupplierWithException;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.TestTemplate;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -29,34 +25,22 @@ public class CobbleAsyncStateBackendTest extends StateBackendTestV2Base<Abstract
 
   @TempDir static Path tempFolder;
 
-  @Parameter public SupplierWithException<CheckpointStorage, IOException> storageSupplier;
+  @Parameter public Storage storage;
 
   @Parameters(name = "storage={0}")
   public static List<Object[]> modes() {
-    return Arrays.asList(
-        new Object[] {
-          (SupplierWithException<CheckpointStorage, IOException>) JobManagerCheckpointStorage::new
-        },
-        new Object[] {
-          (SupplierWithException<CheckpointStorage, IOException>)
-              () ->
-                  new FileSystemCheckpointStorage(
-                      new org.apache.flink.core.fs.Path(tempFolder.resolve("checkpoints").toUri()),
-                      0,
-                      -1)
-        });
+    return CobbleTestBaseSetup.storages();
   }
 
   @Override
   protected ConfigurableStateBackend getStateBackend() {
-    Configuration config = new Configuration();
-    config.setString("state.backend.cobble.localdir", tempFolder.resolve("local").toString());
-    return new CobbleStateBackend().configure(config, getClass().getClassLoader());
+    return new CobbleStateBackend()
+        .configure(CobbleTestBaseSetup.backendConfig(tempFolder), getClass().getClassLoader());
   }
 
   @Override
   protected CheckpointStorage getCheckpointStorage() throws Exception {
-    return storageSupplier.get();
+    return storage.create(tempFolder);
   }
 
   @Override
