@@ -2,9 +2,9 @@ package io.cobble.version;
 
 /**
  * Who deletes an obsolete working file. By default the Db deletes every file of its own once no
- * version needs it; an embedder that handed some of those files to someone else (a Flink
- * checkpoint that now owns them) answers {@code false} for those, and the Db forgets them instead
- * of deleting them.
+ * version needs it; an embedder that handed some of those files to someone else (a Flink checkpoint
+ * that now owns them) answers {@code false} for those, and the Db forgets them instead of deleting
+ * them.
  */
 @FunctionalInterface
 public interface FileOwnership {

@@ -139,8 +139,8 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
             managedMemoryFraction,
             metricGroup,
             env.getIOManager() == null ? null : env.getIOManager().getSpillingDirectoriesPaths(),
-            IncrementalRemoteKeyedStateHandle::getMetaStateHandle)
-            .checkpointStorage(env::getCheckpointStorageAccess);
+            IncrementalRemoteKeyedStateHandle::getMetaStateHandle);
+    spec.checkpointStorage(env::getCheckpointStorageAccess);
     LatencyTrackingStateConfig latency =
         latencyTrackingConfigBuilder.setMetricGroup(metricGroup).build();
     try {

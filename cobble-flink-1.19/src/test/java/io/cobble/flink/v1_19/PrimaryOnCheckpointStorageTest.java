@@ -129,7 +129,8 @@ class PrimaryOnCheckpointStorageTest {
     assertThat(thirdFiles.get(0).getParent().getParent())
         .as("the restored backend works in a directory of its own")
         .isNotEqualTo(inPlaceFiles(second, shared).get(0).getParent().getParent());
-    assertThat(third.getCheckpointedSize()).isEqualTo(third.getMetaDataStateHandle().getStateSize());
+    assertThat(third.getCheckpointedSize())
+        .isEqualTo(third.getMetaDataStateHandle().getStateSize());
   }
 
   @Test

@@ -96,8 +96,8 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
             parameters.getManagedMemoryFraction(),
             parameters.getMetricGroup(),
             env.getIOManager() == null ? null : env.getIOManager().getSpillingDirectoriesPaths(),
-            IncrementalRemoteKeyedStateHandle::getMetaDataStateHandle)
-            .checkpointStorage(env::getCheckpointStorageAccess);
+            IncrementalRemoteKeyedStateHandle::getMetaDataStateHandle);
+    spec.checkpointStorage(env::getCheckpointStorageAccess);
     LatencyTrackingStateConfig latency =
         latencyTrackingConfigBuilder.setMetricGroup(parameters.getMetricGroup()).build();
     SizeTrackingStateConfig size =

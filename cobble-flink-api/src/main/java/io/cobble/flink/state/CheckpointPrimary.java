@@ -79,7 +79,8 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
     URI uri = dir.toUri();
     Storage storage =
         uri.getScheme() == null || "file".equals(uri.getScheme())
-            ? StorageProviders.open(java.nio.file.Paths.get(uri.getPath()).toUri(), StorageOptions.empty())
+            ? StorageProviders.open(
+                java.nio.file.Paths.get(uri.getPath()).toUri(), StorageOptions.empty())
             : new FlinkFileSystemStorageProvider().open(uri, StorageOptions.empty());
     return new CheckpointPrimary(dir, storage);
   }
@@ -216,8 +217,8 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
   }
 
   /**
-   * Deletes the Db's own files (never handed to a checkpoint) and its manifests; call after the
-   * Db closed. Files handed over stay for Flink to delete.
+   * Deletes the Db's own files (never handed to a checkpoint) and its manifests; call after the Db
+   * closed. Files handed over stay for Flink to delete.
    */
   @Override
   public void close() {

@@ -88,9 +88,8 @@ public final class CobbleBackendSpec<K> {
    * The task's checkpoint storage ({@code Environment#getCheckpointStorageAccess}), where the
    * working files go with {@code localdir.primary-high-priority=false}.
    */
-  public CobbleBackendSpec<K> checkpointStorage(Supplier<CheckpointStorageAccess> storage) {
+  public void checkpointStorage(Supplier<CheckpointStorageAccess> storage) {
     this.checkpointStorage = storage;
-    return this;
   }
 
   private Path workDir(List<Path> configured, String[] tmpDirs) {

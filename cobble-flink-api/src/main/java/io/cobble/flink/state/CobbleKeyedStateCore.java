@@ -109,6 +109,7 @@ public final class CobbleKeyedStateCore<K> {
 
   /** The working files' volume on the checkpoint storage; null when they are local. */
   CheckpointPrimary primary;
+
   private final TtlCompactionFilter ttlFilter;
   private final CobbleSnapshotStrategy<K> snapshotStrategy;
 
