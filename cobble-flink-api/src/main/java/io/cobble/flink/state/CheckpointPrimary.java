@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -62,6 +63,8 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
   // Guarded by this: the checkpoint that first handed each file no confirmed checkpoint holds yet.
   private final Map<Long, Long> unconfirmed = new HashMap<>();
   private String lost;
+  // Guarded by this: aborted checkpoints after the last confirmed one.
+  private final TreeSet<Long> abortedIds = new TreeSet<>();
 
   private CheckpointPrimary(Path dir, Storage storage) {
     this.dir = dir;
@@ -156,6 +159,16 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
     return new FileStateHandle(new Path(dir, path), size);
   }
 
+  /**
+   * Whether {@code number} can be handed over where it lies: never handed over yet, or held by a
+   * confirmed checkpoint. A file an unconfirmed checkpoint holds is not: if that checkpoint is
+   * aborted (or subsumed while pending) Flink deletes the file, also from under a later checkpoint
+   * naming it, so a later checkpoint gets a copy of its own.
+   */
+  synchronized boolean inPlace(long number) {
+    return !unconfirmed.containsKey(number);
+  }
+
   /** The files of checkpoint {@code checkpointId}, about to be handed over, are Flink's now. */
   synchronized void handedOver(Map<Long, String> taken, long checkpointId) {
     taken.forEach(
@@ -164,6 +177,10 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
             unconfirmed.put(number, checkpointId);
           }
         });
+    if (abortedIds.contains(checkpointId)) {
+      // Aborted while its asynchronous part ran: Flink discards what that part returns.
+      lostIn(checkpointId);
+    }
   }
 
   /** Fails when an aborted checkpoint may have taken a file the Db still uses with it. */
@@ -176,6 +193,7 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
   /** Files first handed to checkpoints up to {@code checkpointId} are safe now. */
   synchronized void completed(long checkpointId) {
     unconfirmed.values().removeIf(id -> id <= checkpointId);
+    abortedIds.headSet(checkpointId, true).clear();
   }
 
   /**
@@ -183,6 +201,11 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
    * uses one, later checkpoints must not refer to it.
    */
   synchronized void aborted(long checkpointId) {
+    abortedIds.add(checkpointId);
+    lostIn(checkpointId);
+  }
+
+  private void lostIn(long checkpointId) {
     Set<Long> taken = new HashSet<>();
     unconfirmed.forEach(
         (number, first) -> {

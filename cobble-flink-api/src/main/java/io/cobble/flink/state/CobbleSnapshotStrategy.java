@@ -174,7 +174,7 @@ final class CobbleSnapshotStrategy<K>
           StreamStateHandle sent;
           if (h != null) {
             sent = Placeholders.of(h);
-          } else if (inPlace != null) {
+          } else if (inPlace != null && inPlace.inPlace(f.number())) {
             h = inPlace.handle(f.number(), false, f.size(), taken);
             sent = h;
           } else {
@@ -202,7 +202,7 @@ final class CobbleSnapshotStrategy<K>
       StreamStateHandle sent;
       if (h != null) {
         sent = Placeholders.of(h);
-      } else if (inPlace != null) {
+      } else if (inPlace != null && inPlace.inPlace(f.number())) {
         h = inPlace.handle(f.number(), true, f.size(), taken);
         sent = h;
       } else {

@@ -148,6 +148,9 @@ class CobbleCheckpointPrimaryIT {
   private static Map<String, String> config(Path checkpoints, String interval) {
     Map<String, String> conf = KeyedStateJob.config(checkpoints.toUri().toString(), interval);
     conf.put("state.backend.cobble.localdir.primary-high-priority", "false");
+    // A file an unconfirmed checkpoint holds is copied by the next one: the pause lets each
+    // completion reach the backend before the next checkpoint starts, also on a loaded machine.
+    conf.put("execution.checkpointing.min-pause", "200 ms");
     // Nothing inlined into _metadata: the meta file is a file of its own, like the engine files.
     conf.put("state.storage.fs.memory-threshold", "0");
     conf.put("execution.checkpointing.data-inline-threshold", "0");
