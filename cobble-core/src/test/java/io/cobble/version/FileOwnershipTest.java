@@ -82,11 +82,14 @@ class FileOwnershipTest {
         db.versionSet().awaitDeletions();
         Set<String> listed = new HashSet<>(primary.list(RemotePrimary.DATA));
         Set<String> live = objects(db);
+        int retiredHanded = 0;
         for (String p : handedPaths) {
           if (!live.contains(p)) {
             assertTrue(listed.contains(p), p + " was handed over and must not be deleted");
+            retiredHanded++;
           }
         }
+        assertTrue(retiredHanded > 0, "compaction retired some handed-over file");
         int deleted = 0;
         for (String p : ownPaths) {
           if (!live.contains(p)) {
