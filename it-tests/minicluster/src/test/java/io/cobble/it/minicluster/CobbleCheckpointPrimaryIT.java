@@ -37,12 +37,13 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code localdir.primary-high-priority=false}: the Cobble shard's working files live in the
  * checkpoint directory ({@code shared/cobble-<id>/}) and checkpoints hand them to Flink where they
- * lie. A job checkpoints 30 times with two checkpoints retained and is cancelled: every file under
- * {@code shared/} is one a retained checkpoint's {@code _metadata} names (no leak), every named
- * file exists, every shard file of every checkpoint is a working file in place (no byte of data
- * uploaded, nothing copied into {@code shared/}), and the oldest retained checkpoint restores in
- * CLAIM mode with exact state. (A failure and recovery with working files on the checkpoint
- * storage: {@link CobbleCheckpointPrimaryOnS3IT}.)
+ * lie. A job fails once and recovers with exact results; a job checkpoints 30 times with two
+ * checkpoints retained and is cancelled: every file under {@code shared/} is one a retained
+ * checkpoint's {@code _metadata} names (no leak), every named file exists, every shard file of
+ * every checkpoint is a working file in place (no byte of data uploaded, nothing copied into {@code
+ * shared/}), and the oldest retained checkpoint restores in CLAIM mode with exact state. (A failure
+ * and recovery with working files on the checkpoint storage: {@link
+ * CobbleCheckpointPrimaryOnS3IT}.)
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class CobbleCheckpointPrimaryIT {
@@ -73,6 +74,21 @@ class CobbleCheckpointPrimaryIT {
   void removeCheckpoints() throws Exception {
     KeyedStateJob.blockAfterCheckpoints = 0;
     StateJobs.removeContents(dir);
+  }
+
+  @Test
+  void recoversFromAFailureWithExactResults() throws Exception {
+    Map<String, String> conf = config(dir.resolve("checkpoints"), "100 ms");
+    conf.put("restart-strategy.type", "fixed-delay");
+    conf.put("restart-strategy.fixed-delay.attempts", "3");
+    conf.put("restart-strategy.fixed-delay.delay", "200 ms");
+    KeyedStateJob.failOnce = true;
+    KeyedStateJob.build(conf, 2, N)
+        .executeAsync("cobble-primary-failover")
+        .getJobExecutionResult()
+        .get(4, TimeUnit.MINUTES);
+    assertThat(KeyedStateJob.FAILED).as("the injected failure happened").isTrue();
+    KeyedStateJob.assertExactResults(N);
   }
 
   @Test
