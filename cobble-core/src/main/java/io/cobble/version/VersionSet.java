@@ -68,6 +68,7 @@ public final class VersionSet {
   private final Map<Long, Boolean> deferred = new HashMap<>();
   // Working files on a remote primary volume; null when they live in dir.
   private final RemotePrimary remote;
+  private volatile FileOwnership ownership = FileOwnership.DB_OWNS_ALL;
 
   public VersionSet(
       Path dir,
@@ -451,8 +452,17 @@ public final class VersionSet {
     now.put(number, vlog);
   }
 
+  /** Decides which obsolete files the Db deletes itself; the others it only forgets. */
+  public void fileOwnership(FileOwnership ownership) {
+    this.ownership = ownership == null ? FileOwnership.DB_OWNS_ALL : ownership;
+  }
+
   /** Deletes own files (number to whether it is a value log), locally or on the remote primary. */
   private void deleteFiles(Map<Long, Boolean> files) {
+    FileOwnership owner = ownership;
+    if (owner != FileOwnership.DB_OWNS_ALL) {
+      files.entrySet().removeIf(f -> !owner.mayDelete(f.getKey(), f.getValue()));
+    }
     if (files.isEmpty()) {
       return;
     }

@@ -140,6 +140,7 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
             metricGroup,
             env.getIOManager() == null ? null : env.getIOManager().getSpillingDirectoriesPaths(),
             IncrementalRemoteKeyedStateHandle::getMetaStateHandle);
+    spec.checkpointStorage(env::getCheckpointStorageAccess);
     LatencyTrackingStateConfig latency =
         latencyTrackingConfigBuilder.setMetricGroup(metricGroup).build();
     try {

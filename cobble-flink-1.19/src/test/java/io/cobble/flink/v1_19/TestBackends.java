@@ -13,6 +13,7 @@ import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
+import org.apache.flink.runtime.state.CheckpointStorageAccess;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
@@ -25,6 +26,7 @@ final class TestBackends implements AutoCloseable {
   private final Configuration config = new Configuration();
   private final List<AbstractKeyedStateBackend<?>> backends = new ArrayList<>();
   private final List<MockEnvironment> envs = new ArrayList<>();
+  private CheckpointStorageAccess checkpointStorage;
 
   TestBackends(Path localDir) {
     this.localDir = localDir;
@@ -32,6 +34,12 @@ final class TestBackends implements AutoCloseable {
 
   TestBackends with(String key, String value) {
     config.setString(key, value);
+    return this;
+  }
+
+  /** The checkpoint storage the tasks of later backends see. */
+  TestBackends checkpointStorage(CheckpointStorageAccess access) {
+    this.checkpointStorage = access;
     return this;
   }
 
@@ -52,6 +60,9 @@ final class TestBackends implements AutoCloseable {
     CobbleStateBackend backend = new CobbleStateBackend().configure(c, getClass().getClassLoader());
     MockEnvironment env = new MockEnvironmentBuilder().build();
     envs.add(env);
+    if (checkpointStorage != null) {
+      env.setCheckpointStorageAccess(checkpointStorage);
+    }
     AbstractKeyedStateBackend<K> keyed =
         backend.createKeyedStateBackend(
             new KeyedStateBackendParametersImpl<>(

@@ -96,6 +96,7 @@ public final class CobbleStateBackend extends AbstractManagedMemoryStateBackend
             parameters.getMetricGroup(),
             env.getIOManager() == null ? null : env.getIOManager().getSpillingDirectoriesPaths(),
             IncrementalRemoteKeyedStateHandle::getMetaDataStateHandle);
+    spec.checkpointStorage(env::getCheckpointStorageAccess);
     LatencyTrackingStateConfig latency =
         latencyTrackingConfigBuilder.setMetricGroup(parameters.getMetricGroup()).build();
     try {

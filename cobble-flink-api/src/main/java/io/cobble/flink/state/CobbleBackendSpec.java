@@ -11,12 +11,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import javax.annotation.Nullable;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.memory.MemoryManager;
+import org.apache.flink.runtime.state.CheckpointStorageAccess;
 import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateHandle;
@@ -48,6 +50,9 @@ public final class CobbleBackendSpec<K> {
   final Path workDir;
   final Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf;
 
+  /** The task's checkpoint storage, asked only when the working files go there. */
+  @Nullable Supplier<CheckpointStorageAccess> checkpointStorage;
+
   public CobbleBackendSpec(
       CobbleStateSettings settings,
       JobID jobId,
@@ -77,6 +82,14 @@ public final class CobbleBackendSpec<K> {
     this.metricGroup = metricGroup;
     this.metaHandleOf = metaHandleOf;
     this.workDir = workDir(settings.localDirs(), tmpDirs);
+  }
+
+  /**
+   * The task's checkpoint storage ({@code Environment#getCheckpointStorageAccess}), where the
+   * working files go with {@code localdir.primary-high-priority=false}.
+   */
+  public void checkpointStorage(Supplier<CheckpointStorageAccess> storage) {
+    this.checkpointStorage = storage;
   }
 
   private Path workDir(List<Path> configured, String[] tmpDirs) {

@@ -35,7 +35,6 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.base.ListSerializer;
 import org.apache.flink.api.common.typeutils.base.MapSerializer;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.runtime.state.FullSnapshotResources;
@@ -107,6 +106,10 @@ public final class CobbleKeyedStateCore<K> {
   CobbleStateMetrics metrics;
 
   private final CheckpointFiles files = new CheckpointFiles();
+
+  /** The working files' volume on the checkpoint storage; null when they are local. */
+  CheckpointPrimary primary;
+
   private final TtlCompactionFilter ttlFilter;
   private final CobbleSnapshotStrategy<K> snapshotStrategy;
 
@@ -145,18 +148,18 @@ public final class CobbleKeyedStateCore<K> {
    */
   public static <K> CobbleKeyedStateCore<K> open(CobbleBackendSpec<K> spec, KeyAccess<K> keys)
       throws Exception {
-    if (!spec.settings.localPrimaryHighPriority()) {
-      // Rejected rather than ignored: a user choosing it expects checkpoints that upload nothing.
-      throw new IllegalConfigurationException(
-          CobbleStateBackendOptions.LOCAL_PRIMARY_HIGH_PRIORITY.key()
-              + ": false (working files on the checkpoint storage) is not available yet in this"
-              + " Cobble release. Remove the key or set it to true: working files stay in the"
-              + " local directory and each checkpoint uploads only the files new since the last"
-              + " one.");
-    }
     long started = System.nanoTime();
-    BackendMemory memory =
-        BackendMemory.reserve(spec.settings, spec.memoryManager, spec.managedMemoryFraction);
+    CheckpointPrimary primary =
+        spec.settings.localPrimaryHighPriority()
+            ? null
+            : CheckpointPrimary.create(spec.checkpointStorage);
+    BackendMemory memory;
+    try {
+      memory = BackendMemory.reserve(spec.settings, spec.memoryManager, spec.managedMemoryFraction);
+    } catch (RuntimeException | Error e) {
+      closeQuietly(primary);
+      throw e;
+    }
     CobbleRestore.Result restored;
     List<KeyGroupsStateHandle> canonical =
         CanonicalSavepointImport.canonicalHandles(spec.stateHandles);
@@ -174,9 +177,11 @@ public final class CobbleKeyedStateCore<K> {
                   memory.engineConfig(spec.settings),
                   spec.classLoader,
                   spec.cancelStreamRegistry,
-                  spec.metaHandleOf);
+                  spec.metaHandleOf,
+                  primary == null ? null : primary.storage());
     } catch (Exception | Error e) {
       memory.close();
+      closeQuietly(primary);
       deleteQuietly(spec.workDir);
       throw e;
     }
@@ -186,18 +191,27 @@ public final class CobbleKeyedStateCore<K> {
     try {
       core = new CobbleKeyedStateCore<>(restored.db, keys, spec, keySerializer, restored.states);
       core.memory = memory;
+      if (primary != null && restored.db.versionSet().remote() != null) {
+        primary.attach(restored.db);
+        core.primary = primary;
+      }
       core.metrics = CobbleStateMetrics.register(restored.db, spec.metricGroup, memory);
     } catch (RuntimeException | Error e) {
       try {
         restored.db.close();
       } finally {
         memory.close();
+        closeQuietly(primary);
         deleteQuietly(spec.workDir);
       }
       throw e;
     }
     if (restored.checkpointId >= 0) {
       core.files.restored(restored.checkpointId, restored.files);
+    }
+    if (primary != null && core.primary == null) {
+      // A canonical savepoint import opened a local shard: it checkpoints by uploading.
+      closeQuietly(primary);
     }
     if (!canonical.isEmpty()) {
       restored.states.forEach(st -> core.canonicalStates.add(st.getName()));
@@ -224,10 +238,16 @@ public final class CobbleKeyedStateCore<K> {
 
   public void notifyCheckpointComplete(long checkpointId) {
     files.completed(checkpointId);
+    if (primary != null) {
+      primary.completed(checkpointId);
+    }
   }
 
   public void notifyCheckpointAborted(long checkpointId) {
     files.aborted(checkpointId);
+    if (primary != null) {
+      primary.aborted(checkpointId);
+    }
   }
 
   public Db db() {
@@ -781,6 +801,7 @@ public final class CobbleKeyedStateCore<K> {
     try {
       db.close();
     } finally {
+      closeQuietly(primary);
       try {
         memory.close();
       } finally {
@@ -803,6 +824,12 @@ public final class CobbleKeyedStateCore<K> {
 
   static Comparator<byte[]> unsignedOrder() {
     return java.util.Arrays::compareUnsigned;
+  }
+
+  private static void closeQuietly(CheckpointPrimary primary) {
+    if (primary != null) {
+      primary.close();
+    }
   }
 
   static void deleteQuietly(Path p) {

@@ -5,6 +5,7 @@ import io.cobble.Db;
 import io.cobble.rescale.ShardOpenRequest;
 import io.cobble.rescale.ShardOpener;
 import io.cobble.snapshot.BucketRange;
+import io.cobble.storage.Storage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import javax.annotation.Nullable;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.core.fs.CloseableRegistry;
@@ -83,6 +85,10 @@ final class CobbleRestore {
         .build();
   }
 
+  /**
+   * Opens the shard from {@code stateHandles}; with {@code primary} its working files and manifests
+   * go there (the restored files copied onto it) and {@code workDir} only stages and caches them.
+   */
   static <K> Result restore(
       Collection<KeyedStateHandle> stateHandles,
       TypeSerializer<K> keySerializer,
@@ -92,7 +98,8 @@ final class CobbleRestore {
       Config baseConfig,
       ClassLoader classLoader,
       CloseableRegistry cancel,
-      Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf)
+      Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf,
+      @Nullable Storage primary)
       throws Exception {
     Config config = shardConfig(baseConfig, numberOfKeyGroups, range);
     List<IncrementalRemoteKeyedStateHandle> handles = new ArrayList<>();
@@ -111,7 +118,8 @@ final class CobbleRestore {
     }
     Path dbDir = workDir.resolve(DB_DIR);
     if (handles.isEmpty()) {
-      Result fresh = new Result(Db.open(dbDir, config), new ArrayList<>(), -1, new HashMap<>());
+      Db db = primary == null ? Db.open(dbDir, config) : Db.open(primary, dbDir, config);
+      Result fresh = new Result(db, new ArrayList<>(), -1, new HashMap<>());
       fresh.keySerializer = keySerializer;
       return fresh;
     }
@@ -135,6 +143,9 @@ final class CobbleRestore {
                 StagedVolume.shardId(range.getStartKeyGroup(), range.getEndKeyGroup()),
                 config)
             .range(BucketRange.of(range.getStartKeyGroup(), range.getEndKeyGroup()));
+    if (primary != null) {
+      request.primary(primary);
+    }
     long checkpointId = -1;
     for (int i = 0; i < handles.size(); i++) {
       IncrementalRemoteKeyedStateHandle h = handles.get(i);

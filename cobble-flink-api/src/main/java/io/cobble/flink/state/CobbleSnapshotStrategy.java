@@ -150,6 +150,14 @@ final class CobbleSnapshotStrategy<K>
             ? CheckpointedStateScope.EXCLUSIVE
             : CheckpointedStateScope.SHARED;
     Map<String, StreamStateHandle> confirmed = reuse ? files.confirmed() : Collections.emptyMap();
+    // Working files on the checkpoint storage are handed over where they lie, except to a
+    // savepoint, which must own copies.
+    CheckpointPrimary inPlace =
+        reuse && core.primary != null && core.primary.serves(db) ? core.primary : null;
+    Map<Long, String> taken = new HashMap<>();
+    if (inPlace != null) {
+      inPlace.checkIntact();
+    }
     Map<String, StreamStateHandle> handed = new HashMap<>();
     List<HandleAndLocalPath> shared = new ArrayList<>();
     List<SnapshotFile> manifestFiles = new ArrayList<>();
@@ -166,6 +174,9 @@ final class CobbleSnapshotStrategy<K>
           StreamStateHandle sent;
           if (h != null) {
             sent = Placeholders.of(h);
+          } else if (inPlace != null && inPlace.inPlace(f.number())) {
+            h = inPlace.handle(f.number(), false, f.size(), taken);
+            sent = h;
           } else {
             h =
                 upload(
@@ -191,6 +202,9 @@ final class CobbleSnapshotStrategy<K>
       StreamStateHandle sent;
       if (h != null) {
         sent = Placeholders.of(h);
+      } else if (inPlace != null && inPlace.inPlace(f.number())) {
+        h = inPlace.handle(f.number(), true, f.size(), taken);
+        sent = h;
       } else {
         h = upload(db.versionSet().vlogFile(f.number()), f.size(), streamFactory, scope, registry);
         sent = h;
@@ -217,6 +231,9 @@ final class CobbleSnapshotStrategy<K>
     uploaded.add(metaHandle);
     if (sharing != SharingFilesStrategy.NO_SHARING) {
       files.pending(checkpointId, handed);
+    }
+    if (inPlace != null) {
+      inPlace.handedOver(taken, checkpointId);
     }
     core.metrics.checkpointUploaded(uploadedBytes + metaHandle.getStateSize());
     IncrementalRemoteKeyedStateHandle handle =
