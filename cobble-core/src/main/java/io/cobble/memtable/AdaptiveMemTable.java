@@ -13,11 +13,15 @@ import java.util.concurrent.atomic.LongAdder;
  * point reads (gets ≥ 1%) favour hash, whose probe beats a skiplist's pointer chase at any read
  * share (measured: a reader next to a full-speed writer ran 2.2× faster on hash than on skiplist);
  * else reads that only add up to 1% with some scans among them use skiplist, which serves both;
- * else an (almost) write-only stream (reads &lt; 1%) uses vec. The ratio alone decides, so a read
- * share that drifts with thread speed cannot flip a read-heavy memtable back to skiplist. Within a
- * memtable the type only moves towards more capability: vec converts on its first read (to hash, or
- * skiplist if scans were seen), and hash converts to skiplist on its first scan, because sorting an
- * unordered index per read is what those types are bad at.
+ * else an (almost) write-only stream (reads &lt; 1%) uses vec.
+ *
+ * <p>Within a memtable, a point read never changes anything but the counts: every type answers it
+ * without ordering anything (vec keeps a hash index as it appends), so a get after a long
+ * write-only phase costs what any get costs. Only the first user scan of an active vec or hash
+ * memtable converts it to a skiplist, because later scans would otherwise sort the whole memtable
+ * again after every write; the conversion sorts once (radix sort for the usual fixed-width keys)
+ * and links the sorted rows in one pass. A sealed memtable is never converted: the flush thread
+ * sorts it once, and that sorted view also serves its scans.
  *
  * <p>An iterator keeps reading the index it was created on, as of its creation: a conversion fills
  * a new index and leaves the old one untouched, and writes after it go to the new one only.
@@ -29,6 +33,8 @@ public final class AdaptiveMemTable extends MemTable {
   private volatile MemTable delegate;
   private volatile MemTableType type;
   private volatile boolean sealed;
+  // Under writeLock.
+  private int conversions;
 
   public AdaptiveMemTable(long id, RowCombiner combiner, MemTableType initial) {
     super(id, combiner);
@@ -73,30 +79,38 @@ public final class AdaptiveMemTable extends MemTable {
     return type;
   }
 
-  private void convert(MemTableType target) {
+  /** Converts to a skiplist, loading the current sorted rows in order. */
+  private void convertToSkipList() {
     writeLock.lock();
     try {
-      if (type == target || type == MemTableType.SKIPLIST) {
+      if (type == MemTableType.SKIPLIST) {
         return;
       }
-      MemTable old = delegate;
-      MemTable next = create(target);
-      if (old instanceof VecMemTable) {
-        ((VecMemTable) old).replayInto(next);
-      } else {
-        Cursor c = old.cursor();
-        for (c.seekToFirst(); c.valid(); c.next()) {
-          ((SkipListMemTable) next).load(c.key(), c.value());
-        }
-      }
+      SkipListMemTable next = new SkipListMemTable(id(), combiner);
+      next.loadSorted(delegate.cursor());
       delegate = next;
-      type = target;
+      type = MemTableType.SKIPLIST;
+      conversions++;
     } finally {
       writeLock.unlock();
     }
   }
 
-  /** An immutable memtable is sorted once on demand instead of being converted. */
+  /** How many times this memtable converted its index (for tests: gets never convert). */
+  int conversions() {
+    writeLock.lock();
+    try {
+      return conversions;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  MemTable delegate() {
+    return delegate;
+  }
+
+  /** An immutable memtable is sorted once (by the flush) instead of being converted. */
   @Override
   public void seal() {
     sealed = true;
@@ -110,28 +124,21 @@ public final class AdaptiveMemTable extends MemTable {
 
   @Override
   public byte[] get(byte[] key, int keyLen) {
-    noteGet();
+    gets.increment();
     return super.get(key, keyLen);
   }
 
   @Override
   public boolean get(byte[] key, int keyLen, ValueSink sink) {
-    noteGet();
-    return super.get(key, keyLen, sink);
-  }
-
-  private void noteGet() {
     gets.increment();
-    if (type == MemTableType.VEC && !sealed) {
-      convert(scans.sum() > 0 ? MemTableType.SKIPLIST : MemTableType.HASH);
-    }
+    return super.get(key, keyLen, sink);
   }
 
   /** An iterator for a user scan; flush and compaction use {@link #iterator()} and do not count. */
   public KvIterator scanIterator() {
     scans.increment();
     if (type != MemTableType.SKIPLIST && !sealed) {
-      convert(MemTableType.SKIPLIST);
+      convertToSkipList();
     }
     return super.iterator();
   }

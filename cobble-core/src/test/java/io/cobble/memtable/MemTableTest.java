@@ -10,6 +10,7 @@ import io.cobble.MemTableType;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.Bytes;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
@@ -83,23 +84,68 @@ class MemTableTest {
   }
 
   @Test
-  void adaptiveConvertsOnFirstReadAndScanWithoutLosingData() {
+  void adaptiveKeepsItsIndexOnGetsAndConvertsOnFirstScanWithoutLosingData() {
     AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.VEC);
     byte[] k = {1};
     put(m, k, 1, new byte[] {1});
     put(m, k, 1, new byte[] {2});
     assertEquals(MemTableType.VEC, m.currentType());
     assertArrayEquals(new byte[] {1, 2}, m.get(k, 1));
-    assertEquals(MemTableType.HASH, m.currentType());
+    assertEquals(MemTableType.VEC, m.currentType());
     put(m, k, 1, new byte[] {3});
+    assertArrayEquals(new byte[] {1, 2, 3}, m.get(k, 1));
     KvIterator it = m.scanIterator();
     assertEquals(MemTableType.SKIPLIST, m.currentType());
+    assertEquals(1, m.conversions());
     it.seekToFirst();
     assertArrayEquals(new byte[] {1, 2, 3}, it.value());
-    for (int i = 0; i < 100; i++) {
-      put(m, k, 1, new byte[] {4});
+    put(m, k, 1, new byte[] {4});
+    assertArrayEquals(new byte[] {1, 2, 3, 4}, m.get(k, 1));
+  }
+
+  /**
+   * The cause of slow keyed-state reads after a bulk load: a point read after a large write-only
+   * phase must neither convert the adaptive memtable nor sort its vec, active or sealed, and still
+   * return every key's fold. Asserted on the memtable's own counters, not on time.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = MemTableType.class,
+      names = {"VEC", "ADAPTIVE"})
+  void pointReadsAfterAWriteOnlyPhaseSortAndConvertNothing(MemTableType type) {
+    MemTable m = TestMemTables.create(type);
+    TreeMap<byte[], byte[]> model = new TreeMap<>(Bytes::compare);
+    Random r = new Random(11);
+    for (int i = 0; i < 200_000; i++) {
+      byte[] k = ("key-" + r.nextInt(150_000)).getBytes(StandardCharsets.UTF_8);
+      byte[] v = {(byte) i};
+      boolean replaces = r.nextInt(4) == 0;
+      m.put(k, k.length, v, 1, replaces);
+      model.merge(k, v, (a, b) -> replaces ? b : TestMemTables.CONCAT.combine(k, a, b));
     }
-    assertEquals(MemTableType.SKIPLIST, m.nextType());
+    for (int pass = 0; pass < 2; pass++) {
+      for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+        byte[] key = e.getKey();
+        assertArrayEquals(e.getValue(), m.get(key, key.length));
+        byte[][] seen = new byte[1][];
+        assertTrue(m.get(key, key.length, (b, o, l) -> seen[0] = Arrays.copyOfRange(b, o, o + l)));
+        assertArrayEquals(e.getValue(), seen[0]);
+      }
+      assertNull(m.get(new byte[] {'x'}, 1));
+      VecMemTable vec =
+          (VecMemTable) (m instanceof AdaptiveMemTable ? ((AdaptiveMemTable) m).delegate() : m);
+      assertEquals(0, vec.sorts(), "a point read sorted the vec memtable");
+      if (m instanceof AdaptiveMemTable) {
+        assertEquals(MemTableType.VEC, ((AdaptiveMemTable) m).currentType());
+        assertEquals(0, ((AdaptiveMemTable) m).conversions(), "a point read converted");
+        assertEquals(MemTableType.HASH, ((AdaptiveMemTable) m).nextType());
+      }
+      m.seal();
+    }
+    assertEquals(model.size(), countEntries(m));
+    VecMemTable vec =
+        (VecMemTable) (m instanceof AdaptiveMemTable ? ((AdaptiveMemTable) m).delegate() : m);
+    assertEquals(1, vec.sorts(), "only ordered access sorts, once while nothing is appended");
   }
 
   /**
@@ -132,16 +178,43 @@ class MemTableTest {
   }
 
   @Test
-  void adaptiveConvertsOnFirstInPlaceGet() {
+  void adaptiveInPlaceGetsConvertNothingButSteerTheNextType() {
     AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.VEC);
     byte[] k = {1};
     put(m, k, 1, new byte[] {1});
     assertTrue(m.get(k, 1, (buf, off, len) -> {}));
-    assertEquals(MemTableType.HASH, m.currentType());
+    assertEquals(MemTableType.VEC, m.currentType());
     for (int i = 0; i < 200; i++) {
       m.get(k, 1, (buf, off, len) -> {});
     }
+    assertEquals(0, m.conversions());
     assertEquals(MemTableType.HASH, m.nextType());
+  }
+
+  /** A scan converts an active hash memtable to a skiplist once, keeping every row. */
+  @Test
+  void scanConvertsAHashMemtableToASkiplist() {
+    AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.HASH);
+    for (int i = 0; i < 3000; i++) {
+      byte[] k = ("k" + (i % 1000)).getBytes(StandardCharsets.UTF_8);
+      put(m, k, k.length, new byte[] {(byte) i});
+    }
+    KvIterator it = m.scanIterator();
+    assertEquals(MemTableType.SKIPLIST, m.currentType());
+    int n = 0;
+    byte[] prev = null;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      assertEquals(3, it.value().length);
+      assertTrue(prev == null || Bytes.compare(prev, it.key()) < 0);
+      prev = it.key();
+      n++;
+    }
+    assertEquals(1000, n);
+    byte[] k = "k5".getBytes(StandardCharsets.UTF_8);
+    put(m, k, k.length, new byte[] {9});
+    assertArrayEquals(new byte[] {5, (byte) 1005, (byte) 2005, 9}, m.get(k, k.length));
+    m.scanIterator();
+    assertEquals(1, m.conversions());
   }
 
   @Test
