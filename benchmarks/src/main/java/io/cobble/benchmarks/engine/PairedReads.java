@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Run: {@code java -Xms6g -Xmx6g -XX:+AlwaysPreTouch -cp benchmarks.jar
  * io.cobble.benchmarks.engine.PairedReads [readrandom|readwhilewriting] [pairs] [sliceMillis]}
- * (defaults readrandom, 150 and 400; keys from {@code -Dcobble.bench.keys}).
+ * (defaults readrandom, 150 and 400; keys from {@code -Dcobble.bench.keys}; extra Cobble config
+ * entries, {@code key=value;key=value}, from {@code -Dcobble.bench.options}, to compare a Cobble
+ * variant against the same RocksDB).
  */
 public final class PairedReads {
   private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
@@ -156,7 +158,7 @@ public final class PairedReads {
   }
 
   private static KvStore load(String engine, Path dir, int keys, byte[][] values) {
-    KvStore store = Stores.open(engine, dir);
+    KvStore store = Stores.open(engine, dir, System.getProperty("cobble.bench.options", ""));
     int[] order = Keys.shuffled(keys, 7);
     byte[] key = new byte[Keys.KEY_SIZE];
     for (int i = 0; i < keys; i++) {
