@@ -135,7 +135,7 @@ public final class EngineOptions {
   public static final EngineOption<Boolean> DATA_BLOCK_HASH_INDEX =
       EngineOption.bool(
           "sst.data-block-hash-index",
-          true,
+          false,
           "Data blocks carry a hash index of their keys, so a point get scans one restart group"
               + " instead of binary-searching the restarts (files written with it need a build"
               + " that reads table format 2).");

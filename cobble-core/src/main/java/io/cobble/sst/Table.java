@@ -298,7 +298,8 @@ public final class Table implements AutoCloseable {
           return false;
         }
         int ordinal = p.topDecoded.ordinal(top);
-        if (bloom && !BloomFilter.mayContain(p.filter[ordinal], keyHash)) {
+        if (bloom
+            && !BloomFilter.mayContain(p.filter[ordinal], p.filterTrailer[ordinal], keyHash)) {
           return false;
         }
         DecodedIndex index = p.indexDecoded[ordinal];
