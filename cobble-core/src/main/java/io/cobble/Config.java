@@ -59,6 +59,7 @@ public final class Config {
   private final long targetFileSize;
   private final int blockSize;
   private final int blockRestartInterval;
+  private final boolean dataBlockHashIndex;
   private final boolean bloomEnabled;
   private final int bloomBitsPerKey;
   private final boolean partitionedIndex;
@@ -110,6 +111,7 @@ public final class Config {
     targetFileSize = parse(EngineOptions.TARGET_FILE_SIZE);
     blockSize = (int) (long) parse(EngineOptions.BLOCK_SIZE);
     blockRestartInterval = parse(EngineOptions.BLOCK_RESTART_INTERVAL);
+    dataBlockHashIndex = parse(EngineOptions.DATA_BLOCK_HASH_INDEX);
     bloomEnabled = parse(EngineOptions.BLOOM_FILTER_ENABLED);
     bloomBitsPerKey = parse(EngineOptions.BLOOM_BITS_PER_KEY);
     partitionedIndex = parse(EngineOptions.PARTITIONED_INDEX);
@@ -360,6 +362,10 @@ public final class Config {
 
   public int blockRestartInterval() {
     return blockRestartInterval;
+  }
+
+  public boolean dataBlockHashIndex() {
+    return dataBlockHashIndex;
   }
 
   public boolean bloomFilterEnabled() {

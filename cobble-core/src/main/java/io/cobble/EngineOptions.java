@@ -132,6 +132,14 @@ public final class EngineOptions {
           1024,
           "Keys between the restart points of a block's prefix compression.");
 
+  public static final EngineOption<Boolean> DATA_BLOCK_HASH_INDEX =
+      EngineOption.bool(
+          "sst.data-block-hash-index",
+          false,
+          "Data blocks carry a hash index of their keys, so a point get scans one restart group"
+              + " instead of binary-searching the restarts (files written with it need a build"
+              + " that reads table format 2).");
+
   public static final EngineOption<Boolean> BLOOM_FILTER_ENABLED =
       EngineOption.bool("sst.bloom-filter.enabled", true, "Tables carry bloom filters.");
 
@@ -274,6 +282,7 @@ public final class EngineOptions {
               TARGET_FILE_SIZE,
               BLOCK_SIZE,
               BLOCK_RESTART_INTERVAL,
+              DATA_BLOCK_HASH_INDEX,
               BLOOM_FILTER_ENABLED,
               BLOOM_BITS_PER_KEY,
               PARTITIONED_INDEX,

@@ -188,6 +188,7 @@ final class ShardState {
         .blockSize(config.blockSize())
         .restartInterval(config.blockRestartInterval())
         .bloomBitsPerKey(config.bloomFilterEnabled() ? config.bloomBitsPerKey() : 0)
+        .dataBlockHashIndex(config.dataBlockHashIndex())
         .partitionedIndex(config.partitionedIndex())
         .lz4(config.lz4ForLevel(level))
         .sync(config.fsyncEnabled())

@@ -148,6 +148,7 @@ class ModelBasedTest {
             .set("sst.target-file-size", "16kb")
             .set("sst.block-size", "512b")
             .set("sst.block-restart-interval", 1 + rnd.nextInt(16))
+            .set("sst.data-block-hash-index", rnd.nextBoolean())
             .set("sst.bloom-filter.bits-per-key", 1 + rnd.nextInt(12))
             .set("sst.partitioned-index.enabled", rnd.nextBoolean())
             .set("sst.pinned-metadata.max-level", rnd.nextInt(4) - 1)

@@ -11,7 +11,8 @@ public final class Block {
   public Block(byte[] data) {
     this.data = data;
     this.restartCount = restartCountOf(data);
-    this.restartsOffset = data.length - 4 - restartCount * 4;
+    this.restartsOffset =
+        restartsEnd(data, data.length, Bytes.getInt(data, data.length - 4)) - restartCount * 4;
   }
 
   /** The restart count of a decoded block; throws IllegalStateException if the trailer is bad. */
@@ -24,11 +25,24 @@ public final class Block {
     if (length < 4) {
       throw new IllegalStateException("block too short: " + length + " bytes");
     }
-    int restartCount = Bytes.getInt(data, length - 4);
-    if (restartCount < 1 || length - 4 - restartCount * 4 < 0) {
+    int trailer = Bytes.getInt(data, length - 4);
+    int restartCount = trailer & ~DataBlockHash.FLAG;
+    int end = restartsEnd(data, length, trailer);
+    if (restartCount < 1
+        || restartCount > end / 4
+        || (end != length - 4 && restartCount > DataBlockHash.MAX_RESTARTS)) {
       throw new IllegalStateException("bad restart count " + restartCount);
     }
     return restartCount;
+  }
+
+  /**
+   * Where the restart offsets of a block whose last int32 is {@code trailer} end: at the trailer,
+   * or at the {@link DataBlockHash} buckets before it.
+   */
+  static int restartsEnd(byte[] data, int length, int trailer) {
+    int buckets = DataBlockHash.bucketsOf(data, length, trailer);
+    return buckets == 0 ? length - 4 : length - 6 - buckets;
   }
 
   byte[] data() {

@@ -7,7 +7,8 @@ import io.cobble.util.Bytes;
  * Builds a block of sorted entries with prefix compression: each entry stores the length shared
  * with the previous key, the rest of the key and the value. Every {@code restartInterval} entries a
  * full key is written and its offset recorded, so readers can binary-search restart points. Layout:
- * entries, restart offsets (int32 each), restart count (int32).
+ * entries, restart offsets (int32 each), restart count (int32). With a hash index (data blocks,
+ * when enabled) the {@link DataBlockHash} buckets sit between the restart offsets and the count.
  */
 public final class BlockBuilder {
   private final int restartInterval;
@@ -18,9 +19,22 @@ public final class BlockBuilder {
   private byte[] lastKey = new byte[64];
   private int lastKeyLen;
   private int entries;
+  private final boolean hashIndex;
+  private long[] hashes;
+  private byte[] buckets;
 
   public BlockBuilder(int restartInterval) {
+    this(restartInterval, false);
+  }
+
+  /** A builder whose blocks carry a {@link DataBlockHash} index when {@code hashIndex}. */
+  public BlockBuilder(int restartInterval, boolean hashIndex) {
     this.restartInterval = restartInterval;
+    this.hashIndex = hashIndex;
+    if (hashIndex) {
+      hashes = new long[256];
+      buckets = new byte[DataBlockHash.bucketCount(hashes.length)];
+    }
     reset();
   }
 
@@ -49,10 +63,22 @@ public final class BlockBuilder {
   }
 
   public int estimatedSize() {
-    return out.size() + restartCount * 4 + 4;
+    int size = out.size() + restartCount * 4 + 4;
+    return hashIndex ? size + DataBlockHash.bucketCount(entries) + 2 : size;
   }
 
   public void add(byte[] key, byte[] value) {
+    add(key, value, hashIndex ? BloomFilter.hash(key) : 0);
+  }
+
+  /** As {@link #add(byte[], byte[])} with {@code hash}, {@link BloomFilter#hash} of {@code key}. */
+  public void add(byte[] key, byte[] value, long hash) {
+    if (hashIndex) {
+      if (entries == hashes.length) {
+        hashes = java.util.Arrays.copyOf(hashes, entries * 2);
+      }
+      hashes[entries] = hash;
+    }
     int shared = 0;
     if (counter == restartInterval) {
       addRestart(out.size());
@@ -78,6 +104,15 @@ public final class BlockBuilder {
   public byte[] finish() {
     for (int i = 0; i < restartCount; i++) {
       out.writeInt(restarts[i]);
+    }
+    if (hashIndex && restartCount <= DataBlockHash.MAX_RESTARTS) {
+      int count = DataBlockHash.bucketCount(entries);
+      if (buckets.length < count) {
+        buckets = new byte[count];
+      }
+      DataBlockHash.write(out, hashes, entries, restartInterval, buckets);
+      out.writeInt(restartCount | DataBlockHash.FLAG);
+      return out.toByteArray();
     }
     out.writeInt(restartCount);
     return out.toByteArray();

@@ -11,6 +11,11 @@ public final class BlockIterator implements KvIterator {
   private byte[] data;
   private int restartsOffset;
   private int restartCount;
+
+  /** Offset of the {@link DataBlockHash} buckets, and their count (0: no hash index). */
+  private int hashOffset;
+
+  private int buckets;
   private final ByteReader reader = new ByteReader();
   private byte[] key = new byte[32];
   private int keyLen;
@@ -28,6 +33,7 @@ public final class BlockIterator implements KvIterator {
 
   /** Repositions this iterator onto another block (unpositioned); lets one iterator serve gets. */
   BlockIterator reset(Block block) {
+    buckets = 0;
     return reset(block.data(), block.restartsOffset(), block.restartCount());
   }
 
@@ -37,7 +43,10 @@ public final class BlockIterator implements KvIterator {
    */
   BlockIterator reset(byte[] raw, int length) {
     int count = Block.restartCountOf(raw, length);
-    return reset(raw, length - 4 - count * 4, count);
+    int end = Block.restartsEnd(raw, length, Bytes.getInt(raw, length - 4));
+    hashOffset = end;
+    buckets = end == length - 4 ? 0 : length - 6 - end;
+    return reset(raw, end - count * 4, count);
   }
 
   private BlockIterator reset(byte[] raw, int restartsOffset, int restartCount) {
@@ -113,8 +122,8 @@ public final class BlockIterator implements KvIterator {
     return Bytes.compare(data, p, unshared, target, 0, target.length);
   }
 
-  @Override
-  public void seek(byte[] target) {
+  /** The last restart whose key is below {@code target}, or 0: binary search over the restarts. */
+  private int restartBefore(byte[] target) {
     int lo = 0;
     int hi = restartCount - 1;
     while (lo < hi) {
@@ -125,7 +134,12 @@ public final class BlockIterator implements KvIterator {
         hi = mid - 1;
       }
     }
-    seekToRestart(lo);
+    return lo;
+  }
+
+  @Override
+  public void seek(byte[] target) {
+    seekToRestart(restartBefore(target));
     while (valid && Bytes.compare(key, 0, keyLen, target, 0, target.length) < 0) {
       next();
     }
@@ -137,26 +151,38 @@ public final class BlockIterator implements KvIterator {
    * search, keys are compared in place instead of being rebuilt: while a key is below the target
    * and differs from it first at byte {@code m}, a following key that shares more than {@code m}
    * bytes with it is below the target too and is skipped without a comparison; only a key sharing
-   * at most {@code m} bytes compares its own bytes, and only from the shared length on.
+   * at most {@code m} bytes compares its own bytes, and only from the shared length on. With a
+   * {@link DataBlockHash} index, {@code hash} ({@link BloomFilter#hash} of the target) picks the
+   * one restart group to scan, or answers "absent" from an empty bucket.
    */
-  boolean seekExact(byte[] target) {
-    int lo = 0;
-    int hi = restartCount - 1;
-    while (lo < hi) {
-      int mid = (lo + hi + 1) >>> 1;
-      if (compareAtRestart(mid, target) < 0) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
-    }
+  boolean seekExact(byte[] target, long hash) {
     valid = false;
     keyLen = 0;
+    int lo = -1;
+    int limit = restartsOffset;
+    if (buckets > 0) {
+      int group = data[hashOffset + DataBlockHash.bucket(hash, buckets)] & 0xFF;
+      if (group == DataBlockHash.EMPTY) {
+        return false;
+      }
+      if (group != DataBlockHash.COLLISION) {
+        if (group >= restartCount) {
+          throw new IllegalStateException("bad hash index entry " + group);
+        }
+        lo = group;
+        if (group + 1 < restartCount) {
+          limit = restart(group + 1);
+        }
+      }
+    }
+    if (lo < 0) {
+      lo = restartBefore(target);
+    }
     int offset = restart(lo);
     int previousLength = 0;
     // Bytes the previous key (below the target) has in common with the target.
     int matched = 0;
-    while (offset < restartsOffset) {
+    while (offset < limit) {
       reader.reset(data, offset, restartsOffset - offset);
       int shared = reader.readVarInt();
       int unshared = reader.readVarInt();

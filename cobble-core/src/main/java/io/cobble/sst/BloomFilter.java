@@ -80,11 +80,24 @@ public final class BloomFilter {
   }
 
   public static boolean mayContain(byte[] filter, long h) {
-    if (filter.length < 2) {
+    return mayContain(filter, trailerOf(filter), h);
+  }
+
+  /**
+   * The trailer byte of {@code filter}, or -1 for an empty filter. Readers that keep filters keep
+   * this beside them: the trailer sits in the filter's last cache line, one a probe would otherwise
+   * touch besides the line it tests.
+   */
+  static int trailerOf(byte[] filter) {
+    return filter.length < 2 ? -1 : filter[filter.length - 1] & 0xFF;
+  }
+
+  /** As {@link #mayContain(byte[], long)} with the filter's {@link #trailerOf trailer}. */
+  static boolean mayContain(byte[] filter, int trailer, long h) {
+    if (trailer < 0) {
       return true;
     }
     int bytes = filter.length - 1;
-    int trailer = filter[bytes] & 0xFF;
     if ((trailer & LOCAL) != 0) {
       return mayContainLocal(filter, bytes, trailer & ~LOCAL, h);
     }

@@ -7,14 +7,18 @@ import io.cobble.util.Crc;
 
 /**
  * Fixed-size trailer of every table: handles of the top-level index and the properties block,
- * format version, flags, magic and a CRC32C of the footer itself.
+ * format version, flags, magic and a CRC32C of the footer itself. Version 2 marks files whose data
+ * blocks may carry a {@link DataBlockHash} index ({@link #FLAG_DATA_BLOCK_HASH}), so a build that
+ * reads only version 1 refuses them by name instead of misreading their blocks; files without it
+ * stay version 1.
  */
 public final class Footer {
   public static final int SIZE = 44;
   public static final long MAGIC = 0x436f62626c655354L; // "CobbleST"
-  public static final int FORMAT_VERSION = 1;
+  public static final int FORMAT_VERSION = 2;
   public static final int FLAG_BLOOM = 1;
   public static final int FLAG_PARTITIONED = 2;
+  public static final int FLAG_DATA_BLOCK_HASH = 4;
 
   private final BlockHandle topIndex;
   private final BlockHandle properties;
@@ -44,7 +48,7 @@ public final class Footer {
     w.writeInt(topIndex.size());
     w.writeLong(properties.offset());
     w.writeInt(properties.size());
-    w.writeInt(FORMAT_VERSION);
+    w.writeInt((flags & FLAG_DATA_BLOCK_HASH) != 0 ? FORMAT_VERSION : 1);
     w.writeInt(flags);
     w.writeLong(MAGIC);
     w.writeInt(Crc.crc32c(w.array(), 0, w.size()));
@@ -66,11 +70,11 @@ public final class Footer {
     BlockHandle top = new BlockHandle(r.readLong(), r.readInt());
     BlockHandle props = new BlockHandle(r.readLong(), r.readInt());
     int version = r.readInt();
-    if (version != FORMAT_VERSION) {
+    if (version < 1 || version > FORMAT_VERSION) {
       throw new IllegalStateException(
           "unsupported table format version "
               + version
-              + " (this build reads "
+              + " (this build reads 1 to "
               + FORMAT_VERSION
               + ")");
     }

@@ -25,12 +25,22 @@ final class PinnedMetadata {
     final DecodedIndex[] indexDecoded;
     // Null without bloom filters or when partitions are not pinned.
     final byte[][] filter;
+    // Each filter's trailer byte (BloomFilter.trailerOf), so a probe skips its cold last line.
+    final int[] filterTrailer;
 
     Blocks(Block top, byte[][] index, byte[][] filter) {
       this.top = top;
       this.topDecoded = DecodedIndex.top(top);
       this.index = index;
       this.filter = filter;
+      if (filter == null) {
+        filterTrailer = null;
+      } else {
+        filterTrailer = new int[filter.length];
+        for (int i = 0; i < filter.length; i++) {
+          filterTrailer[i] = BloomFilter.trailerOf(filter[i]);
+        }
+      }
       if (index == null) {
         indexDecoded = null;
       } else {

@@ -298,7 +298,8 @@ public final class Table implements AutoCloseable {
           return false;
         }
         int ordinal = p.topDecoded.ordinal(top);
-        if (bloom && !BloomFilter.mayContain(p.filter[ordinal], keyHash)) {
+        if (bloom
+            && !BloomFilter.mayContain(p.filter[ordinal], p.filterTrailer[ordinal], keyHash)) {
           return false;
         }
         DecodedIndex index = p.indexDecoded[ordinal];
@@ -348,18 +349,19 @@ public final class Table implements AutoCloseable {
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "cannot decode block entry: " + e, e);
     }
-    return seekData(dataOffset, dataSize, key, sink, g);
+    return seekData(dataOffset, dataSize, key, keyHash, sink, g);
   }
 
   /** Searches the data block at {@code offset} for {@code key}, pinned in the cache meanwhile. */
-  private boolean seekData(long offset, int size, byte[] key, ValueSink sink, GetScratch g) {
+  private boolean seekData(
+      long offset, int size, byte[] key, long keyHash, ValueSink sink, GetScratch g) {
     BlockIterator it = g.it;
     BlockCache.Pin pin = g.pin;
     try {
       loadData(it, offset, size, pin);
       boolean found;
       try {
-        found = it.seekExact(key);
+        found = it.seekExact(key, keyHash);
       } catch (CobbleException e) {
         throw e;
       } catch (RuntimeException e) {

@@ -37,7 +37,7 @@ public final class TableBuilder implements AutoCloseable {
     } catch (IOException e) {
       throw new CobbleException("cannot create table " + path, e);
     }
-    this.data = new BlockBuilder(options.restartInterval);
+    this.data = new BlockBuilder(options.restartInterval, options.dataBlockHash);
     this.index = new BlockBuilder(1);
     this.top = new BlockBuilder(1);
   }
@@ -52,12 +52,13 @@ public final class TableBuilder implements AutoCloseable {
     }
     lastKey = key;
     entries++;
-    data.add(key, value);
+    long hash = options.bloom || options.dataBlockHash ? BloomFilter.hash(key) : 0;
+    data.add(key, value, hash);
     if (options.bloom) {
       if (hashCount == hashes.length) {
         hashes = BloomFilter.grow(hashes);
       }
-      hashes[hashCount++] = BloomFilter.hash(key);
+      hashes[hashCount++] = hash;
     }
     if (data.estimatedSize() >= options.blockSize) {
       flushData();
@@ -131,7 +132,9 @@ public final class TableBuilder implements AutoCloseable {
     BlockHandle propsHandle = writeBlock(Arrays.copyOf(pw.array(), pw.size()), false);
     BlockHandle topHandle = writeBlock(top.finish(), false);
     int flags =
-        (options.bloom ? Footer.FLAG_BLOOM : 0) | (partitions > 1 ? Footer.FLAG_PARTITIONED : 0);
+        (options.bloom ? Footer.FLAG_BLOOM : 0)
+            | (partitions > 1 ? Footer.FLAG_PARTITIONED : 0)
+            | (options.dataBlockHash ? Footer.FLAG_DATA_BLOCK_HASH : 0);
     try {
       out.write(new Footer(topHandle, propsHandle, flags).encode());
       offset += Footer.SIZE;

@@ -2,14 +2,16 @@ package io.cobble.sst;
 
 /**
  * How a table file is built: block size and restart interval, bloom filter bits per key (0 = no
- * filter), partitioned index, LZ4 compression, and whether the finished file is fsynced. Derived
- * from the Config and the output level; build with {@link #builder()}.
+ * filter), whether data blocks carry a {@link DataBlockHash} index, partitioned index, LZ4
+ * compression, and whether the finished file is fsynced. Derived from the Config and the output
+ * level; build with {@link #builder()}.
  */
 public final class TableOptions {
   final int blockSize;
   final int restartInterval;
   final boolean bloom;
   final int bitsPerKey;
+  final boolean dataBlockHash;
   final boolean partitioned;
   final boolean lz4;
   final boolean sync;
@@ -19,12 +21,16 @@ public final class TableOptions {
     this.restartInterval = b.restartInterval;
     this.bloom = b.bloomBitsPerKey > 0;
     this.bitsPerKey = b.bloomBitsPerKey;
+    this.dataBlockHash = b.dataBlockHash;
     this.partitioned = b.partitionedIndex;
     this.lz4 = b.lz4;
     this.sync = b.sync;
   }
 
-  /** Defaults: 4 KiB blocks, restart interval 16, no bloom filter, one index, raw, no fsync. */
+  /**
+   * Defaults: 4 KiB blocks, restart interval 16, no bloom filter, no data-block hash index, one
+   * index, raw, no fsync.
+   */
   public static Builder builder() {
     return new Builder();
   }
@@ -38,6 +44,7 @@ public final class TableOptions {
     private int blockSize = 4096;
     private int restartInterval = 16;
     private int bloomBitsPerKey;
+    private boolean dataBlockHash;
     private boolean partitionedIndex;
     private boolean lz4;
     private boolean sync;
@@ -57,6 +64,12 @@ public final class TableOptions {
     /** Bloom filter bits per key; 0 writes no filter. */
     public Builder bloomBitsPerKey(int bits) {
       this.bloomBitsPerKey = bits;
+      return this;
+    }
+
+    /** Whether data blocks carry a hash index for point gets (files then need format version 2). */
+    public Builder dataBlockHashIndex(boolean hashIndex) {
+      this.dataBlockHash = hashIndex;
       return this;
     }
 

@@ -15,8 +15,10 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link BlockIterator#seekExact}, which skips keys by their shared-prefix length instead of
  * comparing them, against a sorted map. Keys come from a small alphabet with long shared runs, so
- * keys that are prefixes of others, equal-length neighbours and every shared length occur. Replay a
- * failure with {@code -Dcobble.block-seek.seed=<seed>}.
+ * keys that are prefixes of others, equal-length neighbours and every shared length occur. Half the
+ * blocks carry a {@link DataBlockHash} index (up to 400 keys, so some have too many restarts for
+ * one and fall back to the plain layout). Replay a failure with {@code
+ * -Dcobble.block-seek.seed=<seed>}.
  */
 class BlockSeekExactTest {
   @Test
@@ -26,7 +28,7 @@ class BlockSeekExactTest {
     SplittableRandom rnd = new SplittableRandom(seed);
     for (int round = 0; round < 300; round++) {
       TreeMap<byte[], byte[]> model = new TreeMap<>(Bytes::compare);
-      int n = 1 + rnd.nextInt(200);
+      int n = 1 + rnd.nextInt(400);
       while (model.size() < n) {
         byte[] k = randomKey(rnd);
         byte[] v = new byte[rnd.nextInt(12)];
@@ -34,13 +36,15 @@ class BlockSeekExactTest {
         model.put(k, v);
       }
       int restartInterval = 1 + rnd.nextInt(20);
-      BlockBuilder builder = new BlockBuilder(restartInterval);
+      boolean hashIndex = rnd.nextBoolean();
+      BlockBuilder builder = new BlockBuilder(restartInterval, hashIndex);
       for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
         builder.add(e.getKey(), e.getValue());
       }
       byte[] raw = builder.finish();
       BlockIterator it = new BlockIterator().reset(raw, raw.length);
-      String context = "seed " + seed + " round " + round + " restart " + restartInterval;
+      String context =
+          "seed " + seed + " round " + round + " restart " + restartInterval + " hash " + hashIndex;
       List<byte[]> probes = new ArrayList<>(model.keySet());
       for (byte[] k : model.keySet()) {
         // Neighbours of every stored key: its prefixes, extensions and one-byte changes.
@@ -58,7 +62,7 @@ class BlockSeekExactTest {
       }
       for (byte[] probe : probes) {
         byte[] expected = model.get(probe);
-        boolean found = it.seekExact(probe);
+        boolean found = it.seekExact(probe, BloomFilter.hash(probe));
         assertEquals(expected != null, found, context + " key " + Arrays.toString(probe));
         if (found) {
           byte[] actual =

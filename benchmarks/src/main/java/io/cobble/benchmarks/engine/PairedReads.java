@@ -27,7 +27,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Run: {@code java -Xms6g -Xmx6g -XX:+AlwaysPreTouch -cp benchmarks.jar
  * io.cobble.benchmarks.engine.PairedReads [readrandom|readwhilewriting] [pairs] [sliceMillis]}
- * (defaults readrandom, 150 and 400; keys from {@code -Dcobble.bench.keys}).
+ * (defaults readrandom, 150 and 400; keys from {@code -Dcobble.bench.keys}; extra Cobble config
+ * entries, {@code key=value;key=value}, from {@code -Dcobble.bench.options}, to compare a Cobble
+ * variant against the same RocksDB). With {@code -Dcobble.bench.against=<entries>} the second
+ * engine is Cobble with those entries instead of RocksDB: two variants head to head, alike loaded.
  */
 public final class PairedReads {
   private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
@@ -69,9 +72,18 @@ public final class PairedReads {
     int keys = Keys.count();
     byte[][] values = values();
     Path cobbleDir = Stores.freshDir(Stores.COBBLE);
-    Path rocksDir = Stores.freshDir(Stores.ROCKSDB);
-    try (KvStore cobble = load(Stores.COBBLE, cobbleDir, keys, values);
-        KvStore rocks = load(Stores.ROCKSDB, rocksDir, keys, values)) {
+    String against = System.getProperty("cobble.bench.against");
+    String second = against == null ? Stores.ROCKSDB : Stores.COBBLE;
+    String name = against == null ? "rocksdb" : "cobble[" + against + "]";
+    Path rocksDir = Stores.freshDir(second);
+    try (KvStore cobble =
+            load(
+                Stores.COBBLE,
+                cobbleDir,
+                keys,
+                values,
+                System.getProperty("cobble.bench.options"));
+        KvStore rocks = load(second, rocksDir, keys, values, against)) {
       // The engine loaded first has had its files pushed out of the page cache by the second
       // one's load: read both stores' files back so neither starts with its files on disk alone.
       PageCache.load(cobbleDir);
@@ -106,13 +118,13 @@ public final class PairedReads {
         cpuRatios[i] = c[1] / r[1];
         writeRatios[i] = writing ? c[2] / r[2] : 0;
         System.out.printf(
-            "pair %2d: cobble %,10.0f reads/s %,10.0f reads/cpu-s %,10.0f writes/s  rocksdb %,10.0f"
+            "pair %2d: cobble %,10.0f reads/s %,10.0f reads/cpu-s %,10.0f writes/s  %s %,10.0f"
                 + " reads/s %,10.0f reads/cpu-s %,10.0f writes/s%n",
-            i, c[0], c[1], c[2], r[0], r[1], r[2]);
+            i, c[0], c[1], c[2], name, r[0], r[1], r[2]);
       }
       int skip = pairs / 4;
       System.out.printf(
-          "%s %,d keys, %d pairs of %d ms (%d s per engine): cobble %,.0f reads/s, rocksdb %,.0f"
+          "%s %,d keys, %d pairs of %d ms (%d s per engine): cobble %,.0f reads/s, %s %,.0f"
               + " reads/s%n",
           shape,
           keys,
@@ -120,13 +132,14 @@ public final class PairedReads {
           sliceMillis,
           pairs * sliceMillis / 1000,
           sums[0] / pairs,
+          name,
           sums[1] / pairs);
       System.out.printf(
           "steady state (pairs %d-%d): read ratio %s; per reader cpu second %s%n",
           skip, pairs - 1, summary(ratios, skip), summary(cpuRatios, skip));
       System.out.printf(
-          "bytes the reader allocated per get, steady state: cobble %,.1f, rocksdb %,.1f%n",
-          steadyMean(cobbleRuns, 3, skip), steadyMean(rocksRuns, 3, skip));
+          "bytes the reader allocated per get, steady state: cobble %,.1f, %s %,.1f%n",
+          steadyMean(cobbleRuns, 3, skip), name, steadyMean(rocksRuns, 3, skip));
       System.out.printf(
           "worst window of %d pairs: read ratio %.3f (pairs %s); per reader cpu second %.3f"
               + " (pairs %s)%n",
@@ -137,8 +150,8 @@ public final class PairedReads {
           windowName(worstWindow(cobbleRuns, rocksRuns, 1)));
       if (writing) {
         System.out.printf(
-            "writer: cobble %,.0f writes/s, rocksdb %,.0f writes/s; ratio %s%n",
-            sums[2] / pairs, sums[3] / pairs, summary(writeRatios, skip));
+            "writer: cobble %,.0f writes/s, %s %,.0f writes/s; ratio %s%n",
+            sums[2] / pairs, name, sums[3] / pairs, summary(writeRatios, skip));
       }
     } finally {
       Stores.delete(cobbleDir);
@@ -155,8 +168,9 @@ public final class PairedReads {
     return values;
   }
 
-  private static KvStore load(String engine, Path dir, int keys, byte[][] values) {
-    KvStore store = Stores.open(engine, dir);
+  private static KvStore load(
+      String engine, Path dir, int keys, byte[][] values, String cobbleOptions) {
+    KvStore store = Stores.open(engine, dir, cobbleOptions == null ? "" : cobbleOptions);
     int[] order = Keys.shuffled(keys, 7);
     byte[] key = new byte[Keys.KEY_SIZE];
     for (int i = 0; i < keys; i++) {
