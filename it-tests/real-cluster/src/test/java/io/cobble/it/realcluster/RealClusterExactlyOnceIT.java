@@ -80,6 +80,10 @@ class RealClusterExactlyOnceIT {
     RealClusterIT.deleteTree(table);
     Path stats = RealClusterIT.workDir("stateful-stats-" + version).toAbsolutePath();
     RealClusterIT.deleteTree(stats);
+    // On 2.x a second stateful job runs the same SQL on Flink's asynchronous state API.
+    boolean asyncLine = RealClusterIT.lineOf(version).startsWith("2.");
+    Path asyncStats = RealClusterIT.workDir("async-stateful-stats-" + version).toAbsolutePath();
+    RealClusterIT.deleteTree(asyncStats);
     Path checkpoints = RealClusterIT.workDir("checkpoints-" + version).toAbsolutePath();
     RealClusterIT.deleteTree(checkpoints);
     try (FlinkCluster cluster =
@@ -87,7 +91,8 @@ class RealClusterExactlyOnceIT {
                 RealClusterIT.distribution(version),
                 RealClusterIT.workDir("flink-" + version + "-exactly-once"))
             .addLibJar(RealClusterIT.distJar(RealClusterIT.lineOf(version)))
-            .config("taskmanager.numberOfTaskSlots", "4")
+            // 1 slot for this job, 2 for each stateful job; job B takes 3 after job A's 2.
+            .config("taskmanager.numberOfTaskSlots", asyncLine ? "6" : "4")
             .config("heartbeat.interval", "1000")
             // A killed TaskManager is noticed within seconds through refused heartbeat RPCs
             // (heartbeat.rpc-failure-threshold); a long timeout only spares a live one that a
@@ -106,12 +111,18 @@ class RealClusterExactlyOnceIT {
             .build()) {
       cluster.start();
       StatefulSqlJob stateful = new StatefulSqlJob(cluster, version, stats);
+      StatefulSqlJob asyncStateful =
+          asyncLine ? new StatefulSqlJob(cluster, version, asyncStats, true) : null;
       RealClusterIT.withLogsOnFailure(
           cluster,
           () -> {
             // The stateful job checkpoints before this test's job starts, so the kill below,
             // timed by this job's commits, also hits it with Cobble state to recover.
             stateful.start();
+            if (asyncStateful != null) {
+              asyncStateful.start();
+              asyncStateful.awaitFirstCheckpoint();
+            }
             stateful.awaitFirstCheckpoint();
             Map<String, String> session = new HashMap<>();
             session.put("execution.runtime-mode", "streaming");
@@ -159,6 +170,9 @@ class RealClusterExactlyOnceIT {
               assertEveryPublishedSnapshotIsAPrefix(cluster, job, table);
               // Job A's writers hold working directories until it ends too.
               stateful.restoreIntoNewParallelismAndCheck();
+              if (asyncStateful != null) {
+                asyncStateful.restoreIntoNewParallelismAndCheck();
+              }
               assertNoWriterDirectoryLeft(cluster);
             }
           });
