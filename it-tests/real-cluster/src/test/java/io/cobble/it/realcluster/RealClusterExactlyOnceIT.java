@@ -45,7 +45,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * <p>The cluster runs the Cobble state backend (set in its configuration), and a {@link
  * StatefulSqlJob} shares the kill: it recovers from a Cobble checkpoint, then continues at another
- * parallelism from its retained checkpoint, so one TaskManager loss per minor proves both.
+ * parallelism from its retained checkpoint, so one TaskManager loss per minor proves both. On 2.x a
+ * second one runs on Flink's asynchronous state API, served by Cobble's asynchronous backend. On
+ * one minor per line the cluster's HA services are Cobble's HA wrapper ({@link HaWrapperCheck}).
  *
  * <p>The table is read with the engine's {@link Reader}; the rows are decoded by hand (BIGINT key:
  * 8 bytes big-endian; STRING column: a presence byte, then UTF-8), since this module keeps Flink
@@ -86,7 +88,7 @@ class RealClusterExactlyOnceIT {
     RealClusterIT.deleteTree(asyncStats);
     Path checkpoints = RealClusterIT.workDir("checkpoints-" + version).toAbsolutePath();
     RealClusterIT.deleteTree(checkpoints);
-    try (FlinkCluster cluster =
+    FlinkCluster.Builder builder =
         FlinkCluster.builder(
                 RealClusterIT.distribution(version),
                 RealClusterIT.workDir("flink-" + version + "-exactly-once"))
@@ -107,8 +109,12 @@ class RealClusterExactlyOnceIT {
             .config(StatefulSqlJob.checkpointDirKey(version), checkpoints.toUri().toString())
             .config(
                 "execution.checkpointing.externalized-checkpoint-retention",
-                "RETAIN_ON_CANCELLATION")
-            .build()) {
+                "RETAIN_ON_CANCELLATION");
+    boolean haWrapper = HaWrapperCheck.runsOn(version);
+    if (haWrapper) {
+      HaWrapperCheck.configure(builder, version);
+    }
+    try (FlinkCluster cluster = builder.build()) {
       cluster.start();
       StatefulSqlJob stateful = new StatefulSqlJob(cluster, version, stats);
       StatefulSqlJob asyncStateful =
@@ -124,6 +130,9 @@ class RealClusterExactlyOnceIT {
               asyncStateful.awaitFirstCheckpoint();
             }
             stateful.awaitFirstCheckpoint();
+            if (haWrapper) {
+              HaWrapperCheck.assertSidecarsFollowCheckpoints(stateful, checkpoints);
+            }
             Map<String, String> session = new HashMap<>();
             session.put("execution.runtime-mode", "streaming");
             session.put("execution.checkpointing.interval", "1s");
@@ -169,9 +178,21 @@ class RealClusterExactlyOnceIT {
                   "the job never saw the TaskManager loss");
               assertEveryPublishedSnapshotIsAPrefix(cluster, job, table);
               // Job A's writers hold working directories until it ends too.
-              stateful.restoreIntoNewParallelismAndCheck();
+              // Both stateful jobs are cancelled before either restores, while their slow input
+              // still runs however slow the machine.
+              stateful.awaitRecovery();
+              String retained = stateful.cancel();
+              String asyncRetained = null;
               if (asyncStateful != null) {
-                asyncStateful.restoreIntoNewParallelismAndCheck();
+                asyncStateful.awaitRecovery();
+                asyncRetained = asyncStateful.cancel();
+              }
+              if (haWrapper) {
+                HaWrapperCheck.assertReaderSeesTheSameWithoutSidecars(cluster, retained);
+              }
+              stateful.restoreAndCheck(retained);
+              if (asyncStateful != null) {
+                asyncStateful.restoreAndCheck(asyncRetained);
               }
               assertNoWriterDirectoryLeft(cluster);
             }

@@ -19,19 +19,19 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Cobble's HA wrapper as the {@code high-availability.type} of a real standalone cluster (delegate
- * NONE, ZooKeeper-free: none-mode {@code standalone} on the 1.x lines, {@code auto} on 2.x), one
- * minor per line: the sidecars appear next to a checkpoint once it completes, and the checkpoint
- * directory vanishes whole when Flink subsumes it (its non-recursive delete would fail on a sidecar
- * left behind); the checkpoint retained on cancel keeps its sidecars, {@code CheckpointReader}
- * lists the same content from them as from {@code _metadata} alone, and a job restored from it
- * through the wrapper ends with exact results.
+ * NONE, ZooKeeper-free: none-mode {@code standalone} on the 1.x lines, {@code auto} on 2.x, where
+ * it must choose standalone: embedded services would keep the TaskManager from ever finding the
+ * ResourceManager). It runs on the cluster of {@link RealClusterExactlyOnceIT} for one minor per
+ * line, with its {@link StatefulSqlJob}: the sidecars appear next to a checkpoint once it
+ * completes, and the checkpoint directory vanishes whole when Flink subsumes it (its non-recursive
+ * delete would fail on a sidecar left behind); the checkpoint retained on cancel keeps its
+ * sidecars, and {@code CheckpointReader} lists the same content from them as from {@code _metadata}
+ * alone. The job restored from that checkpoint is the test's own job B.
  */
-class HaWrapperIT {
+final class HaWrapperCheck {
 
   private static final String WRAPPER =
       "io.cobble.flink.state.CobbleHighAvailabilityServicesFactory";
@@ -39,82 +39,68 @@ class HaWrapperIT {
   private static final int RETAINED = 2;
   private static final Duration TIMEOUT = Duration.ofMinutes(3);
 
-  /** The first selected minor of each line. */
-  static List<String> minorPerLine() {
+  private HaWrapperCheck() {}
+
+  /** Whether {@code version} is the first selected minor of its line. */
+  static boolean runsOn(String version) {
     Map<String, String> first = new LinkedHashMap<>();
-    for (String version : RealClusterIT.minors()) {
-      first.putIfAbsent(RealClusterIT.lineOf(version), version);
+    for (String minor : RealClusterIT.minors()) {
+      first.putIfAbsent(RealClusterIT.lineOf(minor), minor);
     }
-    return new ArrayList<>(first.values());
+    return first.containsValue(version);
   }
 
-  @ParameterizedTest(name = "Flink {0}")
-  @MethodSource("minorPerLine")
-  void sidecarsFollowCheckpointsAndAJobRestoresThroughTheWrapper(String version) throws Exception {
-    Path stats = RealClusterIT.workDir("ha-stats-" + version).toAbsolutePath();
-    RealClusterIT.deleteTree(stats);
-    Path checkpoints = RealClusterIT.workDir("ha-checkpoints-" + version).toAbsolutePath();
-    RealClusterIT.deleteTree(checkpoints);
-    boolean renamed = !StatefulSqlJob.checkpointDirKey(version).startsWith("state.");
-    FlinkCluster.Builder builder =
-        FlinkCluster.builder(
-            RealClusterIT.distribution(version),
-            RealClusterIT.workDir("flink-" + version + "-ha-wrapper"));
+  /** The wrapper and a retention of {@value #RETAINED} checkpoints in the cluster configuration. */
+  static void configure(FlinkCluster.Builder builder, String version) {
+    builder
+        .config("high-availability.type", WRAPPER)
+        .config("cobble.ha.delegate.type", "NONE")
+        .config(
+            StatefulSqlJob.checkpointDirKey(version).startsWith("state.")
+                ? "state.checkpoints.num-retained"
+                : "execution.checkpointing.num-retained",
+            String.valueOf(RETAINED));
     if (!RealClusterIT.lineOf(version).startsWith("2.")) {
       builder.config("cobble.ha.delegate.none-mode", "standalone");
     }
-    // On 2.x the none-mode stays auto, which must choose standalone here: embedded services would
-    // keep the TaskManager from ever finding the ResourceManager, so the cluster would not start.
-    try (FlinkCluster cluster =
-        builder
-            .addLibJar(RealClusterIT.distJar(RealClusterIT.lineOf(version)))
-            .config("taskmanager.numberOfTaskSlots", "3")
-            .config("high-availability.type", WRAPPER)
-            .config("cobble.ha.delegate.type", "NONE")
-            .config("state.backend.type", StatefulSqlJob.BACKEND_FACTORY)
-            .config(StatefulSqlJob.checkpointDirKey(version), checkpoints.toUri().toString())
-            .config(
-                renamed ? "execution.checkpointing.num-retained" : "state.checkpoints.num-retained",
-                String.valueOf(RETAINED))
-            .config(
-                "execution.checkpointing.externalized-checkpoint-retention",
-                "RETAIN_ON_CANCELLATION")
-            .build()) {
-      cluster.start();
-      StatefulSqlJob job = new StatefulSqlJob(cluster, version, stats);
-      RealClusterIT.withLogsOnFailure(
-          cluster,
-          () -> {
-            job.start();
-            Path jobDir = checkpoints.resolve(job.jobA());
-            long first = awaitCheckpointWithSidecars(jobDir);
-            // Subsumed once RETAINED newer checkpoints completed; Flink then deletes chk-N.
-            job.awaitCompletedCheckpoint(first + RETAINED);
-            awaitGone(jobDir.resolve("chk-" + first));
+  }
 
-            Path retained = Paths.get(URI.create(job.cancel()));
-            assertTrue(
-                Files.isRegularFile(retained.resolve(SIDECAR)),
-                "the checkpoint retained on cancel has no sidecars: " + list(retained));
-            String viaSidecars = listing(cluster, retained);
-            assertTrue(viaSidecars.startsWith("source SIDECARS\n"), viaSidecars);
-            assertTrue(
-                viaSidecars.contains("\noperator "), "no Cobble operator in:\n" + viaSidecars);
-            for (Path f : list(retained)) {
-              if (f.getFileName().toString().startsWith("_cobble-")) {
-                Files.delete(f);
-              }
-            }
-            String viaMetadata = listing(cluster, retained);
-            assertTrue(viaMetadata.startsWith("source METADATA\n"), viaMetadata);
-            assertEquals(
-                withoutFirstLine(viaSidecars),
-                withoutFirstLine(viaMetadata),
-                "CheckpointReader from the sidecars and from _metadata");
+  /**
+   * While job A runs: a checkpoint gets its sidecars, and once {@value #RETAINED} newer ones
+   * completed Flink removes its directory whole.
+   */
+  static void assertSidecarsFollowCheckpoints(StatefulSqlJob job, Path checkpoints)
+      throws Exception {
+    Path jobDir = checkpoints.resolve(job.jobA());
+    long first = awaitCheckpointWithSidecars(jobDir);
+    job.awaitCompletedCheckpoint(first + RETAINED);
+    awaitGone(jobDir.resolve("chk-" + first));
+  }
 
-            job.restoreAndCheck(retained.toUri().toString());
-          });
+  /**
+   * The checkpoint job A retained on cancel keeps its sidecars, and {@code CheckpointReader} lists
+   * the same from them as from {@code _metadata} once they are removed.
+   */
+  static void assertReaderSeesTheSameWithoutSidecars(FlinkCluster cluster, String retainedUri)
+      throws Exception {
+    Path retained = Paths.get(URI.create(retainedUri));
+    assertTrue(
+        Files.isRegularFile(retained.resolve(SIDECAR)),
+        "the checkpoint retained on cancel has no sidecars: " + list(retained));
+    String viaSidecars = listing(cluster, retained);
+    assertTrue(viaSidecars.startsWith("source SIDECARS\n"), viaSidecars);
+    assertTrue(viaSidecars.contains("\noperator "), "no Cobble operator in:\n" + viaSidecars);
+    for (Path f : list(retained)) {
+      if (f.getFileName().toString().startsWith("_cobble-")) {
+        Files.delete(f);
+      }
     }
+    String viaMetadata = listing(cluster, retained);
+    assertTrue(viaMetadata.startsWith("source METADATA\n"), viaMetadata);
+    assertEquals(
+        withoutFirstLine(viaSidecars),
+        withoutFirstLine(viaMetadata),
+        "CheckpointReader from the sidecars and from _metadata");
   }
 
   /** Waits until some chk-N of the job holds the sidecars; returns N. */
