@@ -89,7 +89,12 @@ final class HaWrapperCheck {
         "the checkpoint retained on cancel has no sidecars: " + list(retained));
     String viaSidecars = listing(cluster, retained);
     assertTrue(viaSidecars.startsWith("source SIDECARS\n"), viaSidecars);
-    assertTrue(viaSidecars.contains("\noperator "), "no Cobble operator in:\n" + viaSidecars);
+    // The join's two sides and the aggregation's accumulators, the job's Cobble states.
+    for (String state :
+        List.of(
+            "state left-records (MAP)", "state right-records (MAP)", "state accState (VALUE)")) {
+      assertTrue(viaSidecars.contains(state), "no " + state + " in:\n" + viaSidecars);
+    }
     for (Path f : list(retained)) {
       if (f.getFileName().toString().startsWith("_cobble-")) {
         Files.delete(f);
