@@ -3,6 +3,7 @@ package io.cobble.flink.state.ha;
 import java.util.concurrent.Executor;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.HighAvailabilityOptions;
+import org.apache.flink.configuration.UnmodifiableConfiguration;
 import org.apache.flink.runtime.highavailability.ClientHighAvailabilityServices;
 import org.apache.flink.runtime.highavailability.HighAvailabilityServices;
 import org.apache.flink.runtime.highavailability.HighAvailabilityServicesUtils;
@@ -19,8 +20,6 @@ import org.apache.flink.util.FatalExitExceptionHandler;
  */
 public final class HaDelegates {
 
-  private static final String MINI_CLUSTER = "org.apache.flink.runtime.minicluster.MiniCluster";
-
   /** A fatal HA error (lost leadership store) ends the process, as in Flink's entrypoints. */
   private static final FatalErrorHandler FATAL =
       t -> FatalExitExceptionHandler.INSTANCE.uncaughtException(Thread.currentThread(), t);
@@ -29,7 +28,7 @@ public final class HaDelegates {
 
   public static HighAvailabilityServices create(
       HaSettings settings, Configuration conf, Executor executor) throws Exception {
-    if (settings.kind() == HaSettings.Kind.NONE && embedded(settings.noneMode())) {
+    if (settings.kind() == HaSettings.Kind.NONE && embedded(settings.noneMode(), conf)) {
       return new EmbeddedHaServices(executor);
     }
     Configuration delegate = delegateConfig(settings, conf);
@@ -57,18 +56,19 @@ public final class HaDelegates {
   }
 
   /**
-   * Auto: Flink's MiniCluster builds its HA services itself (embedded for NONE) and calls a custom
-   * factory with no sign of being a MiniCluster other than the caller.
+   * Auto: Flink's MiniCluster builds its HA services from the configuration its {@code
+   * MiniClusterConfiguration} holds, which is always an {@link UnmodifiableConfiguration} (1.17
+   * through 2.3), and hands that very object to a custom factory; the standalone entrypoints
+   * (JobManager and TaskManager) hand over their own mutable configuration.
    */
-  static boolean embedded(HaSettings.NoneMode mode) {
+  static boolean embedded(HaSettings.NoneMode mode, Configuration conf) {
     switch (mode) {
       case EMBEDDED:
         return true;
       case STANDALONE:
         return false;
       default:
-        return StackWalker.getInstance()
-            .walk(frames -> frames.anyMatch(f -> f.getClassName().equals(MINI_CLUSTER)));
+        return conf instanceof UnmodifiableConfiguration;
     }
   }
 }

@@ -11,6 +11,7 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.JobManagerOptions;
+import org.apache.flink.configuration.UnmodifiableConfiguration;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStore;
 import org.apache.flink.runtime.highavailability.HighAvailabilityServices;
 import org.apache.flink.runtime.jobgraph.RestoreMode;
@@ -72,6 +73,35 @@ class CobbleHaFactoryTest {
       assertThat(store(ha)).isInstanceOf(SidecarCheckpointStore.class);
     } finally {
       ha.closeAndCleanupAllData();
+    }
+  }
+
+  /**
+   * Auto mode follows what the caller hands over: a MiniCluster passes its unmodifiable
+   * configuration (embedded), a standalone entrypoint its own mutable one (standalone).
+   */
+  @Test
+  void autoModeIsEmbeddedForTheMiniClusterConfigurationAndStandaloneOtherwise() throws Exception {
+    Configuration conf = new Configuration();
+    conf.set(JobManagerOptions.ADDRESS, "127.0.0.1");
+    conf.set(JobManagerOptions.PORT, 16123);
+    HighAvailabilityServices standalone =
+        new CobbleHighAvailabilityServicesFactory()
+            .createHAServices(conf, Executors.directExecutor());
+    try {
+      assertThat(standalone.getResourceManagerLeaderRetriever())
+          .isInstanceOf(StandaloneLeaderRetrievalService.class);
+    } finally {
+      standalone.closeAndCleanupAllData();
+    }
+    HighAvailabilityServices embedded =
+        new CobbleHighAvailabilityServicesFactory()
+            .createHAServices(new UnmodifiableConfiguration(conf), Executors.directExecutor());
+    try {
+      assertThat(embedded.getResourceManagerLeaderRetriever())
+          .isNotInstanceOf(StandaloneLeaderRetrievalService.class);
+    } finally {
+      embedded.closeAndCleanupAllData();
     }
   }
 

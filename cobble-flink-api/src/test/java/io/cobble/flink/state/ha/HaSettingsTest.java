@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cobble.flink.state.CobbleHaOptions;
+import java.util.List;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
+import org.apache.flink.configuration.UnmodifiableConfiguration;
 import org.junit.jupiter.api.Test;
 
 /** The wrapper's options: defaults, accepted spellings, and errors that name the key. */
@@ -49,10 +51,15 @@ class HaSettingsTest {
   }
 
   @Test
-  void explicitModesDecideEmbeddingAndAutoSeesNoMiniClusterHere() {
-    assertThat(HaDelegates.embedded(HaSettings.NoneMode.EMBEDDED)).isTrue();
-    assertThat(HaDelegates.embedded(HaSettings.NoneMode.STANDALONE)).isFalse();
-    assertThat(HaDelegates.embedded(HaSettings.NoneMode.AUTO)).isFalse();
+  void explicitModesDecideEmbeddingAndAutoFollowsTheConfigurationHandedOver() {
+    Configuration entrypoint = new Configuration();
+    Configuration miniCluster = new UnmodifiableConfiguration(entrypoint);
+    for (Configuration conf : List.of(entrypoint, miniCluster)) {
+      assertThat(HaDelegates.embedded(HaSettings.NoneMode.EMBEDDED, conf)).isTrue();
+      assertThat(HaDelegates.embedded(HaSettings.NoneMode.STANDALONE, conf)).isFalse();
+    }
+    assertThat(HaDelegates.embedded(HaSettings.NoneMode.AUTO, entrypoint)).isFalse();
+    assertThat(HaDelegates.embedded(HaSettings.NoneMode.AUTO, miniCluster)).isTrue();
   }
 
   private static HaSettings settings(String type, String mode) {

@@ -45,7 +45,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * <p>The cluster runs the Cobble state backend (set in its configuration), and a {@link
  * StatefulSqlJob} shares the kill: it recovers from a Cobble checkpoint, then continues at another
- * parallelism from its retained checkpoint, so one TaskManager loss per minor proves both.
+ * parallelism from its retained checkpoint, so one TaskManager loss per minor proves both. On 2.x a
+ * second one runs on Flink's asynchronous state API, served by Cobble's asynchronous backend. On
+ * one minor per line the cluster's HA services are Cobble's HA wrapper ({@link HaWrapperCheck}).
  *
  * <p>The table is read with the engine's {@link Reader}; the rows are decoded by hand (BIGINT key:
  * 8 bytes big-endian; STRING column: a presence byte, then UTF-8), since this module keeps Flink
@@ -80,14 +82,19 @@ class RealClusterExactlyOnceIT {
     RealClusterIT.deleteTree(table);
     Path stats = RealClusterIT.workDir("stateful-stats-" + version).toAbsolutePath();
     RealClusterIT.deleteTree(stats);
+    // On 2.x a second stateful job runs the same SQL on Flink's asynchronous state API.
+    boolean asyncLine = RealClusterIT.lineOf(version).startsWith("2.");
+    Path asyncStats = RealClusterIT.workDir("async-stateful-stats-" + version).toAbsolutePath();
+    RealClusterIT.deleteTree(asyncStats);
     Path checkpoints = RealClusterIT.workDir("checkpoints-" + version).toAbsolutePath();
     RealClusterIT.deleteTree(checkpoints);
-    try (FlinkCluster cluster =
+    FlinkCluster.Builder builder =
         FlinkCluster.builder(
                 RealClusterIT.distribution(version),
                 RealClusterIT.workDir("flink-" + version + "-exactly-once"))
             .addLibJar(RealClusterIT.distJar(RealClusterIT.lineOf(version)))
-            .config("taskmanager.numberOfTaskSlots", "4")
+            // 1 slot for this job, 2 for each stateful job; job B takes 3 after job A's 2.
+            .config("taskmanager.numberOfTaskSlots", asyncLine ? "6" : "4")
             .config("heartbeat.interval", "1000")
             // A killed TaskManager is noticed within seconds through refused heartbeat RPCs
             // (heartbeat.rpc-failure-threshold); a long timeout only spares a live one that a
@@ -102,17 +109,30 @@ class RealClusterExactlyOnceIT {
             .config(StatefulSqlJob.checkpointDirKey(version), checkpoints.toUri().toString())
             .config(
                 "execution.checkpointing.externalized-checkpoint-retention",
-                "RETAIN_ON_CANCELLATION")
-            .build()) {
+                "RETAIN_ON_CANCELLATION");
+    boolean haWrapper = HaWrapperCheck.runsOn(version);
+    if (haWrapper) {
+      HaWrapperCheck.configure(builder, version);
+    }
+    try (FlinkCluster cluster = builder.build()) {
       cluster.start();
       StatefulSqlJob stateful = new StatefulSqlJob(cluster, version, stats);
+      StatefulSqlJob asyncStateful =
+          asyncLine ? new StatefulSqlJob(cluster, version, asyncStats, true) : null;
       RealClusterIT.withLogsOnFailure(
           cluster,
           () -> {
             // The stateful job checkpoints before this test's job starts, so the kill below,
             // timed by this job's commits, also hits it with Cobble state to recover.
             stateful.start();
+            if (asyncStateful != null) {
+              asyncStateful.start();
+              asyncStateful.awaitFirstCheckpoint();
+            }
             stateful.awaitFirstCheckpoint();
+            if (haWrapper) {
+              HaWrapperCheck.assertSidecarsFollowCheckpoints(stateful, checkpoints);
+            }
             Map<String, String> session = new HashMap<>();
             session.put("execution.runtime-mode", "streaming");
             session.put("execution.checkpointing.interval", "1s");
@@ -158,7 +178,22 @@ class RealClusterExactlyOnceIT {
                   "the job never saw the TaskManager loss");
               assertEveryPublishedSnapshotIsAPrefix(cluster, job, table);
               // Job A's writers hold working directories until it ends too.
-              stateful.restoreIntoNewParallelismAndCheck();
+              // Both stateful jobs are cancelled before either restores, while their slow input
+              // still runs however slow the machine.
+              stateful.awaitRecovery();
+              String retained = stateful.cancel();
+              String asyncRetained = null;
+              if (asyncStateful != null) {
+                asyncStateful.awaitRecovery();
+                asyncRetained = asyncStateful.cancel();
+              }
+              if (haWrapper) {
+                HaWrapperCheck.assertReaderSeesTheSameWithoutSidecars(cluster, retained);
+              }
+              stateful.restoreAndCheck(retained);
+              if (asyncStateful != null) {
+                asyncStateful.restoreAndCheck(asyncRetained);
+              }
               assertNoWriterDirectoryLeft(cluster);
             }
           });

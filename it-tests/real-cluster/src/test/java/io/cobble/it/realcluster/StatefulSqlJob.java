@@ -40,12 +40,25 @@ final class StatefulSqlJob {
   private final FlinkCluster cluster;
   private final String version;
   private final Path table;
+  private final boolean asyncState;
   private String jobA;
+  private long retainedId = -1;
 
+  /** The job on Flink's synchronous state API; it rescales from 2 to 3 on restore. */
   StatefulSqlJob(FlinkCluster cluster, String version, Path table) {
+    this(cluster, version, table, false);
+  }
+
+  /**
+   * With {@code asyncState} the SQL operators run on Flink 2.x's asynchronous state API ({@code
+   * table.exec.async-state.enabled}), served by Cobble's asynchronous backend; job B then keeps
+   * parallelism 2.
+   */
+  StatefulSqlJob(FlinkCluster cluster, String version, Path table, boolean asyncState) {
     this.cluster = cluster;
     this.version = version;
     this.table = table;
+    this.asyncState = asyncState;
   }
 
   /** The cluster configuration key of the checkpoint directory on {@code version}. */
@@ -82,11 +95,10 @@ final class StatefulSqlJob {
   }
 
   /**
-   * After the TaskManager loss: waits until job A restored a checkpoint and completed a newer one,
-   * cancels it, restores its retained checkpoint into job B at parallelism 3 in CLAIM mode, waits
-   * for B to finish, and checks every row of the table.
+   * After the TaskManager loss: waits until job A restored a checkpoint and completed a newer one
+   * (and, on asynchronous state, until Cobble's asynchronous backend shows that it serves it).
    */
-  void restoreIntoNewParallelismAndCheck() throws Exception {
+  void awaitRecovery() throws Exception {
     awaitCheckpoints(
         "job A to restore a checkpoint after the TaskManager loss and complete a newer one",
         checkpoints -> {
@@ -96,14 +108,41 @@ final class StatefulSqlJob {
               && completed.isObject()
               && completed.path("id").asLong() > restored.path("id").asLong();
         });
+    if (asyncState) {
+      awaitAsyncStateThreads();
+    }
+  }
+
+  /** Job A's id (the name of its directory under the checkpoint directory). */
+  String jobA() {
+    return jobA;
+  }
+
+  /** Waits until job A has completed a checkpoint with an id of at least {@code id}. */
+  void awaitCompletedCheckpoint(long id) throws Exception {
+    awaitCheckpoints(
+        "job A's checkpoint " + id,
+        checkpoints -> checkpoints.path("latest").path("completed").path("id").asLong() >= id);
+  }
+
+  /** Cancels job A and returns the location of the checkpoint it retained. */
+  String cancel() throws Exception {
     RealClusterIT.cancel(cluster, jobA);
     assertEquals("CANCELED", cluster.waitForJob(jobA, TIMEOUT), "job A ended before its cancel");
     JsonNode latest =
         cluster.restGet("/jobs/" + jobA + "/checkpoints").path("latest").path("completed");
     String retained = latest.path("external_path").asText("");
     assertTrue(!retained.isEmpty(), "job A retained no checkpoint: " + latest);
+    retainedId = latest.path("id").asLong();
+    return retained;
+  }
 
-    Map<String, String> restore = session(3);
+  /**
+   * Restores job A's retained checkpoint into job B in CLAIM mode, at parallelism 3 (2 on
+   * asynchronous state), waits for B to finish, and checks every row of the table.
+   */
+  void restoreAndCheck(String retained) throws Exception {
+    Map<String, String> restore = session(asyncState ? 2 : 3);
     restore.put(
         renamedIn120(version) ? "execution.state-recovery.path" : "execution.savepoint.path",
         retained);
@@ -119,11 +158,11 @@ final class StatefulSqlJob {
       JsonNode restored =
           cluster.restGet("/jobs/" + jobB + "/checkpoints").path("latest").path("restored");
       assertEquals(
-          latest.path("id").asLong(),
+          retainedId,
           restored.path("id").asLong(-1),
           "job B did not start from job A's retained checkpoint: " + restored);
     }
-    assertEquals(expected(), read(), "the aggregate of every order after recovery and rescale");
+    assertEquals(expected(), read(), "the aggregate of every order after the restore");
   }
 
   private Map<String, String> session(int parallelism) {
@@ -134,6 +173,9 @@ final class StatefulSqlJob {
     session.put("restart-strategy.type", "fixed-delay");
     session.put("restart-strategy.fixed-delay.attempts", "20");
     session.put("restart-strategy.fixed-delay.delay", "2 s");
+    if (asyncState) {
+      session.put("table.exec.async-state.enabled", "true");
+    }
     return session;
   }
 
@@ -207,6 +249,36 @@ final class StatefulSqlJob {
       }
     }
     return rows;
+  }
+
+  /**
+   * Waits until a TaskManager's thread dump shows the executor threads of Cobble's asynchronous
+   * backend: Flink's adaptor that runs the synchronous backend under the asynchronous API never
+   * starts them, so they prove which path served job A after its recovery.
+   */
+  private void awaitAsyncStateThreads() throws Exception {
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    List<String> names = new java.util.ArrayList<>();
+    while (true) {
+      names.clear();
+      for (String tm : cluster.taskManagerIds()) {
+        for (JsonNode thread :
+            cluster.restGet("/taskmanagers/" + tm + "/thread-dump").path("threadInfos")) {
+          String name = thread.path("threadName").asText();
+          names.add(name);
+          if (name.startsWith("cobble-async-apply-") || name.startsWith("cobble-async-read-")) {
+            return;
+          }
+        }
+      }
+      assertTrue(
+          System.nanoTime() < deadline,
+          "no thread of Cobble's asynchronous state backend on any TaskManager within "
+              + TIMEOUT
+              + "; threads: "
+              + names);
+      Thread.sleep(500);
+    }
   }
 
   private void awaitCheckpoints(String what, java.util.function.Predicate<JsonNode> done)
