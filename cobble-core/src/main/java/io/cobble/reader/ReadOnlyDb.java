@@ -106,7 +106,9 @@ public final class ReadOnlyDb implements AutoCloseable {
     return db.get(bucket, family, key, options);
   }
 
-  /** {@code requested} over {@code family} of this shard, reused from the previous call if equal. */
+  /**
+   * {@code requested} over {@code family} of this shard, reused from the previous call if equal.
+   */
   ColumnProjection projection(String family, int[] requested) {
     LastProjection last = lastProjection;
     if (last != null && last.family.equals(family) && Arrays.equals(last.requested, requested)) {

@@ -40,7 +40,9 @@ abstract class FieldCodec {
    */
   abstract void write(RowData row, int pos, EncodeBuffer out);
 
-  /** The value of the {@code length} bytes at {@code buf[off]}; keeps no reference to {@code buf}. */
+  /**
+   * The value of the {@code length} bytes at {@code buf[off]}; keeps no reference to {@code buf}.
+   */
   abstract Object decode(byte[] buf, int off, int length);
 
   /**
@@ -58,9 +60,11 @@ abstract class FieldCodec {
       case BOOLEAN:
         return fixed(1, (r, p, o) -> o.putByte(r.getBoolean(p) ? 1 : 0), (b, i) -> b[i] != 0);
       case TINYINT:
-        return widened(1, (r, p, o) -> o.putByte(r.getByte(p)), (b, i, n) -> (byte) integer(b, i, n));
+        return widened(
+            1, (r, p, o) -> o.putByte(r.getByte(p)), (b, i, n) -> (byte) integer(b, i, n));
       case SMALLINT:
-        return widened(2, (r, p, o) -> o.putShort(r.getShort(p)), (b, i, n) -> (short) integer(b, i, n));
+        return widened(
+            2, (r, p, o) -> o.putShort(r.getShort(p)), (b, i, n) -> (short) integer(b, i, n));
       case INTEGER:
         return widened(4, (r, p, o) -> o.putInt(r.getInt(p)), (b, i, n) -> (int) integer(b, i, n));
       case DATE:

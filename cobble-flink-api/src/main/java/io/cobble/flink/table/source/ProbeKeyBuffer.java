@@ -34,5 +34,4 @@ final class ProbeKeyBuffer {
     System.arraycopy(buffer.array(), 0, key, 0, length);
     return key;
   }
-
 }

@@ -58,8 +58,7 @@ class LookupAllocationTest {
   @Test
   void missesAllocateNothingAndHitsOnlyTheirRow() throws Exception {
     try (TestSinkTable table =
-        new TestSinkTable(
-            dir.resolve("table"), dir.resolve("work"), ROW, List.of("id"), 4, 2, 0)) {
+        new TestSinkTable(dir.resolve("table"), dir.resolve("work"), ROW, List.of("id"), 4, 2, 0)) {
       for (long id = 0; id < KEYS; id++) {
         table.upsert(2 * id, StringData.fromString(name(2 * id)), (int) id, id / 4.0);
       }
