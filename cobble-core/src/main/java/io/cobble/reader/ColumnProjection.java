@@ -11,10 +11,12 @@ import io.cobble.ScanOptions;
 final class ColumnProjection {
   private final int[] requested;
   private final int[] present;
+  private final ReadOptions readOptions;
 
   private ColumnProjection(int[] requested, int[] present) {
     this.requested = requested;
     this.present = present;
+    this.readOptions = present.length == 0 ? null : ReadOptions.columns(present);
   }
 
   /** {@code requested} over a family of {@code columnCount} columns. */
@@ -44,7 +46,7 @@ final class ColumnProjection {
   }
 
   ReadOptions readOptions() {
-    return ReadOptions.columns(present);
+    return readOptions;
   }
 
   ScanOptions scanOptions(ScanOptions options) {

@@ -16,6 +16,7 @@ import io.cobble.storage.Storage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.function.LongUnaryOperator;
@@ -31,6 +32,9 @@ public final class ReadOnlyDb implements AutoCloseable {
   private final ShardSnapshot snapshot;
   private final Path scratch;
   private final Db db;
+  // The projection of the last projected point read, reused while reads ask for the same columns
+  // (a lookup function asks for the same ones every time), so such a read builds none.
+  private volatile LastProjection lastProjection;
 
   private ReadOnlyDb(ShardSnapshot snapshot, Path scratch, Db db) {
     this.snapshot = snapshot;
@@ -100,6 +104,33 @@ public final class ReadOnlyDb implements AutoCloseable {
 
   public byte[][] get(int bucket, String family, byte[] key, ReadOptions options) {
     return db.get(bucket, family, key, options);
+  }
+
+  /**
+   * {@code requested} over {@code family} of this shard, reused from the previous call if equal.
+   */
+  ColumnProjection projection(String family, int[] requested) {
+    LastProjection last = lastProjection;
+    if (last != null && last.family.equals(family) && Arrays.equals(last.requested, requested)) {
+      return last.columns;
+    }
+    int[] copy = requested.clone();
+    ColumnProjection columns =
+        ColumnProjection.of(copy, snapshot.schema().requireFamily(family).columnCount());
+    lastProjection = new LastProjection(family, copy, columns);
+    return columns;
+  }
+
+  private static final class LastProjection {
+    final String family;
+    final int[] requested;
+    final ColumnProjection columns;
+
+    LastProjection(String family, int[] requested, ColumnProjection columns) {
+      this.family = family;
+      this.requested = requested;
+      this.columns = columns;
+    }
   }
 
   public List<byte[][]> multiGet(

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Reads a global snapshot across all its shards from any process: follows {@code global/CURRENT}
@@ -33,6 +34,7 @@ public final class Reader implements AutoCloseable {
   private final Map<String, ReadOnlyDb> shards = new ConcurrentHashMap<>();
   private final List<ReadOnlyDb> retired = new ArrayList<>();
   private volatile GlobalSnapshot global;
+  private volatile Route route;
   private boolean closed;
 
   private Reader(Storage volume, Config config, boolean followCurrent, GlobalSnapshot global) {
@@ -42,6 +44,7 @@ public final class Reader implements AutoCloseable {
     this.followCurrent = followCurrent;
     this.cache = new BlockCache(config.blockCacheSize());
     this.global = global;
+    this.route = new Route(global);
   }
 
   /** A reader that follows {@code global/CURRENT}. */
@@ -92,6 +95,7 @@ public final class Reader implements AutoCloseable {
       keep.add(key(p.shardId(), p.snapshotId()));
     }
     global = next;
+    route = new Route(next);
     for (String k : new ArrayList<>(shards.keySet())) {
       if (!keep.contains(k)) {
         retired.add(shards.remove(k));
@@ -101,8 +105,7 @@ public final class Reader implements AutoCloseable {
   }
 
   public byte[][] get(int bucket, String family, byte[] key) {
-    GlobalSnapshot.Part p = global.partFor(bucket);
-    return shard(p.shardId(), p.snapshotId()).get(bucket, family, key);
+    return shardOf(bucket).get(bucket, family, key);
   }
 
   /**
@@ -111,9 +114,8 @@ public final class Reader implements AutoCloseable {
    * null. Null when the row has none of them.
    */
   public byte[][] get(int bucket, String family, byte[] key, int[] projection) {
-    GlobalSnapshot.Part p = global.partFor(bucket);
-    ReadOnlyDb db = shard(p.shardId(), p.snapshotId());
-    ColumnProjection columns = ColumnProjection.of(projection, columnCount(db, family));
+    ReadOnlyDb db = shardOf(bucket);
+    ColumnProjection columns = db.projection(family, projection);
     return columns.empty()
         ? null
         : columns.expand(db.get(bucket, family, key, columns.readOptions()));
@@ -177,6 +179,20 @@ public final class Reader implements AutoCloseable {
     return db.snapshot().schema().requireFamily(family).columnCount();
   }
 
+  /** The shard serving {@code bucket} in the current snapshot, found once per bucket. */
+  private ReadOnlyDb shardOf(int bucket) {
+    Route r = route;
+    ReadOnlyDb db = bucket >= 0 && bucket < r.byBucket.length() ? r.byBucket.get(bucket) : null;
+    if (db == null) {
+      GlobalSnapshot.Part p = r.global.partFor(bucket);
+      db = shard(p.shardId(), p.snapshotId());
+      r.byBucket.set(bucket, db);
+    } else {
+      checkOpen();
+    }
+    return db;
+  }
+
   private ReadOnlyDb shard(String shardId, long snapshotId) {
     checkOpen();
     return shards.computeIfAbsent(
@@ -191,6 +207,20 @@ public final class Reader implements AutoCloseable {
               cache,
               n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()));
         });
+  }
+
+  /**
+   * The shards of one global snapshot by bucket, filled in as buckets are first read: a point read
+   * finds its shard without searching the snapshot's parts or building the shard's map key.
+   */
+  private static final class Route {
+    final GlobalSnapshot global;
+    final AtomicReferenceArray<ReadOnlyDb> byBucket;
+
+    Route(GlobalSnapshot global) {
+      this.global = global;
+      this.byBucket = new AtomicReferenceArray<>(global.totalBuckets());
+    }
   }
 
   private static String key(String shardId, long snapshotId) {

@@ -1,7 +1,6 @@
 package io.cobble.flink.table.codec;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Optional;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
@@ -41,33 +40,48 @@ abstract class FieldCodec {
    */
   abstract void write(RowData row, int pos, EncodeBuffer out);
 
-  /** Reads a value of {@code length} bytes at the buffer's position and advances past it. */
-  abstract Object decode(ByteBuffer in, int length);
+  /**
+   * The value of the {@code length} bytes at {@code buf[off]}; keeps no reference to {@code buf}.
+   */
+  abstract Object decode(byte[] buf, int off, int length);
+
+  /**
+   * As {@link #decode}, but the value may keep a reference to {@code buf} instead of a copy of its
+   * bytes: for arrays the caller hands over (a read's fresh values), so a string becomes a binary
+   * string over the stored UTF-8 bytes without a copy or a Java string in between.
+   */
+  Object wrap(byte[] buf, int off, int length) {
+    return decode(buf, off, length);
+  }
 
   /** The codec of a logical type, or empty when the type has no Cobble encoding. */
   static Optional<FieldCodec> forType(LogicalType type) {
     switch (type.getTypeRoot()) {
       case BOOLEAN:
-        return fixed(1, (r, p, o) -> o.putByte(r.getBoolean(p) ? 1 : 0), b -> b.get() != 0);
+        return fixed(1, (r, p, o) -> o.putByte(r.getBoolean(p) ? 1 : 0), (b, i) -> b[i] != 0);
       case TINYINT:
-        return widened(1, (r, p, o) -> o.putByte(r.getByte(p)), (b, n) -> (byte) integer(b, n));
+        return widened(
+            1, (r, p, o) -> o.putByte(r.getByte(p)), (b, i, n) -> (byte) integer(b, i, n));
       case SMALLINT:
-        return widened(2, (r, p, o) -> o.putShort(r.getShort(p)), (b, n) -> (short) integer(b, n));
+        return widened(
+            2, (r, p, o) -> o.putShort(r.getShort(p)), (b, i, n) -> (short) integer(b, i, n));
       case INTEGER:
-        return widened(4, (r, p, o) -> o.putInt(r.getInt(p)), (b, n) -> (int) integer(b, n));
+        return widened(4, (r, p, o) -> o.putInt(r.getInt(p)), (b, i, n) -> (int) integer(b, i, n));
       case DATE:
       case TIME_WITHOUT_TIME_ZONE:
-        return fixed(4, (r, p, o) -> o.putInt(r.getInt(p)), ByteBuffer::getInt);
+        return fixed(4, (r, p, o) -> o.putInt(r.getInt(p)), FieldCodec::getInt);
       case BIGINT:
         return widened(8, (r, p, o) -> o.putLong(r.getLong(p)), FieldCodec::integer);
       case FLOAT:
         return fixed(
-            4, (r, p, o) -> o.putInt(Float.floatToRawIntBits(r.getFloat(p))), ByteBuffer::getFloat);
+            4,
+            (r, p, o) -> o.putInt(Float.floatToRawIntBits(r.getFloat(p))),
+            (b, i) -> Float.intBitsToFloat(getInt(b, i)));
       case DOUBLE:
         return widened(
             8,
             (r, p, o) -> o.putLong(Double.doubleToRawLongBits(r.getDouble(p))),
-            (b, n) -> n == 4 ? (double) b.getFloat() : b.getDouble());
+            FieldCodec::floating);
       case TIMESTAMP_WITHOUT_TIME_ZONE:
       case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
         int precision = LogicalTypeChecks.getPrecision(type);
@@ -78,22 +92,33 @@ abstract class FieldCodec {
               o.putLong(t.getMillisecond());
               o.putInt(t.getNanoOfMillisecond());
             },
-            b -> TimestampData.fromEpochMillis(b.getLong(), b.getInt()));
+            (b, i) -> TimestampData.fromEpochMillis(getLong(b, i), getInt(b, i + 8)));
       case CHAR:
       case VARCHAR:
         return variable(
             (r, p, o) -> writeString(r.getString(p), o),
-            bytes -> StringData.fromString(new String(bytes, StandardCharsets.UTF_8)));
+            (b, i, n) -> StringData.fromBytes(Arrays.copyOfRange(b, i, i + n)),
+            StringData::fromBytes);
       case BINARY:
       case VARBINARY:
-        return variable((r, p, o) -> o.putBytes(r.getBinary(p)), bytes -> bytes);
+        return variable(
+            (r, p, o) -> o.putBytes(r.getBinary(p)),
+            (b, i, n) -> Arrays.copyOfRange(b, i, i + n),
+            (b, i, n) -> i == 0 && n == b.length ? b : Arrays.copyOfRange(b, i, i + n));
       case DECIMAL:
         DecimalType decimal = (DecimalType) type;
         int decimalPrecision = decimal.getPrecision();
         int scale = decimal.getScale();
         return variable(
             (r, p, o) -> o.putBytes(r.getDecimal(p, decimalPrecision, scale).toUnscaledBytes()),
-            bytes -> DecimalData.fromUnscaledBytes(bytes, decimalPrecision, scale));
+            (b, i, n) ->
+                DecimalData.fromUnscaledBytes(
+                    Arrays.copyOfRange(b, i, i + n), decimalPrecision, scale),
+            (b, i, n) ->
+                DecimalData.fromUnscaledBytes(
+                    i == 0 && n == b.length ? b : Arrays.copyOfRange(b, i, i + n),
+                    decimalPrecision,
+                    scale));
       default:
         return Optional.empty();
     }
@@ -103,19 +128,42 @@ abstract class FieldCodec {
    * An integer written as a narrower (or equally wide) integer type: a column widened by ALTER
    * TABLE keeps the values written before in their old width, and reads them sign-extended.
    */
-  private static long integer(ByteBuffer in, int length) {
+  private static long integer(byte[] b, int off, int length) {
     switch (length) {
       case 1:
-        return in.get();
+        return b[off];
       case 2:
-        return in.getShort();
+        return (short) ((b[off] << 8) | (b[off + 1] & 0xff));
       case 4:
-        return in.getInt();
+        return getInt(b, off);
       case 8:
-        return in.getLong();
+        return getLong(b, off);
       default:
         throw new IllegalArgumentException(length + "-byte value is not an integer");
     }
+  }
+
+  /** A DOUBLE, or a FLOAT written before ALTER TABLE widened the column. */
+  private static double floating(byte[] b, int off, int length) {
+    switch (length) {
+      case 4:
+        return Float.intBitsToFloat(getInt(b, off));
+      case 8:
+        return Double.longBitsToDouble(getLong(b, off));
+      default:
+        throw new IllegalArgumentException(length + "-byte value is not a floating-point number");
+    }
+  }
+
+  private static int getInt(byte[] b, int off) {
+    return (b[off] << 24)
+        | ((b[off + 1] & 0xff) << 16)
+        | ((b[off + 2] & 0xff) << 8)
+        | (b[off + 3] & 0xff);
+  }
+
+  private static long getLong(byte[] b, int off) {
+    return ((long) getInt(b, off) << 32) | (getInt(b, off + 4) & 0xffffffffL);
   }
 
   /** UTF-8 bytes of a string, copied straight from a binary string's memory segments. */
@@ -134,11 +182,11 @@ abstract class FieldCodec {
   }
 
   private interface Decoder {
-    Object decode(ByteBuffer in);
+    Object decode(byte[] buf, int off);
   }
 
   private interface BytesDecoder {
-    Object decode(byte[] bytes);
+    Object decode(byte[] buf, int off, int length);
   }
 
   private static Optional<FieldCodec> fixed(int length, Writer writer, Decoder decoder) {
@@ -155,14 +203,18 @@ abstract class FieldCodec {
           }
 
           @Override
-          Object decode(ByteBuffer in, int ignoredLength) {
-            return decoder.decode(in);
+          Object decode(byte[] buf, int off, int valueLength) {
+            if (valueLength != length) {
+              throw new IllegalArgumentException(
+                  valueLength + "-byte value where the type has " + length + " bytes");
+            }
+            return decoder.decode(buf, off);
           }
         });
   }
 
   private interface WidthDecoder {
-    Object decode(ByteBuffer in, int length);
+    Object decode(byte[] buf, int off, int length);
   }
 
   /**
@@ -184,17 +236,22 @@ abstract class FieldCodec {
           }
 
           @Override
-          Object decode(ByteBuffer in, int valueLength) {
+          Object decode(byte[] buf, int off, int valueLength) {
             if (valueLength > length) {
               throw new IllegalArgumentException(
                   valueLength + "-byte value is wider than the column's " + length + " bytes");
             }
-            return decoder.decode(in, valueLength);
+            return decoder.decode(buf, off, valueLength);
           }
         });
   }
 
-  private static Optional<FieldCodec> variable(Writer writer, BytesDecoder decoder) {
+  /**
+   * @param decoder copies the bytes it keeps
+   * @param wrapper may keep the array it is given
+   */
+  private static Optional<FieldCodec> variable(
+      Writer writer, BytesDecoder decoder, BytesDecoder wrapper) {
     return Optional.of(
         new FieldCodec() {
           @Override
@@ -208,10 +265,13 @@ abstract class FieldCodec {
           }
 
           @Override
-          Object decode(ByteBuffer in, int length) {
-            byte[] bytes = new byte[length];
-            in.get(bytes);
-            return decoder.decode(bytes);
+          Object decode(byte[] buf, int off, int length) {
+            return decoder.decode(buf, off, length);
+          }
+
+          @Override
+          Object wrap(byte[] buf, int off, int length) {
+            return wrapper.decode(buf, off, length);
           }
         });
   }

@@ -3,8 +3,8 @@ package io.cobble.flink.table.codec;
 import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.Serializable;
-import java.nio.ByteBuffer;
 import java.util.List;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.LogicalType;
 
@@ -76,27 +76,48 @@ public final class KeyEncoder implements Serializable {
 
   /** The key fields of an encoded key, in primary-key order, as Flink internal objects. */
   public Object[] decode(byte[] key) {
-    ByteBuffer in = ByteBuffer.wrap(key);
+    GenericRowData row = new GenericRowData(codecs.length);
+    decodeInto(key, row, null);
     Object[] values = new Object[codecs.length];
-    for (int i = 0; i < codecs.length; i++) {
-      int length = codecs[i].fixedLength();
-      values[i] = codecs[i].decode(in, length < 0 ? readVarint(in) : length);
-    }
-    if (in.hasRemaining()) {
-      throw new IllegalArgumentException(in.remaining() + " bytes left after the key fields");
+    for (int i = 0; i < values.length; i++) {
+      values[i] = row.getField(i);
     }
     return values;
   }
 
-  private static int readVarint(ByteBuffer in) {
-    int value = 0;
-    for (int shift = 0; shift < 35; shift += 7) {
-      int b = in.get() & 0xff;
-      value |= (b & 0x7f) << shift;
-      if ((b & 0x80) == 0) {
-        return value;
+  /**
+   * Decodes the key fields straight into {@code out}: field {@code i} (primary-key order) goes to
+   * position {@code at[i]}, or is skipped where {@code at[i]} is -1; {@code at} null puts field
+   * {@code i} at {@code i}. The values keep no reference to {@code key}.
+   */
+  void decodeInto(byte[] key, GenericRowData out, int[] at) {
+    int off = 0;
+    for (int i = 0; i < codecs.length; i++) {
+      int length = codecs[i].fixedLength();
+      if (length < 0) {
+        length = 0;
+        for (int shift = 0; ; shift += 7) {
+          if (shift == 35 || off >= key.length) {
+            throw new IllegalArgumentException("malformed length in key");
+          }
+          int b = key[off++] & 0xff;
+          length |= (b & 0x7f) << shift;
+          if ((b & 0x80) == 0) {
+            break;
+          }
+        }
       }
+      if (length > key.length - off) {
+        throw new IllegalArgumentException("key field " + i + " runs past the key's end");
+      }
+      int target = at == null ? i : at[i];
+      if (target >= 0) {
+        out.setField(target, codecs[i].decode(key, off, length));
+      }
+      off += length;
     }
-    throw new IllegalArgumentException("malformed length in key");
+    if (off != key.length) {
+      throw new IllegalArgumentException((key.length - off) + " bytes left after the key fields");
+    }
   }
 }

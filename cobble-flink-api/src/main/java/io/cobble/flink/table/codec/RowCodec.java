@@ -3,7 +3,6 @@ package io.cobble.flink.table.codec;
 import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.Serializable;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -163,19 +162,15 @@ public final class RowCodec implements Serializable {
           "expected at most " + slotValues.length + " columns, got " + columns.length);
     }
     GenericRowData row = new GenericRowData(rowType.getFieldCount());
-    Object[] keyValues = keys.decode(key);
-    for (int i = 0; i < keyPositions.length; i++) {
-      row.setField(keyPositions[i], keyValues[i]);
-    }
+    keys.decodeInto(key, row, keyPositions);
     for (int i = 0; i < valuePositions.length; i++) {
       int slot = slots.slot(i);
       byte[] column = slot < columns.length ? columns[slot] : null;
       if (column == null || column.length == 0 || column[0] == NULL) {
         continue;
       }
-      ByteBuffer in = ByteBuffer.wrap(column, 1, column.length - 1);
       try {
-        row.setField(valuePositions[i], valueCodecs[i].decode(in, column.length - 1));
+        row.setField(valuePositions[i], valueCodecs[i].decode(column, 1, column.length - 1));
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
             "Column '"

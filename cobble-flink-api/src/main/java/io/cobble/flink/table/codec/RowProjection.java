@@ -3,7 +3,6 @@ package io.cobble.flink.table.codec;
 import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.Serializable;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -39,6 +38,8 @@ public final class RowProjection implements Serializable {
   private final ArrayList<LogicalType> keyTypes;
   private final KeyEncoder keys;
   private transient FieldCodec[] codecs;
+  // Per key part (stored key order): its produced position, or -1; null when no key is produced.
+  private transient int[] keyTargets;
 
   private RowProjection(
       RowType producedType,
@@ -103,11 +104,15 @@ public final class RowProjection implements Serializable {
 
   private void init() {
     codecs = new FieldCodec[keyPart.length];
+    boolean producesKey = false;
     for (int j = 0; j < keyPart.length; j++) {
       if (keyPart[j] < 0) {
         codecs[j] = RowCodec.codecOf(producedType.getTypeAt(j));
+      } else {
+        producesKey = true;
       }
     }
+    keyTargets = producesKey ? keyFieldPositions() : null;
   }
 
   /**
@@ -149,29 +154,28 @@ public final class RowProjection implements Serializable {
 
   /**
    * The produced row of a Cobble key and the values of {@link #cobbleColumns()} (null or empty
-   * where a row has no value).
+   * where a row has no value), decoded straight into the row: the row's strings and binary values
+   * may share the arrays of {@code columns}, which the caller hands over (a read's own values); it
+   * keeps no reference to {@code key}.
    *
    * @throws IllegalArgumentException naming the column when a value cannot be a value of its type
    */
   public RowData decode(byte[] key, byte[][] columns) {
     GenericRowData row = new GenericRowData(keyPart.length);
-    Object[] keyValues = null;
+    if (keyTargets != null) {
+      keys.decodeInto(key, row, keyTargets);
+    }
     for (int j = 0; j < keyPart.length; j++) {
-      if (keyPart[j] >= 0) {
-        if (keyValues == null) {
-          keyValues = keys.decode(key);
-        }
-        row.setField(j, keyValues[keyPart[j]]);
+      int index = columnIndex[j];
+      if (index < 0) {
         continue;
       }
-      int index = columnIndex[j];
       byte[] column = index < columns.length ? columns[index] : null;
       if (column == null || column.length == 0 || column[0] == NULL) {
         continue;
       }
       try {
-        row.setField(
-            j, codecs[j].decode(ByteBuffer.wrap(column, 1, column.length - 1), column.length - 1));
+        row.setField(j, codecs[j].wrap(column, 1, column.length - 1));
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
             "Column '"

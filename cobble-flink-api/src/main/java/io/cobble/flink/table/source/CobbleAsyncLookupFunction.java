@@ -39,7 +39,8 @@ public final class CobbleAsyncLookupFunction extends AsyncLookupFunction {
 
   @Override
   public CompletableFuture<Collection<RowData>> asyncLookup(RowData keyRow) {
-    return CompletableFuture.supplyAsync(() -> reads.lookup(keyRow), pool);
+    return CompletableFuture.supplyAsync(
+        () -> reads.lookup(keyRow, ((LookupThread) Thread.currentThread()).keyBuffer), pool);
   }
 
   @Override
@@ -61,9 +62,18 @@ public final class CobbleAsyncLookupFunction extends AsyncLookupFunction {
 
     @Override
     public Thread newThread(Runnable task) {
-      Thread thread = new Thread(task, "cobble-async-lookup-" + IDS.incrementAndGet());
+      Thread thread = new LookupThread(task, "cobble-async-lookup-" + IDS.incrementAndGet());
       thread.setDaemon(true);
       return thread;
+    }
+  }
+
+  /** A pool thread, carrying its own key buffer (a field read, not a thread-local lookup). */
+  private static final class LookupThread extends Thread {
+    final ProbeKeyBuffer keyBuffer = new ProbeKeyBuffer();
+
+    LookupThread(Runnable task, String name) {
+      super(task, name);
     }
   }
 }

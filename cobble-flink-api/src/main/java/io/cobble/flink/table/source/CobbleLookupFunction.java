@@ -14,6 +14,7 @@ public final class CobbleLookupFunction extends LookupFunction {
   private static final long serialVersionUID = 1L;
 
   private final LookupReads reads;
+  private transient ProbeKeyBuffer keyBuffer;
 
   CobbleLookupFunction(LookupReads reads) {
     this.reads = reads;
@@ -22,11 +23,12 @@ public final class CobbleLookupFunction extends LookupFunction {
   @Override
   public void open(FunctionContext context) throws Exception {
     reads.open(context.getMetricGroup());
+    keyBuffer = new ProbeKeyBuffer();
   }
 
   @Override
   public Collection<RowData> lookup(RowData keyRow) {
-    return reads.lookup(keyRow);
+    return reads.lookup(keyRow, keyBuffer);
   }
 
   @Override

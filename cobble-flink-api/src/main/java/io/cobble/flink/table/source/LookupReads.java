@@ -19,7 +19,8 @@ import org.apache.flink.table.data.RowData;
  * columns (bloom filters make a miss cost no data block). Every lookup subtask of a JVM shares one
  * reader ({@link SharedReaders}); with {@code scan.checkpoint-id = 'latest'} it moves to a new
  * global snapshot at most once per {@code scan.poll-interval-ms}. Safe to call from several threads
- * (the async function reads on a pool).
+ * (the async function reads on a pool), each with its own {@link ProbeKeyBuffer}: a lookup's own
+ * allocations are the row it returns, a miss allocates nothing.
  */
 final class LookupReads implements Serializable {
 
@@ -54,9 +55,14 @@ final class LookupReads implements Serializable {
     ReaderGauges.register(group, lease::reader);
   }
 
-  Collection<RowData> lookup(RowData keyRow) {
+  /**
+   * The probe's row, or none.
+   *
+   * @param keyBuffer the calling thread's own key buffer
+   */
+  Collection<RowData> lookup(RowData keyRow, ProbeKeyBuffer keyBuffer) {
     lease.refreshIfDue();
-    byte[] key = probeKeys.encode(keyRow);
+    byte[] key = keyBuffer.encode(probeKeys, keyRow);
     byte[][] values =
         lease.reader().get(BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns);
     if (values == null) {

@@ -134,4 +134,26 @@ class RowProjectionTest {
             IllegalArgumentException.class, () -> projection.decode(sink.key(written), columns));
     assertTrue(e.getMessage().contains("Column 'c' (BIGINT)"), e.getMessage());
   }
+
+  @Test
+  void cutKeysAndValuesFailClearlyInsteadOfReadingPastTheirEnd() {
+    RowProjection projection = RowProjection.of(SOURCE, SOURCE_KEY, SOURCE_SLOTS, new int[] {3, 1});
+    byte[] key = sink.key(written);
+    // The key is k1 (8 bytes) then k2 as a length-prefixed string: cut inside k2.
+    byte[] cut = Arrays.copyOf(key, key.length - 1);
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class, () -> projection.decode(cut, read(projection)));
+    assertTrue(e.getMessage().contains("past the key's end"), e.getMessage());
+    byte[] longer = Arrays.copyOf(key, key.length + 1);
+    e =
+        assertThrows(
+            IllegalArgumentException.class, () -> projection.decode(longer, read(projection)));
+    assertTrue(e.getMessage().contains("left after the key fields"), e.getMessage());
+    // b is an INT column (Cobble column 1): a 6-byte value cannot be one.
+    RowProjection ints = RowProjection.of(SINK, SINK_KEY, null, new int[] {2});
+    byte[][] columns = {new byte[] {1, 0}, new byte[] {1, 0, 0, 0, 0, 0, 7}};
+    e = assertThrows(IllegalArgumentException.class, () -> ints.decode(key, columns));
+    assertTrue(e.getMessage().contains("Column 'b' (INT)"), e.getMessage());
+  }
 }
