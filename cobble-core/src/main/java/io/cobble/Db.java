@@ -111,7 +111,12 @@ public final class Db implements AutoCloseable {
     pointReader = new PointReader(versions, clock, loader);
     compactor = new CompactionScheduler(state);
     flusher = new Flusher(state, compactor);
-    pooled = pool == null ? null : pool.join(state, flusher);
+    if (pool != null) {
+      flusher.sharing(pool);
+      pooled = pool.join(new PoolShard(state, flusher));
+    } else {
+      pooled = null;
+    }
     writes = new WritePath(state, flusher, pool, pooled);
     expansion = new BucketExpansion(state, compactor, flusher);
     state.mutex.lock();

@@ -68,7 +68,7 @@ public final class MemoryPool {
   public long memtableUsage() {
     long used = 0;
     for (Member m : members) {
-      Version v = m.state.versions.current();
+      Version v = m.shard.current();
       used += v.active().approximateBytes() + sealedBytes(v);
     }
     return used;
@@ -102,9 +102,8 @@ public final class MemoryPool {
     return cacheIds;
   }
 
-  Member join(ShardState state, Flusher flusher) {
-    Member m = new Member(state, flusher);
-    flusher.sharing(this);
+  Member join(Shard shard) {
+    Member m = new Member(shard);
     synchronized (this) {
       Member[] grown = Arrays.copyOf(members, members.length + 1);
       grown[members.length] = m;
@@ -124,7 +123,7 @@ public final class MemoryPool {
     Member largest = null;
     long largestBytes = 0;
     for (Member m : members) {
-      Version v = m.state.versions.current();
+      Version v = m.shard.current();
       long a = v.active().approximateBytes();
       active += a;
       total += a + sealedBytes(v);
@@ -139,7 +138,7 @@ public final class MemoryPool {
     if (flush && largest != null) {
       if (largest == self) {
         // Sealed bytes stay charged until their flush ends, so the total does not change here.
-        self.flusher.rotateIfRoom();
+        self.shard.rotateIfRoom();
       } else {
         largest.requestRotation();
       }
@@ -154,43 +153,46 @@ public final class MemoryPool {
    */
   void freed() {
     for (Member m : members) {
-      if (m.state.mutex.tryLock()) {
-        try {
-          m.state.changed.signalAll();
-        } finally {
-          m.state.mutex.unlock();
-        }
-      }
+      m.shard.wakeWriters();
     }
+  }
+
+  /**
+   * What the pool needs of a member Db (kept to an interface so the pool knows no Db internals).
+   */
+  interface Shard {
+    /** The Db's current version: its active and sealed memtables. */
+    Version current();
+
+    /** Seals the active memtable when it holds data and there is room; under the Db's mutex. */
+    void rotateIfRoom();
+
+    /**
+     * On the Db's flush thread: runs {@code started}, then {@link #rotateIfRoom} under the Db's
+     * mutex unless the Db has closed.
+     *
+     * @throws RejectedExecutionException when the Db is closing
+     */
+    void rotateOnFlushThread(Runnable started);
+
+    /** Wakes the Db's writers waiting for room, unless its mutex is busy (never blocks). */
+    void wakeWriters();
   }
 
   /** A Db charging its memtables to the pool. */
   final class Member {
-    private final ShardState state;
-    private final Flusher flusher;
+    private final Shard shard;
     private final AtomicBoolean rotationRequested = new AtomicBoolean();
 
-    private Member(ShardState state, Flusher flusher) {
-      this.state = state;
-      this.flusher = flusher;
+    private Member(Shard shard) {
+      this.shard = shard;
     }
 
     /** Seals this Db's active memtable on its flush thread (at most one request pending). */
     private void requestRotation() {
       if (rotationRequested.compareAndSet(false, true)) {
         try {
-          flusher.execute(
-              () -> {
-                rotationRequested.set(false);
-                state.mutex.lock();
-                try {
-                  if (!state.closed()) {
-                    flusher.rotateIfRoom();
-                  }
-                } finally {
-                  state.mutex.unlock();
-                }
-              });
+          shard.rotateOnFlushThread(() -> rotationRequested.set(false));
         } catch (RejectedExecutionException closing) {
           // The Db is closing: its close flushes the memtable and leaves the pool.
           rotationRequested.set(false);
