@@ -76,7 +76,7 @@ final class CobbleRestore {
    * each backend and never reopened after a crash (Flink restores from the checkpoint again and the
    * stale directory is swept), so the restore's local metadata needs no fsync; the restored files
    * are durable in the checkpoint, and what the shard writes later is fsynced as usual. The bucket
-   * count is at least {@code numberOfKeyGroups} ({@link BucketSpace}).
+   * count covers {@code numberOfKeyGroups} and the range ({@link BucketSpace}).
    */
   static Config shardConfig(Config base, int numberOfKeyGroups, KeyGroupRange range) {
     return base.toBuilder()
