@@ -75,11 +75,12 @@ final class CobbleRestore {
    * The shard's engine config. Its restore is a scratch restore: the working directory is new for
    * each backend and never reopened after a crash (Flink restores from the checkpoint again and the
    * stale directory is swept), so the restore's local metadata needs no fsync; the restored files
-   * are durable in the checkpoint, and what the shard writes later is fsynced as usual.
+   * are durable in the checkpoint, and what the shard writes later is fsynced as usual. The bucket
+   * count covers {@code numberOfKeyGroups} and the range ({@link BucketSpace}).
    */
   static Config shardConfig(Config base, int numberOfKeyGroups, KeyGroupRange range) {
     return base.toBuilder()
-        .set("total-buckets", numberOfKeyGroups)
+        .set("total-buckets", BucketSpace.of(numberOfKeyGroups, range))
         .set("bucket-ranges", range.getStartKeyGroup() + "-" + range.getEndKeyGroup())
         .scratchRestore(true)
         .build();
@@ -101,7 +102,6 @@ final class CobbleRestore {
       Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf,
       @Nullable Storage primary)
       throws Exception {
-    Config config = shardConfig(baseConfig, numberOfKeyGroups, range);
     List<IncrementalRemoteKeyedStateHandle> handles = new ArrayList<>();
     for (KeyedStateHandle h : stateHandles) {
       if (h == null) {
@@ -118,6 +118,7 @@ final class CobbleRestore {
     }
     Path dbDir = workDir.resolve(DB_DIR);
     if (handles.isEmpty()) {
+      Config config = shardConfig(baseConfig, numberOfKeyGroups, range);
       Db db = primary == null ? Db.open(dbDir, config) : Db.open(primary, dbDir, config);
       Result fresh = new Result(db, new ArrayList<>(), -1, new HashMap<>());
       fresh.keySerializer = keySerializer;
@@ -135,7 +136,9 @@ final class CobbleRestore {
       }
       metas.add(meta);
     }
-    StagedVolume volume = StagedVolume.create(workDir.resolve(VOLUME_DIR));
+    int buckets = BucketSpace.restored(numberOfKeyGroups, range, metas);
+    Config config = shardConfig(baseConfig, buckets, range);
+    StagedVolume volume = StagedVolume.create(workDir.resolve(VOLUME_DIR), buckets);
     ShardOpenRequest.Builder request =
         ShardOpenRequest.builder(
                 volume.storage(),

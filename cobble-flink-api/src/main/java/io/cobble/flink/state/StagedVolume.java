@@ -33,8 +33,10 @@ import org.apache.flink.runtime.state.filesystem.FileStateHandle;
  * Each handle's files go under {@code src-<n>/} by their local names: hard links when they lie on a
  * local file system (no data copied, and Flink deleting its file later leaves the link), copies
  * through the handle otherwise. Each handle's manifest is published under the shard id it was taken
- * as, with its file paths pointing there. The opened shard uses the files in place, so the volume
- * lives as long as the backend's directory.
+ * as, with its file paths pointing there and the bucket count of the shard being opened (buckets
+ * are absolute key groups, so a manifest holds the same rows under any count that covers its
+ * ranges; see {@link BucketSpace}). The opened shard uses the files in place, so the volume lives
+ * as long as the backend's directory.
  */
 final class StagedVolume {
 
@@ -45,18 +47,31 @@ final class StagedVolume {
   /** Flink's handle of each staged file, by its path in the volume. */
   private final Map<Path, StreamStateHandle> handles = new HashMap<>();
 
+  /**
+   * The bucket count of the shard opened from this volume, which every staged manifest gets; {@link
+   * #AS_RECORDED} when each keeps its own (read-only views of single manifests).
+   */
+  private final int totalBuckets;
+
+  private static final int AS_RECORDED = -1;
+
   private int sources;
 
-  private StagedVolume(Path root, FileStorage storage) {
+  private StagedVolume(Path root, FileStorage storage, int totalBuckets) {
     this.root = root;
     this.storage = storage;
     this.store = new SnapshotStore(storage);
+    this.totalBuckets = totalBuckets;
   }
 
   static StagedVolume create(Path dir) throws IOException {
+    return create(dir, AS_RECORDED);
+  }
+
+  static StagedVolume create(Path dir, int totalBuckets) throws IOException {
     Path root = dir.toAbsolutePath().normalize();
     Files.createDirectories(root);
-    return new StagedVolume(root, FileStorage.open(root, false));
+    return new StagedVolume(root, FileStorage.open(root, false), totalBuckets);
   }
 
   /** The volume the opened shard reads its files through; it is never closed while the Db is. */
@@ -112,7 +127,7 @@ final class StagedVolume {
             shard.shardId(),
             shard.id(),
             shard.createdMillis(),
-            shard.totalBuckets(),
+            totalBuckets == AS_RECORDED ? shard.totalBuckets() : totalBuckets,
             shard.ranges(),
             shard.schema(),
             shard.nextFileNumber(),

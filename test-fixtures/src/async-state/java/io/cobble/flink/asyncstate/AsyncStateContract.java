@@ -69,7 +69,9 @@ import org.junit.jupiter.api.io.TempDir;
  * requests per batch: randomized operations on value, list, map, reducing and aggregating state
  * checked against a model, including reads issued before and after a write of the same key in one
  * record (so in one batch), then a checkpoint restored into two backends that split the key groups
- * (a changed parallelism). Replay a run with {@code -Dcobble.test.seed=<seed>}.
+ * (a changed parallelism), and backends given fewer key groups than their range ends at (as Flink's
+ * State V2 test base builds them) restored across three targets. Replay a run with {@code
+ * -Dcobble.test.seed=<seed>}.
  */
 public abstract class AsyncStateContract {
 
@@ -164,6 +166,21 @@ public abstract class AsyncStateContract {
         KeyGroupRange range,
         Collection<KeyedStateHandle> restore)
         throws Exception {
+      this(operator, mailbox, range, restore, MAX_PARALLELISM, MAX_PARALLELISM);
+    }
+
+    /**
+     * A backend given {@code numberOfKeyGroups} whose records carry the key groups of {@code
+     * maxParallelism}.
+     */
+    Run(
+        String operator,
+        MailboxExecutor mailbox,
+        KeyGroupRange range,
+        Collection<KeyedStateHandle> restore,
+        int numberOfKeyGroups,
+        int maxParallelism)
+        throws Exception {
       Configuration config = CobbleTestBaseSetup.backendConfig(tmp);
       config.setString("state.backend.cobble.async.read-threads", "3");
       backend =
@@ -174,7 +191,7 @@ public abstract class AsyncStateContract {
                       new JobID(),
                       operator,
                       IntSerializer.INSTANCE,
-                      MAX_PARALLELISM,
+                      numberOfKeyGroups,
                       range,
                       env.getTaskKvStateRegistry(),
                       TtlTimeProvider.DEFAULT,
@@ -184,7 +201,7 @@ public abstract class AsyncStateContract {
                       new CloseableRegistry(),
                       1.0));
       executor = backend.createStateExecutor();
-      aec = new Controller(controller(mailbox, executor, backend, MAX_PARALLELISM, 64, failure));
+      aec = new Controller(controller(mailbox, executor, backend, maxParallelism, 64, failure));
       backend.setup(aec.handler());
       value = create(new ValueStateDescriptor<>("value", IntSerializer.INSTANCE));
       list = create(new ListStateDescriptor<>("list", IntSerializer.INSTANCE));
@@ -386,6 +403,103 @@ public abstract class AsyncStateContract {
     }
     assertThat(mismatches).as("after restore, seed " + seed).isEmpty();
     assertThat(checked.get()).as("callbacks run, seed " + seed).isEqualTo(expected.get());
+  }
+
+  /**
+   * Backends given fewer key groups than their range ends at, as Flink's {@code
+   * StateBackendTestV2Base} builds them (the range size), while the controller computes key groups
+   * with the real maximum parallelism: two such sources ([0,4] and [5,9] of 10, each told 5 key
+   * groups) restore into three targets, the middle one joining both, with exact values of every
+   * key. The shards must address buckets by absolute key group and take their bucket count from
+   * their ranges and restored snapshots.
+   */
+  @Test
+  void rangeSizedKeyGroupCountsRestoreIntoThreeTargets() {
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(60),
+        this::rangeSizedScenario,
+        () -> "async framework failure: " + stackTrace(failure.get()) + asyncThreads());
+  }
+
+  private void rangeSizedScenario() throws Exception {
+    int maxParallelism = 10;
+    TaskMailboxImpl mailbox = new TaskMailboxImpl(Thread.currentThread());
+    MailboxExecutor mailboxExecutor =
+        new MailboxExecutorImpl(mailbox, 0, StreamTaskActionExecutor.IMMEDIATE);
+    List<String> mismatches = Collections.synchronizedList(new ArrayList<>());
+    AtomicInteger expected = new AtomicInteger();
+    AtomicInteger checked = new AtomicInteger();
+    List<KeyedStateHandle> handles = new ArrayList<>();
+    for (KeyGroupRange source :
+        new KeyGroupRange[] {KeyGroupRange.of(0, 4), KeyGroupRange.of(5, 9)}) {
+      Run run =
+          new Run(
+              "range-sized-source-" + source.getStartKeyGroup(),
+              mailboxExecutor,
+              source,
+              Collections.emptyList(),
+              source.getNumberOfKeyGroups(),
+              maxParallelism);
+      try {
+        for (int key = 0; key < KEYS; key++) {
+          if (!source.contains(KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism))) {
+            continue;
+          }
+          int k = key;
+          run.record(
+              "write-" + key,
+              key,
+              () -> {
+                run.value.asyncUpdate(k * 3);
+                run.map.asyncPut(k % 7, "m" + k);
+                run.list.asyncAdd(k);
+              });
+        }
+        run.drain();
+        handles.add(checkpoint(run));
+      } finally {
+        run.close();
+      }
+    }
+    Map<KeyGroupRange, Integer> keysPerTarget = new HashMap<>();
+    for (KeyGroupRange target :
+        new KeyGroupRange[] {
+          KeyGroupRange.of(0, 3), KeyGroupRange.of(4, 6), KeyGroupRange.of(7, 9)
+        }) {
+      Run restored =
+          new Run(
+              "range-sized-target-" + target.getStartKeyGroup(),
+              mailboxExecutor,
+              target,
+              handles,
+              target.getNumberOfKeyGroups(),
+              maxParallelism);
+      try {
+        for (int key = 0; key < KEYS; key++) {
+          if (!target.contains(KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism))) {
+            continue;
+          }
+          keysPerTarget.merge(target, 1, Integer::sum);
+          int k = key;
+          Checker check =
+              new Checker("target " + target + " key " + key, mismatches, expected, checked);
+          restored.record(
+              "read-" + key,
+              key,
+              () -> {
+                check.that(restored.value.asyncValue(), k * 3);
+                check.that(entries(restored.map), Collections.singletonMap(k % 7, "m" + k));
+                check.that(collect(restored.list.asyncGet()), Collections.singletonList(k));
+              });
+        }
+        restored.drain();
+      } finally {
+        restored.close();
+      }
+    }
+    assertThat(keysPerTarget).as("keys checked per target").hasSize(3);
+    assertThat(mismatches).isEmpty();
+    assertThat(checked.get()).as("callbacks run").isEqualTo(expected.get());
   }
 
   /** Where Cobble's executor threads are, for a run that timed out. */

@@ -11,14 +11,12 @@ import org.apache.flink.runtime.state.ConfigurableStateBackend;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameter;
 import org.apache.flink.testutils.junit.extensions.parameterized.ParameterizedTestExtension;
 import org.apache.flink.testutils.junit.extensions.parameterized.Parameters;
-import org.junit.jupiter.api.Disabled;
-import org.junit.jupiter.api.TestTemplate;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Flink's State V2 backend test base against Cobble's asynchronous backend. In Flink's package: its
- * test methods are package-private, and two of them cannot apply to Cobble (see below).
+ * Flink's State V2 backend test base against Cobble's asynchronous backend, every test of it. In
+ * Flink's package, where its test methods are visible.
  */
 @ExtendWith(ParameterizedTestExtension.class)
 public class CobbleAsyncStateBackendTest extends StateBackendTestV2Base<AbstractStateBackend> {
@@ -47,21 +45,4 @@ public class CobbleAsyncStateBackendTest extends StateBackendTestV2Base<Abstract
   protected void restoreJob() {
     // Restores need nothing besides the state handles.
   }
-
-  /**
-   * The base builds the rescaled backends with the size of their key-group range as the number of
-   * key groups (Flink passes the maximum parallelism); a Cobble shard has one bucket per key group
-   * of the maximum parallelism, fixed for the life of its checkpoints. Rescaling through the
-   * asynchronous backend is covered by the async state contract (a checkpoint restored into two
-   * backends splitting the key groups), and the synchronous StateBackendTestBase rescales too.
-   */
-  @Override
-  @TestTemplate
-  @Disabled("the base passes the range size as the number of key groups")
-  void testAsyncStateBackendScaleUp() {}
-
-  @Override
-  @TestTemplate
-  @Disabled("the base passes the range size as the number of key groups")
-  void testAsyncStateBackendScaleDown() {}
 }
