@@ -4,7 +4,6 @@ import io.cobble.Db;
 import io.cobble.DbMetrics;
 import io.cobble.flink.table.codec.EncodeBuffer;
 import io.cobble.flink.table.codec.RowCodec;
-import io.cobble.flink.table.layout.BucketRouter;
 import io.cobble.flink.table.layout.TableLayout;
 import java.util.Arrays;
 import java.util.function.ToLongFunction;
@@ -12,7 +11,7 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.metrics.MetricNames;
-import org.apache.flink.table.data.RowData;
+import org.apache.flink.types.RowKind;
 
 /**
  * Upserts rows into the writer's own shard: INSERT and UPDATE_AFTER replace every value column of
@@ -21,17 +20,17 @@ import org.apache.flink.table.data.RowData;
  * filter and no UPDATE_AFTER follows (FLINK-9528), as upsert-kafka's tombstones assume. The removal
  * waits in a one-row buffer: an UPDATE_AFTER, INSERT or DELETE of the same key that comes next
  * replaces it, so the usual before/after pair costs one write; anything else, and every snapshot,
- * writes it first. Each row is one whole-row put ({@link Db#putRow}), encoded into buffers the
- * writer reuses, so a reader never sees half a row and a row allocates nothing on the way in.
- * Counts Flink's standard sink counters ({@code numRecordsSend}, {@code numBytesSend}) per write to
- * the shard and exposes the shard's engine metrics as gauges under {@code cobble}.
+ * writes it first. Each row arrives encoded ({@link SinkRecord}) and is one whole-row put ({@link
+ * Db#putRow}) from buffers the writer reuses, so a reader never sees half a row and a row allocates
+ * nothing on the way in. Counts Flink's standard sink counters ({@code numRecordsSend}, {@code
+ * numBytesSend}) per write to the shard and exposes the shard's engine metrics as gauges under
+ * {@code cobble}.
  */
 final class ShardWriter {
 
   private final Db shard;
   private final int shardIndex;
   private final TableLayout layout;
-  private final RowCodec codec;
   private EncodeBuffer key = new EncodeBuffer(64);
   private final EncodeBuffer values = new EncodeBuffer(256);
   private final int[] columnEnds;
@@ -57,26 +56,26 @@ final class ShardWriter {
     this.shard = shard;
     this.shardIndex = shardIndex;
     this.layout = layout;
-    this.codec = codec;
     this.columnEnds = new int[codec.valueColumnCount()];
     this.recordsSent = metrics.counter(MetricNames.NUM_RECORDS_SEND);
     this.bytesSent = metrics.counter(MetricNames.NUM_BYTES_SEND);
     registerShardGauges(metrics.addGroup("cobble"));
   }
 
-  void write(RowData row) {
+  void write(byte[] record) {
     changed = true;
-    codec.keyInto(row, key);
-    int bucket = ownedBucket();
+    key.set(record, SinkRecord.KEY_START, SinkRecord.keyLength(record));
+    int bucket = ownedBucket(SinkRecord.bucket(record));
     if (removalPending && !samePendingKey()) {
       writePendingRemoval();
     }
     // A pending removal of this key is superseded by whatever this row writes.
     removalPending = false;
-    switch (row.getRowKind()) {
+    RowKind kind = SinkRecord.kind(record);
+    switch (kind) {
       case INSERT:
       case UPDATE_AFTER:
-        upsert(row, bucket);
+        upsert(record, bucket);
         break;
       case DELETE:
         remove(key, bucket);
@@ -85,7 +84,7 @@ final class ShardWriter {
         holdRemoval(bucket);
         break;
       default:
-        throw new IllegalArgumentException("Unknown row kind " + row.getRowKind());
+        throw new IllegalArgumentException("Unknown row kind " + kind);
     }
   }
 
@@ -97,8 +96,12 @@ final class ShardWriter {
     }
   }
 
-  private void upsert(RowData row, int bucket) {
-    codec.valuesInto(row, values, columnEnds);
+  private void upsert(byte[] record, int bucket) {
+    int at = SinkRecord.columnEndsStart(record);
+    for (int i = 0; i < columnEnds.length; i++, at += 4) {
+      columnEnds[i] = SinkRecord.readInt(record, at);
+    }
+    values.set(record, at, record.length - at);
     shard.putRow(bucket, TableLayout.FAMILY, key.array(), key.size(), values.array(), columnEnds);
     recordsSent.inc();
     bytesSent.inc(key.size() + values.size());
@@ -126,9 +129,8 @@ final class ShardWriter {
     return Arrays.equals(key.array(), 0, key.size(), pendingKey.array(), 0, pendingKey.size());
   }
 
-  /** The key's bucket, which must belong to this shard: the stream is partitioned by bucket. */
-  private int ownedBucket() {
-    int bucket = BucketRouter.bucketOf(key.array(), key.size(), layout.bucketCount());
+  /** The row's bucket, which must belong to this shard: the stream is partitioned by bucket. */
+  private int ownedBucket(int bucket) {
     if (layout.shardOf(bucket) != shardIndex) {
       throw new IllegalStateException(
           "A row of bucket "
