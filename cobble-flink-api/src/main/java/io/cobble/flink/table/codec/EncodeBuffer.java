@@ -36,14 +36,6 @@ public final class EncodeBuffer {
     return Arrays.copyOf(bytes, size);
   }
 
-  /** Replaces the content with {@code src[offset..offset + length)}. */
-  public void set(byte[] src, int offset, int length) {
-    size = 0;
-    ensure(length);
-    System.arraycopy(src, offset, bytes, 0, length);
-    size = length;
-  }
-
   void putByte(int b) {
     ensure(1);
     bytes[size++] = (byte) b;

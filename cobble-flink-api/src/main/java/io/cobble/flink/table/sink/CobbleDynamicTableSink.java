@@ -1,10 +1,14 @@
 package io.cobble.flink.table.sink;
 
 import io.cobble.flink.table.TableStorage;
+import io.cobble.flink.table.codec.KeyEncoder;
 import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.TableSchemaFile;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 
@@ -51,13 +55,16 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
   @Override
   public SinkRuntimeProvider getSinkRuntimeProvider(Context context) {
     int[] keyPositions = new int[schema.primaryKey().size()];
+    List<LogicalType> keyTypes = new ArrayList<>();
     for (int i = 0; i < keyPositions.length; i++) {
       keyPositions[i] = rowType.getFieldIndex(schema.primaryKey().get(i));
+      keyTypes.add(rowType.getTypeAt(keyPositions[i]));
     }
     return new CobbleSinkProvider(
         table,
         schema,
         new RowCodec(rowType, keyPositions, schema.slots()),
+        new KeyEncoder(keyTypes, keyPositions),
         new WriterMemory(writerBufferBytes, managedMemory),
         retention);
   }

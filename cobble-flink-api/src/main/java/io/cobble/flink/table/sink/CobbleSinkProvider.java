@@ -2,10 +2,10 @@ package io.cobble.flink.table.sink;
 
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.table.TableStorage;
+import io.cobble.flink.table.codec.KeyEncoder;
 import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.TableLayout;
 import io.cobble.flink.table.layout.TableSchemaFile;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -16,18 +16,18 @@ import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
 import org.apache.flink.table.data.RowData;
 
 /**
- * Puts the sink into the job: rows are encoded in the task producing them ({@link SinkRecord}) and
- * partitioned by bucket to the writer owning it ({@code sink.parallelism} writers), the writers'
- * shard snapshots go to one committer (parallelism and max parallelism 1) that publishes the global
- * snapshots, and a discarding sink closes the topology. Plain operators rather than a Sink V2 sink:
- * their API links unchanged from 1.17 to 2.x, while the committing Sink V2 interfaces differ on
- * every line and cannot partition their input.
+ * Puts the sink into the job: rows are partitioned by bucket to the writer owning it ({@code
+ * sink.parallelism} writers), the writers' shard snapshots go to one committer (parallelism and max
+ * parallelism 1) that publishes the global snapshots, and a discarding sink closes the topology.
+ * Plain operators rather than a Sink V2 sink: their API links unchanged from 1.17 to 2.x, while the
+ * committing Sink V2 interfaces differ on every line and cannot partition their input.
  */
 final class CobbleSinkProvider implements DataStreamSinkProvider {
 
   private final TableStorage table;
   private final TableSchemaFile schema;
   private final RowCodec codec;
+  private final KeyEncoder keys;
   private final WriterMemory memory;
   private final int retention;
 
@@ -35,11 +35,13 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
       TableStorage table,
       TableSchemaFile schema,
       RowCodec codec,
+      KeyEncoder keys,
       WriterMemory memory,
       int retention) {
     this.table = table;
     this.schema = schema;
     this.codec = codec;
+    this.keys = keys;
     this.memory = memory;
     this.retention = retention;
   }
@@ -49,18 +51,10 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
       ProviderContext context, DataStream<RowData> dataStream) {
     TableLayout layout = new TableLayout(schema.bucketCount(), schema.shardCount());
     String name = "Cobble sink: " + table.root();
-    // Chained to the operator before it (same parallelism), so rows are encoded in its task.
-    SingleOutputStreamOperator<byte[]> encoded =
-        dataStream
-            .map(
-                new SinkRecordEncoder(codec, layout.bucketCount()),
-                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)
-            .name(name + " (encoder)")
-            .setParallelism(dataStream.getParallelism());
-    context.generateUid("cobble-sink-encoder").ifPresent(encoded::uid);
     SingleOutputStreamOperator<ShardCommit> written =
-        encoded
-            .partitionCustom(new BucketPartitioner(layout), new BucketKeySelector())
+        dataStream
+            .partitionCustom(
+                new BucketPartitioner(layout), new BucketKeySelector(keys, layout.bucketCount()))
             .transform(
                 name + " (writer)",
                 TypeInformation.of(ShardCommit.class),

@@ -37,18 +37,19 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
 
 /**
- * A sink writer: upserts its bucket range, as {@link SinkRecord}s, into its own shard, a Cobble
- * {@link Db} in the task's local temporary directory. Before every checkpoint barrier it takes a
- * shard snapshot onto the table root, waits until it is published, and sends it to the committer;
- * the snapshot id is the writer's Flink state (union list state, so a rescaled job sees every
- * previous shard, see {@link ShardStart}). At the end of bounded input it does the same once more.
- * A published snapshot stays pinned until a global snapshot covers it, so the shard's own retention
- * never removes a snapshot the committer or a restore still needs.
+ * A sink writer: upserts its bucket range into its own shard, a Cobble {@link Db} in the task's
+ * local temporary directory. Before every checkpoint barrier it takes a shard snapshot onto the
+ * table root, waits until it is published, and sends it to the committer; the snapshot id is the
+ * writer's Flink state (union list state, so a rescaled job sees every previous shard, see {@link
+ * ShardStart}). At the end of bounded input it does the same once more. A published snapshot stays
+ * pinned until a global snapshot covers it, so the shard's own retention never removes a snapshot
+ * the committer or a restore still needs.
  */
 final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
-    implements OneInputStreamOperator<byte[], ShardCommit>, BoundedOneInput {
+    implements OneInputStreamOperator<RowData, ShardCommit>, BoundedOneInput {
 
   private static final long serialVersionUID = 1L;
 
@@ -130,7 +131,7 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
   }
 
   @Override
-  public void processElement(StreamRecord<byte[]> element) {
+  public void processElement(StreamRecord<RowData> element) {
     writer.write(element.getValue());
   }
 

@@ -4,6 +4,7 @@ import io.cobble.Db;
 import io.cobble.DbMetrics;
 import io.cobble.flink.table.codec.EncodeBuffer;
 import io.cobble.flink.table.codec.RowCodec;
+import io.cobble.flink.table.layout.BucketRouter;
 import io.cobble.flink.table.layout.TableLayout;
 import java.util.Arrays;
 import java.util.function.ToLongFunction;
@@ -11,7 +12,7 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.metrics.MetricNames;
-import org.apache.flink.types.RowKind;
+import org.apache.flink.table.data.RowData;
 
 /**
  * Upserts rows into the writer's own shard: INSERT and UPDATE_AFTER replace every value column of
@@ -20,17 +21,17 @@ import org.apache.flink.types.RowKind;
  * filter and no UPDATE_AFTER follows (FLINK-9528), as upsert-kafka's tombstones assume. The removal
  * waits in a one-row buffer: an UPDATE_AFTER, INSERT or DELETE of the same key that comes next
  * replaces it, so the usual before/after pair costs one write; anything else, and every snapshot,
- * writes it first. Each row arrives encoded ({@link SinkRecord}) and is one whole-row put ({@link
- * Db#putRow}) from buffers the writer reuses, so a reader never sees half a row and a row allocates
- * nothing on the way in. Counts Flink's standard sink counters ({@code numRecordsSend}, {@code
- * numBytesSend}) per write to the shard and exposes the shard's engine metrics as gauges under
- * {@code cobble}.
+ * writes it first. Each row is one whole-row put ({@link Db#putRow}), encoded into buffers the
+ * writer reuses, so a reader never sees half a row and a row allocates nothing on the way in.
+ * Counts Flink's standard sink counters ({@code numRecordsSend}, {@code numBytesSend}) per write to
+ * the shard and exposes the shard's engine metrics as gauges under {@code cobble}.
  */
 final class ShardWriter {
 
   private final Db shard;
   private final int shardIndex;
   private final TableLayout layout;
+  private final RowCodec codec;
   private EncodeBuffer key = new EncodeBuffer(64);
   private final EncodeBuffer values = new EncodeBuffer(256);
   private final int[] columnEnds;
@@ -56,26 +57,26 @@ final class ShardWriter {
     this.shard = shard;
     this.shardIndex = shardIndex;
     this.layout = layout;
+    this.codec = codec;
     this.columnEnds = new int[codec.valueColumnCount()];
     this.recordsSent = metrics.counter(MetricNames.NUM_RECORDS_SEND);
     this.bytesSent = metrics.counter(MetricNames.NUM_BYTES_SEND);
     registerShardGauges(metrics.addGroup("cobble"));
   }
 
-  void write(byte[] record) {
+  void write(RowData row) {
     changed = true;
-    key.set(record, SinkRecord.KEY_START, SinkRecord.keyLength(record));
-    int bucket = ownedBucket(SinkRecord.bucket(record));
+    codec.keyInto(row, key);
+    int bucket = ownedBucket();
     if (removalPending && !samePendingKey()) {
       writePendingRemoval();
     }
     // A pending removal of this key is superseded by whatever this row writes.
     removalPending = false;
-    RowKind kind = SinkRecord.kind(record);
-    switch (kind) {
+    switch (row.getRowKind()) {
       case INSERT:
       case UPDATE_AFTER:
-        upsert(record, bucket);
+        upsert(row, bucket);
         break;
       case DELETE:
         remove(key, bucket);
@@ -84,7 +85,7 @@ final class ShardWriter {
         holdRemoval(bucket);
         break;
       default:
-        throw new IllegalArgumentException("Unknown row kind " + kind);
+        throw new IllegalArgumentException("Unknown row kind " + row.getRowKind());
     }
   }
 
@@ -96,12 +97,8 @@ final class ShardWriter {
     }
   }
 
-  private void upsert(byte[] record, int bucket) {
-    int at = SinkRecord.columnEndsStart(record);
-    for (int i = 0; i < columnEnds.length; i++, at += 4) {
-      columnEnds[i] = SinkRecord.readInt(record, at);
-    }
-    values.set(record, at, record.length - at);
+  private void upsert(RowData row, int bucket) {
+    codec.valuesInto(row, values, columnEnds);
     shard.putRow(bucket, TableLayout.FAMILY, key.array(), key.size(), values.array(), columnEnds);
     recordsSent.inc();
     bytesSent.inc(key.size() + values.size());
@@ -129,8 +126,9 @@ final class ShardWriter {
     return Arrays.equals(key.array(), 0, key.size(), pendingKey.array(), 0, pendingKey.size());
   }
 
-  /** The row's bucket, which must belong to this shard: the stream is partitioned by bucket. */
-  private int ownedBucket(int bucket) {
+  /** The key's bucket, which must belong to this shard: the stream is partitioned by bucket. */
+  private int ownedBucket() {
+    int bucket = BucketRouter.bucketOf(key.array(), key.size(), layout.bucketCount());
     if (layout.shardOf(bucket) != shardIndex) {
       throw new IllegalStateException(
           "A row of bucket "

@@ -93,13 +93,11 @@ class ShardStartTest {
         SnapshotManager snapshots = SnapshotManager.open(db, table, start.id().toString())) {
       ShardWriter writer =
           new ShardWriter(db, index, layout, CODEC, new UnregisteredMetricsGroup());
-      SinkRecordEncoder encoder = new SinkRecordEncoder(CODEC, BUCKETS);
       rows.forEach(
           (id, name) -> {
             int bucket = BucketRouter.bucketOf(CODEC.key(row(RowKind.INSERT, id, "")), BUCKETS);
             if (layout.shardOf(bucket) == index) {
-              writer.write(
-                  encoder.map(row(name == null ? RowKind.DELETE : RowKind.INSERT, id, name)));
+              writer.write(row(name == null ? RowKind.DELETE : RowKind.INSERT, id, name));
             }
           });
       if (compact) {

@@ -49,13 +49,6 @@ class ShardWriterTest {
     return row;
   }
 
-  static final SinkRecordEncoder ENCODER = new SinkRecordEncoder(CODEC, BUCKETS);
-
-  /** A row as the shuffle hands it to a writer. */
-  static byte[] record(RowKind kind, long id, String name) {
-    return ENCODER.map(row(kind, id, name));
-  }
-
   /** The first ids (from 1) whose buckets the given shard owns. */
   static long[] idsOfShard(TableLayout layout, int shard, int count) {
     long[] ids = new long[count];
@@ -98,11 +91,11 @@ class ShardWriterTest {
     CountingGroup metrics = new CountingGroup();
     try (Db db = openShard(dir, 0)) {
       ShardWriter writer = new ShardWriter(db, 0, LAYOUT, CODEC, metrics);
-      writer.write(record(RowKind.INSERT, ids[0], "a"));
-      writer.write(record(RowKind.UPDATE_BEFORE, ids[0], "a"));
-      writer.write(record(RowKind.UPDATE_AFTER, ids[0], "b"));
-      writer.write(record(RowKind.INSERT, ids[1], "c"));
-      writer.write(record(RowKind.DELETE, ids[1], "c"));
+      writer.write(row(RowKind.INSERT, ids[0], "a"));
+      writer.write(row(RowKind.UPDATE_BEFORE, ids[0], "a"));
+      writer.write(row(RowKind.UPDATE_AFTER, ids[0], "b"));
+      writer.write(row(RowKind.INSERT, ids[1], "c"));
+      writer.write(row(RowKind.DELETE, ids[1], "c"));
       assertEquals(4, metrics.records.getCount());
       assertTrue(metrics.bytes.getCount() > 0);
       byte[] key = CODEC.key(row(RowKind.INSERT, ids[0], ""));
@@ -120,23 +113,23 @@ class ShardWriterTest {
     CountingGroup metrics = new CountingGroup();
     try (Db db = openShard(dir, 0)) {
       ShardWriter writer = new ShardWriter(db, 0, LAYOUT, CODEC, metrics);
-      writer.write(record(RowKind.INSERT, ids[0], "a"));
-      writer.write(record(RowKind.INSERT, ids[1], "b"));
+      writer.write(row(RowKind.INSERT, ids[0], "a"));
+      writer.write(row(RowKind.INSERT, ids[1], "b"));
       // The filtered aggregate's case: the row leaves the result, no UPDATE_AFTER follows.
-      writer.write(record(RowKind.UPDATE_BEFORE, ids[0], "a"));
+      writer.write(row(RowKind.UPDATE_BEFORE, ids[0], "a"));
       writer.flush();
       assertNull(stored(db, ids[0]));
       assertEquals(row(RowKind.INSERT, ids[1], "b"), stored(db, ids[1]));
       assertEquals(3, metrics.records.getCount());
       // A held removal is written before a row of another key, which may be a snapshot's last.
-      writer.write(record(RowKind.UPDATE_BEFORE, ids[1], "b"));
-      writer.write(record(RowKind.UPDATE_AFTER, ids[0], "c"));
+      writer.write(row(RowKind.UPDATE_BEFORE, ids[1], "b"));
+      writer.write(row(RowKind.UPDATE_AFTER, ids[0], "c"));
       assertNull(stored(db, ids[1]));
       assertEquals(row(RowKind.INSERT, ids[0], "c"), stored(db, ids[0]));
       assertEquals(5, metrics.records.getCount());
       // A removal followed by the same key's DELETE is one write.
-      writer.write(record(RowKind.UPDATE_BEFORE, ids[0], "c"));
-      writer.write(record(RowKind.DELETE, ids[0], "c"));
+      writer.write(row(RowKind.UPDATE_BEFORE, ids[0], "c"));
+      writer.write(row(RowKind.DELETE, ids[0], "c"));
       writer.flush();
       assertNull(stored(db, ids[0]));
       assertEquals(6, metrics.records.getCount());
@@ -154,26 +147,26 @@ class ShardWriterTest {
     long withPair;
     try (Db db = openShard(dir.resolve("pair"), 0)) {
       ShardWriter writer = new ShardWriter(db, 0, LAYOUT, CODEC, new CountingGroup());
-      writer.write(record(RowKind.INSERT, id, "a"));
-      writer.write(record(RowKind.UPDATE_BEFORE, id, "a"));
-      writer.write(record(RowKind.UPDATE_AFTER, id, "b"));
+      writer.write(row(RowKind.INSERT, id, "a"));
+      writer.write(row(RowKind.UPDATE_BEFORE, id, "a"));
+      writer.write(row(RowKind.UPDATE_AFTER, id, "b"));
       writer.flush();
       withPair = db.metrics().memtableBytes();
     }
     long afterOnly;
     try (Db db = openShard(dir.resolve("after-only"), 0)) {
       ShardWriter writer = new ShardWriter(db, 0, LAYOUT, CODEC, new CountingGroup());
-      writer.write(record(RowKind.INSERT, id, "a"));
-      writer.write(record(RowKind.UPDATE_AFTER, id, "b"));
+      writer.write(row(RowKind.INSERT, id, "a"));
+      writer.write(row(RowKind.UPDATE_AFTER, id, "b"));
       afterOnly = db.metrics().memtableBytes();
     }
     // What a sink that writes the removal and then the row leaves behind.
     long removalThenRow;
     try (Db db = openShard(dir.resolve("removal"), 0)) {
       ShardWriter writer = new ShardWriter(db, 0, LAYOUT, CODEC, new CountingGroup());
-      writer.write(record(RowKind.INSERT, id, "a"));
-      writer.write(record(RowKind.DELETE, id, "a"));
-      writer.write(record(RowKind.UPDATE_AFTER, id, "b"));
+      writer.write(row(RowKind.INSERT, id, "a"));
+      writer.write(row(RowKind.DELETE, id, "a"));
+      writer.write(row(RowKind.UPDATE_AFTER, id, "b"));
       removalThenRow = db.metrics().memtableBytes();
     }
     assertTrue(removalThenRow > afterOnly, removalThenRow + " <= " + afterOnly);
@@ -198,7 +191,7 @@ class ShardWriterTest {
         long id = ids[random.nextInt(ids.length)];
         RowKind kind = kinds[random.nextInt(kinds.length)];
         String name = "v" + step;
-        writer.write(record(kind, id, name));
+        writer.write(row(kind, id, name));
         if (kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER) {
           model.put(id, name);
         } else {
@@ -230,8 +223,7 @@ class ShardWriterTest {
       ShardWriter writer = new ShardWriter(db, 0, LAYOUT, CODEC, new CountingGroup());
       IllegalStateException e =
           assertThrows(
-              IllegalStateException.class,
-              () -> writer.write(record(RowKind.INSERT, foreign, "x")));
+              IllegalStateException.class, () -> writer.write(row(RowKind.INSERT, foreign, "x")));
       assertTrue(e.getMessage().contains("which owns buckets 0-1"), e.getMessage());
     }
   }
