@@ -5,7 +5,6 @@ import io.cobble.Db;
 import io.cobble.rescale.ShardOpenRequest;
 import io.cobble.rescale.ShardOpener;
 import io.cobble.snapshot.BucketRange;
-import io.cobble.storage.Storage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -87,7 +86,9 @@ final class CobbleRestore {
 
   /**
    * Opens the shard from {@code stateHandles}; with {@code primary} its working files and manifests
-   * go there (the restored files copied onto it) and {@code workDir} only stages and caches them.
+   * go there and {@code workDir} only stages and caches them. A checkpoint of the same key-group
+   * range then resumes in place ({@link CheckpointPrimary#resumeInPlace}); a rescale copies the
+   * restored files onto the primary.
    */
   static <K> Result restore(
       Collection<KeyedStateHandle> stateHandles,
@@ -99,7 +100,7 @@ final class CobbleRestore {
       ClassLoader classLoader,
       CloseableRegistry cancel,
       Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf,
-      @Nullable Storage primary)
+      @Nullable CheckpointPrimary primary)
       throws Exception {
     Config config = shardConfig(baseConfig, numberOfKeyGroups, range);
     List<IncrementalRemoteKeyedStateHandle> handles = new ArrayList<>();
@@ -118,7 +119,7 @@ final class CobbleRestore {
     }
     Path dbDir = workDir.resolve(DB_DIR);
     if (handles.isEmpty()) {
-      Db db = primary == null ? Db.open(dbDir, config) : Db.open(primary, dbDir, config);
+      Db db = primary == null ? Db.open(dbDir, config) : Db.open(primary.storage(), dbDir, config);
       Result fresh = new Result(db, new ArrayList<>(), -1, new HashMap<>());
       fresh.keySerializer = keySerializer;
       return fresh;
@@ -135,6 +136,31 @@ final class CobbleRestore {
       }
       metas.add(meta);
     }
+    BucketRange owned = BucketRange.of(range.getStartKeyGroup(), range.getEndKeyGroup());
+    if (primary != null
+        && handles.size() == 1
+        && handles.get(0).getKeyGroupRange().equals(range)
+        && metas.get(0).shard.ranges().equals(List.of(owned))) {
+      Map<String, StreamStateHandle> held = new HashMap<>();
+      Db db = primary.resumeInPlace(handles.get(0), metas.get(0).shard, dbDir, config, held);
+      if (db != null) {
+        Result result =
+            new Result(db, new ArrayList<>(states.values()), handles.get(0).getCheckpointId(), held);
+        result.keySerializer = restoredKeySerializer;
+        LOG.info(
+            "Restored Cobble shard for key groups {} from checkpoint {} in place: {} file(s) read"
+                + " where they lie, nothing copied, in {} ms",
+            range,
+            result.checkpointId,
+            held.size(),
+            (System.nanoTime() - started) / 1_000_000);
+        return result;
+      }
+      LOG.info(
+          "Checkpoint {} holds Cobble files outside a file system; copying them onto {}",
+          handles.get(0).getCheckpointId(),
+          primary.directory());
+    }
     StagedVolume volume = StagedVolume.create(workDir.resolve(VOLUME_DIR));
     ShardOpenRequest.Builder request =
         ShardOpenRequest.builder(
@@ -142,9 +168,9 @@ final class CobbleRestore {
                 dbDir,
                 StagedVolume.shardId(range.getStartKeyGroup(), range.getEndKeyGroup()),
                 config)
-            .range(BucketRange.of(range.getStartKeyGroup(), range.getEndKeyGroup()));
+            .range(owned);
     if (primary != null) {
-      request.primary(primary);
+      request.primary(primary.storage());
     }
     long checkpointId = -1;
     for (int i = 0; i < handles.size(); i++) {
