@@ -13,8 +13,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The backend's working directory on the checkpoint storage, plus the files of a restored checkpoint
- * it reads where they lie: each adopted file is served under its engine name ({@link
+ * The backend's working directory on the checkpoint storage, plus the files of a restored
+ * checkpoint it reads where they lie: each adopted file is served under its engine name ({@link
  * io.cobble.version.RemotePrimary#adoptedPath}) from its own location, read-only. Adopted files are
  * Flink's: never listed, written or deleted through this storage.
  */
@@ -117,7 +117,8 @@ final class AdoptingStorage extends ForwardingStorage {
   private void refuseAdopted(String path) throws IOException {
     if (adopted.containsKey(path)) {
       throw new IOException(
-          path + " is a file of the restored checkpoint, owned by Flink; the backend only reads it");
+          path
+              + " is a file of the restored checkpoint, owned by Flink; the backend only reads it");
     }
   }
 }

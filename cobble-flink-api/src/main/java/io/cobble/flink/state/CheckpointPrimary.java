@@ -257,9 +257,9 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
   /**
    * Whether {@code number} can be handed over where it lies: never handed over yet, or held by a
    * confirmed checkpoint, and not adopted from the restored checkpoint (those are referenced by
-   * placeholders). A file an unconfirmed checkpoint holds is not: if that checkpoint is
-   * aborted (or subsumed while pending) Flink deletes the file, also from under a later checkpoint
-   * naming it, so a later checkpoint gets a copy of its own.
+   * placeholders). A file an unconfirmed checkpoint holds is not: if that checkpoint is aborted (or
+   * subsumed while pending) Flink deletes the file, also from under a later checkpoint naming it,
+   * so a later checkpoint gets a copy of its own.
    */
   synchronized boolean inPlace(long number) {
     return !unconfirmed.containsKey(number) && !adopted.contains(number);

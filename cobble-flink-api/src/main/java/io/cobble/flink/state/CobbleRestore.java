@@ -145,7 +145,8 @@ final class CobbleRestore {
       Db db = primary.resumeInPlace(handles.get(0), metas.get(0).shard, dbDir, config, held);
       if (db != null) {
         Result result =
-            new Result(db, new ArrayList<>(states.values()), handles.get(0).getCheckpointId(), held);
+            new Result(
+                db, new ArrayList<>(states.values()), handles.get(0).getCheckpointId(), held);
         result.keySerializer = restoredKeySerializer;
         LOG.info(
             "Restored Cobble shard for key groups {} from checkpoint {} in place: {} file(s) read"
