@@ -42,11 +42,6 @@ final class AdoptingStorage extends ForwardingStorage {
     adopted.put(enginePath, location);
   }
 
-  /** Where the adopted file {@code enginePath} lies; null when it is not adopted. */
-  Location location(String enginePath) {
-    return adopted.get(enginePath);
-  }
-
   @Override
   public StorageInput open(String path) throws IOException {
     Location l = adopted.get(path);
