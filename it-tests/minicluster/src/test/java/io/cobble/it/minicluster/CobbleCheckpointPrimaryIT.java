@@ -43,8 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * every checkpoint is a working file in place (no byte of data uploaded, nothing copied into {@code
  * shared/}), and the oldest retained checkpoint restores in CLAIM mode with exact state. Both the
  * recovery and the restore keep the key-group ranges, so the shards resume in place on the
- * checkpoint's files (what that writes and reads: {@code PrimaryOnCheckpointStorageTest}). (A failure
- * and recovery with working files on the checkpoint storage: {@link
+ * checkpoint's files (what that writes and reads: {@code PrimaryOnCheckpointStorageTest}). (A
+ * failure and recovery with working files on the checkpoint storage: {@link
  * CobbleCheckpointPrimaryOnS3IT}.)
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
