@@ -44,6 +44,10 @@ import java.util.function.LongFunction;
  *   <li>{@code RESTORING}: present while {@link #install} replaces the state.
  * </ul>
  *
+ * <p>Files a restore adopts where they lie ({@link #installAdopted}) are named {@code
+ * data/e0-<number>.sst|.vlog}: the primary's storage serves them from their real location, and the
+ * Db never deletes or sweeps them.
+ *
  * <p>Reads go through a {@link CachedStorage} whose cache keeps the files this writer uploaded
  * (write-through) and chunks of the others.
  */
@@ -54,6 +58,8 @@ public final class RemotePrimary {
   public static final String RANGES = OwnedRanges.FILE_NAME;
   public static final String RESTORING = "RESTORING";
   private static final String MANIFEST_PREFIX = MANIFESTS + Manifest.PREFIX;
+  private static final long ADOPTED_EPOCH = 0;
+  private static final String ADOPTED_PREFIX = DATA + "e" + ADOPTED_EPOCH + "-";
 
   private final CachedStorage storage;
   private WriterLease lease;
@@ -219,6 +225,28 @@ public final class RemotePrimary {
    */
   public static void install(
       Storage primary, Manifest m, int[] ranges, LongFunction<DataFile> sources) {
+    install(primary, m, ranges, sources, false);
+  }
+
+  /**
+   * {@link #install} without copying: the files of {@code m} stay where they lie, owned by someone
+   * else (a checkpoint the Db resumes from), and the Db reads each under {@link #adoptedPath},
+   * which {@code primary} must serve from the file's real location. The Db never deletes them.
+   */
+  public static void installAdopted(Storage primary, Manifest m, int[] ranges) {
+    install(primary, m, ranges, null, true);
+  }
+
+  /**
+   * The name under which the Db reads adopted file {@code number}: the epoch of no writer (leases
+   * start at 1), so it names no object a writer uploads.
+   */
+  public static String adoptedPath(long number, boolean vlog) {
+    return path(number, ADOPTED_EPOCH, vlog);
+  }
+
+  private static void install(
+      Storage primary, Manifest m, int[] ranges, LongFunction<DataFile> sources, boolean adopt) {
     try {
       WriterLease lease = WriterLease.acquire(primary, 0);
       primary.publishAtomically(RESTORING, MetadataFile.encode(new byte[0]));
@@ -227,18 +255,23 @@ public final class RemotePrimary {
       old.add(CURRENT);
       old.add(RANGES);
       for (String p : old) {
-        if (primary.exists(p)) {
+        if (primary.exists(p) && !isAdopted(p)) {
           primary.delete(p);
         }
       }
+      long fileEpoch = adopt ? ADOPTED_EPOCH : lease.epoch();
       Map<Long, Long> epochs = new HashMap<>();
       for (Manifest.FileEntry f : m.files) {
-        copy(sources.apply(f.number), f.size, primary, path(f.number, lease.epoch(), false));
-        epochs.put(f.number, lease.epoch());
+        if (!adopt) {
+          copy(sources.apply(f.number), f.size, primary, path(f.number, fileEpoch, false));
+        }
+        epochs.put(f.number, fileEpoch);
       }
       for (ValueLogFile f : m.vlogs) {
-        copy(sources.apply(f.number()), f.size(), primary, path(f.number(), lease.epoch(), true));
-        epochs.put(f.number(), lease.epoch());
+        if (!adopt) {
+          copy(sources.apply(f.number()), f.size(), primary, path(f.number(), fileEpoch, true));
+        }
+        epochs.put(f.number(), fileEpoch);
       }
       String name = String.format("%s%06d-e%d", MANIFEST_PREFIX, 1, lease.epoch());
       primary.publishAtomically(name, MetadataFile.encode(envelope(lease.epoch(), m, epochs)));
@@ -252,6 +285,10 @@ public final class RemotePrimary {
     } catch (IOException e) {
       throw new CobbleException("cannot restore the Db state onto " + primary.uri(), e);
     }
+  }
+
+  private static boolean isAdopted(String path) {
+    return path.startsWith(ADOPTED_PREFIX);
   }
 
   private static void copy(DataFile source, long size, Storage target, String path)
@@ -437,16 +474,25 @@ public final class RemotePrimary {
     List<String> paths = new ArrayList<>();
     for (Map.Entry<Long, Boolean> f : files.entrySet()) {
       Long epoch = epochs.get(f.getKey());
-      if (epoch != null) {
+      if (epoch != null && epoch != ADOPTED_EPOCH) {
         paths.add(path(f.getKey(), epoch, f.getValue()));
       }
     }
     if (paths.isEmpty()) {
+      epochs.keySet().removeAll(files.keySet());
       return;
     }
     lease.check();
     storage.deleteAll(paths);
     epochs.keySet().removeAll(files.keySet());
+  }
+
+  /**
+   * Forgets the name of dead file {@code number} that someone else deletes (the embedder owns it,
+   * see {@link FileOwnership}), so the names of dead files do not pile up.
+   */
+  public void forget(long number) {
+    epochs.remove(number);
   }
 
   /**
@@ -463,7 +509,7 @@ public final class RemotePrimary {
       }
       List<String> orphans = new ArrayList<>();
       for (String p : storage.list(DATA)) {
-        if (!keep.contains(p)) {
+        if (!keep.contains(p) && !isAdopted(p)) {
           orphans.add(p);
         }
       }

@@ -8,11 +8,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
 import io.cobble.Db;
+import io.cobble.storage.ForwardingStorage;
 import io.cobble.storage.Storage;
+import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.vlog.ValueLogFile;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
@@ -99,6 +106,103 @@ class FileOwnershipTest {
         }
         assertTrue(deleted > 0, "compaction made some own file obsolete: " + before + " " + live);
         check(db, 5);
+      }
+    }
+  }
+
+  /**
+   * A Db installed on a fresh primary with another Db's files adopted where they lie reads them
+   * there (nothing copied onto its primary), and even with the Db owning all its obsolete files it
+   * never deletes or sweeps an adopted one: compaction retires them, they stay.
+   */
+  @Test
+  void adoptedFilesAreReadWhereTheyLieAndNeverDeleted() throws Exception {
+    try (Storage source =
+            StorageProviders.open(tmp.resolve("source").toUri(), StorageOptions.empty());
+        Storage own = StorageProviders.open(tmp.resolve("own").toUri(), StorageOptions.empty())) {
+      Manifest m;
+      Map<String, String> adopted = new HashMap<>();
+      try (Db db = Db.open(source, tmp.resolve("source-local"), config())) {
+        for (int round = 0; round < 3; round++) {
+          write(db, round);
+          db.flush();
+        }
+        VersionSet vs = db.versionSet();
+        List<Manifest.FileEntry> files = new ArrayList<>();
+        for (FileMeta f : vs.current().tree(0).allFiles()) {
+          files.add(new Manifest.FileEntry(0, 0, f.number(), f.size(), f.properties()));
+          adopted.put(
+              RemotePrimary.adoptedPath(f.number(), false), vs.remote().path(f.number(), false));
+        }
+        for (ValueLogFile f : vs.current().vlogFiles().values()) {
+          adopted.put(
+              RemotePrimary.adoptedPath(f.number(), true), vs.remote().path(f.number(), true));
+        }
+        m =
+            new Manifest(
+                BUCKETS,
+                vs.newFileNumber(),
+                vs.schema(),
+                files,
+                new ArrayList<>(vs.current().vlogFiles().values()));
+      }
+      Set<String> sourceObjects = new HashSet<>(source.list(RemotePrimary.DATA));
+      assertTrue(sourceObjects.containsAll(adopted.values()));
+      Storage routed =
+          new ForwardingStorage(own) {
+            @Override
+            public StorageInput open(String path, long length) throws java.io.IOException {
+              String real = adopted.get(path);
+              return real == null ? delegate.open(path, length) : source.open(real, length);
+            }
+
+            @Override
+            public StorageInput open(String path) throws java.io.IOException {
+              String real = adopted.get(path);
+              return real == null ? delegate.open(path) : source.open(real);
+            }
+
+            @Override
+            public long length(String path) throws java.io.IOException {
+              String real = adopted.get(path);
+              return real == null ? delegate.length(path) : source.length(real);
+            }
+
+            @Override
+            public boolean exists(String path) throws java.io.IOException {
+              String real = adopted.get(path);
+              return real == null ? delegate.exists(path) : source.exists(real);
+            }
+
+            @Override
+            public byte[] readAll(String path) throws java.io.IOException {
+              String real = adopted.get(path);
+              return real == null ? delegate.readAll(path) : source.readAll(real);
+            }
+          };
+      RemotePrimary.installAdopted(routed, m, new int[] {0, BUCKETS - 1});
+      assertTrue(own.list(RemotePrimary.DATA).isEmpty(), "no data object is copied");
+      try (Db db = Db.open(routed, tmp.resolve("own-local"), config())) {
+        check(db, 2);
+        db.compactAll();
+        for (int round = 3; round < 6; round++) {
+          write(db, round);
+          db.flush();
+        }
+        db.compactAll();
+        db.versionSet().awaitDeletions();
+        check(db, 5);
+        for (FileMeta f : db.versionSet().current().tree(0).allFiles()) {
+          assertFalse(
+              adopted.containsKey(RemotePrimary.adoptedPath(f.number(), false)),
+              "compaction retired every adopted table");
+        }
+        assertTrue(
+            source.list(RemotePrimary.DATA).containsAll(sourceObjects),
+            "the Db deletes no adopted file, also after compaction retired it");
+        for (String p : own.list(RemotePrimary.DATA)) {
+          assertFalse(p.startsWith(RemotePrimary.DATA + "e0-"), p + " is an own file");
+        }
       }
     }
   }

@@ -3,13 +3,23 @@ package io.cobble.flink.v1_19;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cobble.flink.state.CobbleKeyedStateCore;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.RunnableFuture;
 import java.util.stream.Stream;
@@ -121,16 +131,202 @@ class PrimaryOnCheckpointStorageTest {
             VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, DESC);
     for (int k = 0; k < 800; k++) {
       restored.setCurrentKey(k);
-      assertThat(state.value()).isEqualTo((k < 500 ? "a" : "b") + k);
+      assertThat(state.value()).isEqualTo(value(k < 500 ? "a" : "b", k));
     }
-    IncrementalRemoteKeyedStateHandle third = snapshot(restored, access, 3, registry);
-    List<Path> thirdFiles = inPlaceFiles(third, shared);
-    assertThat(thirdFiles).isNotEmpty();
-    assertThat(thirdFiles.get(0).getParent().getParent())
-        .as("the restored backend works in a directory of its own")
-        .isNotEqualTo(inPlaceFiles(second, shared).get(0).getParent().getParent());
+    write(restored, 800, 900, "c");
+    IncrementalRemoteKeyedStateHandle third = take(restored, access, 3);
+    List<Path> thirdFiles = new ArrayList<>();
+    for (HandleAndLocalPath h : third.getSharedState()) {
+      if (h.getHandle() instanceof FileStateHandle) {
+        thirdFiles.add(Paths.get(((FileStateHandle) h.getHandle()).getFilePath().toUri()));
+      }
+    }
+    assertThat(thirdFiles).as("files written after the restore are handed over").isNotEmpty();
+    for (Path p : thirdFiles) {
+      assertThat(p.getParent().getParent())
+          .as("the restored backend writes into a directory of its own")
+          .isNotEqualTo(inPlaceFiles(second, shared).get(0).getParent().getParent());
+    }
     assertThat(third.getCheckpointedSize())
         .isEqualTo(third.getMetaDataStateHandle().getStateSize());
+  }
+
+  @Test
+  void aSameRangeRestoreResumesOnTheCheckpointsFilesWhereTheyLie() throws Exception {
+    CheckpointStorageAccess access = fileStorage();
+    Path local = dir.resolve("local");
+    // No compaction starts by itself, so the bytes the restore writes locally are its own.
+    backends =
+        new TestBackends(local)
+            .with(KEY, "false")
+            .with("state.backend.cobble.compaction.l0-file-limit", "20")
+            .checkpointStorage(access);
+    SharedStateRegistry registry = new SharedStateRegistryImpl();
+    AbstractKeyedStateBackend<Integer> backend = backends.create(IntSerializer.INSTANCE, RANGE, 10);
+    write(backend, 0, 12_000, "a");
+    snapshot(backend, access, 1, registry);
+    backend.notifyCheckpointComplete(1);
+    write(backend, 12_000, 20_000, "b");
+    IncrementalRemoteKeyedStateHandle second = snapshot(backend, access, 2, registry);
+    backend.notifyCheckpointComplete(2);
+    registry.unregisterUnusedState(2);
+    backend.dispose();
+
+    Path shared = sharedDir(access);
+    Map<Path, Object> inodes = new HashMap<>();
+    long dataBytes = 0;
+    for (Path p : inPlaceFiles(second, shared)) {
+      inodes.put(p, Files.getAttribute(p, "unix:ino"));
+      dataBytes += Files.size(p);
+    }
+    Map<String, Long> sharedBefore = sizesUnder(shared);
+    Map<String, Long> localBefore = sizesUnder(local);
+
+    AbstractKeyedStateBackend<Integer> restored =
+        backends.create(
+            IntSerializer.INSTANCE, RANGE, 10, Collections.<KeyedStateHandle>singletonList(second));
+
+    Map<String, Long> sharedWritten = written(sharedBefore, sizesUnder(shared));
+    assertThat(sharedWritten.keySet())
+        .as("the restore writes only the engine's metadata, in a directory of its own")
+        .isNotEmpty()
+        .allMatch(n -> n.matches("cobble-[0-9a-f-]+/(manifests/MANIFEST-.*|CURRENT|LEASE|RANGES)"));
+    for (Map.Entry<Path, Object> f : inodes.entrySet()) {
+      assertThat((Integer) Files.getAttribute(f.getKey(), "unix:nlink"))
+          .as("%s is neither linked nor copied", f.getKey())
+          .isEqualTo(1);
+      assertThat(Files.getAttribute(f.getKey(), "unix:ino")).isEqualTo(f.getValue());
+    }
+    Map<String, Long> localFiles = written(localBefore, sizesUnder(local));
+    long localWritten = localFiles.values().stream().mapToLong(l -> l).sum();
+    assertThat(localWritten)
+        .as(
+            "the local directory only caches the metadata read at open (%s data bytes): %s",
+            dataBytes, localFiles)
+        .isLessThan(dataBytes / 2);
+    assertValues(restored, 0, 12_000, "a");
+    assertValues(restored, 12_000, 20_000, "b");
+
+    write(restored, 20_000, 20_100, "c");
+    IncrementalRemoteKeyedStateHandle third = take(restored, access, 3);
+    long placeholders =
+        third.getSharedState().stream()
+            .filter(h -> h.getHandle() instanceof PlaceholderStreamStateHandle)
+            .count();
+    assertThat(placeholders)
+        .as("every restored file is referred to, not handed over again")
+        .isEqualTo(second.getSharedState().size());
+    third.registerSharedStates(registry, 3);
+    Set<Path> thirdFiles = new HashSet<>(paths(third));
+    assertThat(thirdFiles)
+        .as("the placeholders resolve to the checkpoint's own files")
+        .containsAll(inodes.keySet());
+    restored.notifyCheckpointComplete(3);
+    registry.unregisterUnusedState(3);
+
+    CobbleKeyedStateCore<?> core = core(restored);
+    core.db().compactAll();
+    core.db().waitForCompactions();
+    for (Path p : inodes.keySet()) {
+      assertThat(p)
+          .as("compaction retired the restored file, but it is Flink's to delete")
+          .exists();
+    }
+    IncrementalRemoteKeyedStateHandle fourth = snapshot(restored, access, 4, registry);
+    restored.notifyCheckpointComplete(4);
+    registry.unregisterUnusedState(4);
+    Set<Path> fourthFiles = new HashSet<>(paths(fourth));
+    for (Path p : inodes.keySet()) {
+      if (!fourthFiles.contains(p)) {
+        assertThat(p)
+            .as("Flink's registry deleted the restored file no checkpoint needs")
+            .doesNotExist();
+      }
+    }
+    assertValues(restored, 0, 12_000, "a");
+    assertValues(restored, 12_000, 20_000, "b");
+    assertValues(restored, 20_000, 20_100, "c");
+    restored.dispose();
+    Set<String> expected = new TreeSet<>();
+    fourthFiles.forEach(p -> expected.add(shared.relativize(p).toString()));
+    assertThat(sizesUnder(shared).keySet())
+        .as("after dispose exactly the retained checkpoint's files remain: none leaked or missing")
+        .isEqualTo(expected);
+
+    AbstractKeyedStateBackend<Integer> again =
+        backends.create(
+            IntSerializer.INSTANCE, RANGE, 10, Collections.<KeyedStateHandle>singletonList(fourth));
+    assertValues(again, 0, 12_000, "a");
+    assertValues(again, 12_000, 20_000, "b");
+    assertValues(again, 20_000, 20_100, "c");
+  }
+
+  private static CobbleKeyedStateCore<?> core(AbstractKeyedStateBackend<?> backend)
+      throws Exception {
+    Field f = backend.getClass().getDeclaredField("core");
+    f.setAccessible(true);
+    return (CobbleKeyedStateCore<?>) f.get(backend);
+  }
+
+  private static List<Path> paths(IncrementalRemoteKeyedStateHandle handle) {
+    List<Path> out = new ArrayList<>();
+    for (HandleAndLocalPath h : handle.getSharedState()) {
+      out.add(Paths.get(((FileStateHandle) h.getHandle()).getFilePath().toUri()));
+    }
+    return out;
+  }
+
+  private static Map<String, Long> sizesUnder(Path root) throws Exception {
+    Map<String, Long> out = new TreeMap<>();
+    if (!Files.exists(root)) {
+      return out;
+    }
+    // The cache writes chunks in the background: files may vanish while the tree is walked.
+    Files.walkFileTree(
+        root,
+        new SimpleFileVisitor<Path>() {
+          @Override
+          public FileVisitResult visitFile(Path p, BasicFileAttributes attrs) {
+            if (attrs.isRegularFile()) {
+              out.put(root.relativize(p).toString(), attrs.size());
+            }
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult visitFileFailed(Path p, IOException e) {
+            return FileVisitResult.CONTINUE;
+          }
+        });
+    return out;
+  }
+
+  /** Files new or grown since {@code before}, with the bytes written to them. */
+  private static Map<String, Long> written(Map<String, Long> before, Map<String, Long> after) {
+    Map<String, Long> out = new TreeMap<>();
+    after.forEach(
+        (n, size) -> {
+          long grown = size - before.getOrDefault(n, 0L);
+          if (grown > 0) {
+            out.put(n, grown);
+          }
+        });
+    return out;
+  }
+
+  private static void assertValues(
+      AbstractKeyedStateBackend<Integer> backend, int from, int to, String p) throws Exception {
+    ValueState<String> state =
+        backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, DESC);
+    for (int k = from; k < to; k++) {
+      backend.setCurrentKey(k);
+      assertThat(state.value()).isEqualTo(value(p, k));
+    }
+  }
+
+  private static String value(String p, int k) {
+    // Incompressible enough that data files dwarf their metadata.
+    return p + k + "-" + Long.toHexString(k * 0x9E3779B97F4A7C15L) + Long.toHexString(~k * 31L);
   }
 
   @Test
@@ -206,7 +402,7 @@ class PrimaryOnCheckpointStorageTest {
         backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, DESC);
     for (int k = from; k < to; k++) {
       backend.setCurrentKey(k);
-      state.update(p + k);
+      state.update(value(p, k));
     }
   }
 
@@ -216,6 +412,20 @@ class PrimaryOnCheckpointStorageTest {
       long id,
       SharedStateRegistry registry)
       throws Exception {
+    IncrementalRemoteKeyedStateHandle handle = take(backend, access, id);
+    if (id == 2) {
+      assertThat(handle.getSharedState())
+          .as("files of the confirmed checkpoint are referenced by placeholders")
+          .anyMatch(h -> h.getHandle() instanceof PlaceholderStreamStateHandle);
+    }
+    handle.registerSharedStates(registry, id);
+    return handle;
+  }
+
+  /** Checkpoint {@code id} as the backend hands it over, not registered yet. */
+  private static IncrementalRemoteKeyedStateHandle take(
+      AbstractKeyedStateBackend<Integer> backend, CheckpointStorageAccess access, long id)
+      throws Exception {
     RunnableFuture<SnapshotResult<KeyedStateHandle>> future =
         backend.snapshot(
             id,
@@ -224,14 +434,6 @@ class PrimaryOnCheckpointStorageTest {
                 id, CheckpointStorageLocationReference.getDefault()),
             CheckpointOptions.forCheckpointWithDefaultLocation());
     future.run();
-    IncrementalRemoteKeyedStateHandle handle =
-        (IncrementalRemoteKeyedStateHandle) future.get().getJobManagerOwnedSnapshot();
-    if (id == 2) {
-      assertThat(handle.getSharedState())
-          .as("files of the confirmed checkpoint are referenced by placeholders")
-          .anyMatch(h -> h.getHandle() instanceof PlaceholderStreamStateHandle);
-    }
-    handle.registerSharedStates(registry, id);
-    return handle;
+    return (IncrementalRemoteKeyedStateHandle) future.get().getJobManagerOwnedSnapshot();
   }
 }

@@ -1,11 +1,16 @@
 package io.cobble.flink.state;
 
+import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.flink.fs.FlinkFileSystemStorageProvider;
+import io.cobble.snapshot.ShardSnapshot;
+import io.cobble.snapshot.SnapshotFile;
+import io.cobble.snapshot.SnapshotRestore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import io.cobble.version.FileOwnership;
+import io.cobble.version.RemotePrimary;
 import io.cobble.version.Version;
 import io.cobble.version.VersionSet;
 import java.io.IOException;
@@ -13,6 +18,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,11 +26,14 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import javax.annotation.Nullable;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.CheckpointStorageAccess;
 import org.apache.flink.runtime.state.CheckpointStorageLocationReference;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
+import org.apache.flink.runtime.state.IncrementalRemoteKeyedStateHandle;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 import org.apache.flink.runtime.state.filesystem.FsCheckpointStorageLocation;
@@ -54,8 +63,11 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
   static final String DIR_PREFIX = "cobble-";
 
   private final Path dir;
-  private final Storage storage;
+  private final AdoptingStorage storage;
   private volatile VersionSet versions;
+
+  /** Numbers of the restored checkpoint's files the Db reads where they lie: Flink's to delete. */
+  private final Set<Long> adopted = ConcurrentHashMap.newKeySet();
 
   /** Object names of the files handed to a checkpoint, by file number. */
   private final Map<Long, String> handed = new ConcurrentHashMap<>();
@@ -68,7 +80,7 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
 
   private CheckpointPrimary(Path dir, Storage storage) {
     this.dir = dir;
-    this.storage = storage;
+    this.storage = new AdoptingStorage(storage);
   }
 
   /**
@@ -79,13 +91,16 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
       throws IOException {
     Path shared = sharedDirectory(checkpointStorage);
     Path dir = new Path(shared, DIR_PREFIX + UUID.randomUUID());
+    return new CheckpointPrimary(dir, open(dir));
+  }
+
+  /** A storage of directory {@code dir}: the engine's provider for files, Flink's otherwise. */
+  private static Storage open(Path dir) throws IOException {
     URI uri = dir.toUri();
-    Storage storage =
-        uri.getScheme() == null || "file".equals(uri.getScheme())
-            ? StorageProviders.open(
-                java.nio.file.Paths.get(uri.getPath()).toUri(), StorageOptions.empty())
-            : new FlinkFileSystemStorageProvider().open(uri, StorageOptions.empty());
-    return new CheckpointPrimary(dir, storage);
+    return uri.getScheme() == null || "file".equals(uri.getScheme())
+        ? StorageProviders.open(
+            java.nio.file.Paths.get(uri.getPath()).toUri(), StorageOptions.empty())
+        : new FlinkFileSystemStorageProvider().open(uri, StorageOptions.empty());
   }
 
   private static Path sharedDirectory(Supplier<CheckpointStorageAccess> checkpointStorage) {
@@ -144,9 +159,89 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
     return versions != null && versions == db.versionSet();
   }
 
+  /**
+   * Resumes the shard of {@code h}, a checkpoint of this very key-group range, on this volume with
+   * the checkpoint's files where they lie: only the engine's manifest, lease and owned ranges are
+   * written here, no data file is copied, and the Db opens reading their metadata. The files stay
+   * Flink's (its shared state registry deletes them once no retained checkpoint needs them); {@code
+   * held} receives Flink's handle of each by its checkpoint identity, so the next checkpoints refer
+   * to them by placeholders. Returns null, having written nothing, when a file of the checkpoint is
+   * not a file on a file system (the caller restores by copying then).
+   */
+  @Nullable
+  Db resumeInPlace(
+      IncrementalRemoteKeyedStateHandle h,
+      ShardSnapshot shard,
+      java.nio.file.Path dbDir,
+      Config config,
+      Map<String, StreamStateHandle> held)
+      throws IOException {
+    Map<String, StreamStateHandle> byName = new HashMap<>();
+    for (HandleAndLocalPath f : h.getSharedState()) {
+      byName.put(f.getLocalPath(), f.getHandle());
+    }
+    for (HandleAndLocalPath f : h.getPrivateState()) {
+      byName.put(f.getLocalPath(), f.getHandle());
+    }
+    Map<String, Storage> dirs = new HashMap<>();
+    Map<SnapshotFile, AdoptingStorage.Location> locations = new LinkedHashMap<>();
+    try {
+      for (SnapshotFile f : shard.files()) {
+        StreamStateHandle fh = byName.get(f.volumePath());
+        if (!(fh instanceof FileStateHandle)) {
+          closeAll(dirs.values());
+          return null;
+        }
+        Path file = ((FileStateHandle) fh).getFilePath();
+        Storage parent = dirs.get(file.getParent().toString());
+        if (parent == null) {
+          parent = open(file.getParent());
+          dirs.put(file.getParent().toString(), parent);
+        }
+        locations.put(f, new AdoptingStorage.Location(parent, file.getName()));
+      }
+    } catch (IOException | RuntimeException e) {
+      closeAll(dirs.values());
+      throw e;
+    }
+    locations.forEach(
+        (f, location) -> {
+          storage.adopt(RemotePrimary.adoptedPath(f.number(), f.isVlog()), location);
+          adopted.add(f.number());
+          String name = String.format(f.isVlog() ? "%06d.vlog" : "%06d.sst", f.number());
+          held.put(CheckpointFiles.identity(name, f.size()), byName.get(f.volumePath()));
+        });
+    SnapshotRestore.checkBucketCount(config, shard);
+    int[] ranges = new int[shard.ranges().size() * 2];
+    for (int i = 0; i < shard.ranges().size(); i++) {
+      ranges[2 * i] = shard.ranges().get(i).lo();
+      ranges[2 * i + 1] = shard.ranges().get(i).hi();
+    }
+    RemotePrimary.installAdopted(storage, SnapshotRestore.manifestOf(shard), ranges);
+    return Db.open(storage, dbDir, config);
+  }
+
+  private static void closeAll(Iterable<Storage> storages) {
+    for (Storage s : storages) {
+      try {
+        s.close();
+      } catch (IOException | RuntimeException e) {
+        LOG.debug("Closing {} failed", s.uri(), e);
+      }
+    }
+  }
+
+  /**
+   * Files handed to a checkpoint or adopted from the restored one are Flink's: the Db forgets them,
+   * and so does the primary's name map, once they are dead.
+   */
   @Override
   public boolean mayDelete(long number, boolean vlog) {
-    return !handed.containsKey(number);
+    if (handed.containsKey(number) || adopted.contains(number)) {
+      versions.remote().forget(number);
+      return false;
+    }
+    return true;
   }
 
   /**
@@ -161,12 +256,13 @@ final class CheckpointPrimary implements FileOwnership, AutoCloseable {
 
   /**
    * Whether {@code number} can be handed over where it lies: never handed over yet, or held by a
-   * confirmed checkpoint. A file an unconfirmed checkpoint holds is not: if that checkpoint is
-   * aborted (or subsumed while pending) Flink deletes the file, also from under a later checkpoint
-   * naming it, so a later checkpoint gets a copy of its own.
+   * confirmed checkpoint, and not adopted from the restored checkpoint (those are referenced by
+   * placeholders). A file an unconfirmed checkpoint holds is not: if that checkpoint is aborted (or
+   * subsumed while pending) Flink deletes the file, also from under a later checkpoint naming it,
+   * so a later checkpoint gets a copy of its own.
    */
   synchronized boolean inPlace(long number) {
-    return !unconfirmed.containsKey(number);
+    return !unconfirmed.containsKey(number) && !adopted.contains(number);
   }
 
   /** The files of checkpoint {@code checkpointId}, about to be handed over, are Flink's now. */

@@ -178,7 +178,7 @@ public final class CobbleKeyedStateCore<K> {
                   spec.classLoader,
                   spec.cancelStreamRegistry,
                   spec.metaHandleOf,
-                  primary == null ? null : primary.storage());
+                  primary);
     } catch (Exception | Error e) {
       memory.close();
       closeQuietly(primary);

@@ -5,7 +5,6 @@ import io.cobble.Db;
 import io.cobble.rescale.ShardOpenRequest;
 import io.cobble.rescale.ShardOpener;
 import io.cobble.snapshot.BucketRange;
-import io.cobble.storage.Storage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -88,7 +87,9 @@ final class CobbleRestore {
 
   /**
    * Opens the shard from {@code stateHandles}; with {@code primary} its working files and manifests
-   * go there (the restored files copied onto it) and {@code workDir} only stages and caches them.
+   * go there and {@code workDir} only stages and caches them. A checkpoint of the same key-group
+   * range then resumes in place ({@link CheckpointPrimary#resumeInPlace}); a rescale copies the
+   * restored files onto the primary.
    */
   static <K> Result restore(
       Collection<KeyedStateHandle> stateHandles,
@@ -100,7 +101,7 @@ final class CobbleRestore {
       ClassLoader classLoader,
       CloseableRegistry cancel,
       Function<IncrementalRemoteKeyedStateHandle, StreamStateHandle> metaHandleOf,
-      @Nullable Storage primary)
+      @Nullable CheckpointPrimary primary)
       throws Exception {
     List<IncrementalRemoteKeyedStateHandle> handles = new ArrayList<>();
     for (KeyedStateHandle h : stateHandles) {
@@ -119,7 +120,7 @@ final class CobbleRestore {
     Path dbDir = workDir.resolve(DB_DIR);
     if (handles.isEmpty()) {
       Config config = shardConfig(baseConfig, numberOfKeyGroups, range);
-      Db db = primary == null ? Db.open(dbDir, config) : Db.open(primary, dbDir, config);
+      Db db = primary == null ? Db.open(dbDir, config) : Db.open(primary.storage(), dbDir, config);
       Result fresh = new Result(db, new ArrayList<>(), -1, new HashMap<>());
       fresh.keySerializer = keySerializer;
       return fresh;
@@ -138,6 +139,33 @@ final class CobbleRestore {
     }
     int buckets = BucketSpace.restored(numberOfKeyGroups, range, metas);
     Config config = shardConfig(baseConfig, buckets, range);
+    BucketRange owned = BucketRange.of(range.getStartKeyGroup(), range.getEndKeyGroup());
+    if (primary != null
+        && handles.size() == 1
+        && handles.get(0).getKeyGroupRange().equals(range)
+        && metas.get(0).shard.ranges().equals(List.of(owned))
+        && metas.get(0).shard.totalBuckets() == buckets) {
+      Map<String, StreamStateHandle> held = new HashMap<>();
+      Db db = primary.resumeInPlace(handles.get(0), metas.get(0).shard, dbDir, config, held);
+      if (db != null) {
+        Result result =
+            new Result(
+                db, new ArrayList<>(states.values()), handles.get(0).getCheckpointId(), held);
+        result.keySerializer = restoredKeySerializer;
+        LOG.info(
+            "Restored Cobble shard for key groups {} from checkpoint {} in place: {} file(s) read"
+                + " where they lie, nothing copied, in {} ms",
+            range,
+            result.checkpointId,
+            held.size(),
+            (System.nanoTime() - started) / 1_000_000);
+        return result;
+      }
+      LOG.info(
+          "Checkpoint {} holds Cobble files outside a file system; copying them onto {}",
+          handles.get(0).getCheckpointId(),
+          primary.directory());
+    }
     StagedVolume volume = StagedVolume.create(workDir.resolve(VOLUME_DIR), buckets);
     ShardOpenRequest.Builder request =
         ShardOpenRequest.builder(
@@ -145,9 +173,9 @@ final class CobbleRestore {
                 dbDir,
                 StagedVolume.shardId(range.getStartKeyGroup(), range.getEndKeyGroup()),
                 config)
-            .range(BucketRange.of(range.getStartKeyGroup(), range.getEndKeyGroup()));
+            .range(owned);
     if (primary != null) {
-      request.primary(primary);
+      request.primary(primary.storage());
     }
     long checkpointId = -1;
     for (int i = 0; i < handles.size(); i++) {

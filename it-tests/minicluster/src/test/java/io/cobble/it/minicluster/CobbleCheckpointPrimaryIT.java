@@ -41,8 +41,10 @@ import org.junit.jupiter.api.io.TempDir;
  * checkpoints retained and is cancelled: every file under {@code shared/} is one a retained
  * checkpoint's {@code _metadata} names (no leak), every named file exists, every shard file of
  * every checkpoint is a working file in place (no byte of data uploaded, nothing copied into {@code
- * shared/}), and the oldest retained checkpoint restores in CLAIM mode with exact state. (A failure
- * and recovery with working files on the checkpoint storage: {@link
+ * shared/}), and the oldest retained checkpoint restores in CLAIM mode with exact state. Both the
+ * recovery and the restore keep the key-group ranges, so the shards resume in place on the
+ * checkpoint's files (what that writes and reads: {@code PrimaryOnCheckpointStorageTest}). (A
+ * failure and recovery with working files on the checkpoint storage: {@link
  * CobbleCheckpointPrimaryOnS3IT}.)
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
