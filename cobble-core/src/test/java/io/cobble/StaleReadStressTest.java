@@ -40,7 +40,7 @@ class StaleReadStressTest {
   private static final int WRITERS = 2;
   private static final int READERS_PER_WRITER = 3;
   private static final int KEYS = 300;
-  private static final int MIN_WRITES = 5_000;
+  private static final int MIN_WRITES = 1_500;
 
   @TempDir Path dir;
 
