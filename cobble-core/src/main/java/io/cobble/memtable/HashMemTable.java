@@ -15,7 +15,8 @@ import java.util.Arrays;
  * <p>Lock-free reads (see {@link MemTable}): a new key's hash and address are written before its
  * slot is release-stored; an update release-stores the new record's address over the old one; a
  * rehash fills a new table and then publishes it, while a reader still probing the old one sees
- * every key that table held.
+ * every key that table held. A reader loads each slot once: the empty slot that ends its probe may
+ * receive another key a moment later.
  */
 public class HashMemTable extends MemTable {
   private final Arena arena = new Arena();
@@ -44,7 +45,10 @@ public class HashMemTable extends MemTable {
     super(id, combiner);
   }
 
-  /** The slot holding {@code key} in {@code t}, or the empty slot that ends its probe. */
+  /**
+   * The slot holding {@code key} in {@code t}, or the empty slot that ends its probe; for the
+   * writer only (readers use {@link #find}).
+   */
   private int slot(int[] t, byte[] key, int keyLen, int hash) {
     int mask = t.length - 1;
     int i = hash & mask;
@@ -52,6 +56,25 @@ public class HashMemTable extends MemTable {
       int n = (int) INTS.getAcquire(t, i);
       if (n == 0 || (hashes[n - 1] == hash && sameKey(n - 1, key, keyLen))) {
         return i;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  /**
+   * The record number (1-based) of {@code key}, or 0, for a reader. It keeps the slot value its
+   * probe stopped at: loading that slot again could see a different key the writer just stored into
+   * the empty slot that ended the probe, and return that key's row.
+   */
+  private int find(byte[] key, int keyLen) {
+    int hash = Bytes.hash(key, 0, keyLen);
+    int[] t = table;
+    int mask = t.length - 1;
+    int i = hash & mask;
+    while (true) {
+      int n = (int) INTS.getAcquire(t, i);
+      if (n == 0 || (hashes[n - 1] == hash && sameKey(n - 1, key, keyLen))) {
+        return n;
       }
       i = (i + 1) & mask;
     }
@@ -117,15 +140,13 @@ public class HashMemTable extends MemTable {
 
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
-    int[] t = table;
-    int n = (int) INTS.getAcquire(t, slot(t, key, keyLen, Bytes.hash(key, 0, keyLen)));
+    int n = find(key, keyLen);
     return n == 0 ? null : arena.value((long) LONGS.getAcquire(records, n - 1));
   }
 
   @Override
   protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
-    int[] t = table;
-    int n = (int) INTS.getAcquire(t, slot(t, key, keyLen, Bytes.hash(key, 0, keyLen)));
+    int n = find(key, keyLen);
     if (n == 0) {
       return false;
     }
