@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CleanupCrashTest {
   private static final int BUCKETS = 8;
-  private static final int KEYS = 6000;
+  private static final int KEYS = 20000;
 
   @TempDir Path dir;
 
@@ -76,6 +76,7 @@ class CleanupCrashTest {
       db.compactAll();
       // Buckets 0-1 and 5-7 stay: every file crossing 2-4 must be rewritten.
       db.shrinkBuckets(new int[] {0, 1, 5, 7});
+      System.out.println("files to clean up: " + foreignFiles(db));
     }
     boolean finished = false;
     for (int round = 0; round < 3 && !finished; round++) {
@@ -90,14 +91,16 @@ class CleanupCrashTest {
           line = out.readLine();
         }
         assertEquals("cleaning", line, "child failed before cleaning (seed " + seed + ")");
-        Thread.sleep(rnd.nextInt(150));
+        Thread.sleep(100 + round * 200 + rnd.nextInt(300));
       } finally {
         p.destroyForcibly();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child did not exit");
       }
       try (Db db = Db.open(dir, config())) {
         check(db, "after the kill in round " + round + " (seed " + seed + ")");
-        finished = foreignFiles(db) == 0;
+        int left = foreignFiles(db);
+        System.out.println("round " + round + ": " + left + " files still to clean up");
+        finished = left == 0;
       }
     }
     try (Db db = Db.open(dir, config())) {
