@@ -85,10 +85,11 @@ public final class EngineOptions {
   public static final EngineOption<Boolean> FOREIGN_BUCKET_CLEANUP =
       EngineOption.bool(
           "compaction.foreign-bucket-cleanup",
-          true,
+          false,
           "When no other compaction is due, rewrite files that still hold rows of buckets the"
               + " shard gave up (after a shrink), so their space is freed and a later rescale can"
-              + " hand the files over as they are.");
+              + " hand the files over as they are. Off by default: right after a rescale it"
+              + " rewrites files the shard still reads in place from the checkpoint.");
 
   public static final EngineOption<Boolean> READ_AHEAD_ENABLED =
       EngineOption.bool(

@@ -168,7 +168,11 @@ class CompactionPickerTest {
             new ArrayList<>(Arrays.asList(deep)));
     OwnedBuckets owned = new OwnedBuckets(new int[] {0, 3, 6, 7});
     Version v = version(mem, l);
-    CompactionPicker picker = new CompactionPicker(config("score_priority"));
+    CompactionPicker picker =
+        new CompactionPicker(
+            config("score_priority").toBuilder()
+                .set("compaction.foreign-bucket-cleanup", true)
+                .build());
     Compaction c = picker.pick(v, 0, 0, owned);
     assertEquals(Compaction.Kind.CLEANUP, c.kind());
     assertEquals(Arrays.asList(dirty), c.inputs());
