@@ -29,8 +29,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>The picker knows which buckets the shard owns ({@link OwnedBuckets}). A file whose span
  * crosses a bucket the shard gave up (a shrink keeps files as they are) is never moved without
  * rewriting, and when nothing else is due such a file is rewritten where it lies ({@link
- * Compaction.Kind#CLEANUP}, unless {@code compaction.foreign-bucket-cleanup} is off), so given-up
- * rows do not stay forever in files no merge reaches.
+ * Compaction.Kind#CLEANUP}, if {@code compaction.foreign-bucket-cleanup} is on), so given-up rows
+ * do not stay forever in files no merge reaches.
  */
 public final class CompactionPicker {
   private final Config config;

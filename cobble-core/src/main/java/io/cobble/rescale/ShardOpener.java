@@ -46,12 +46,11 @@ import java.util.Optional;
  *   <li>{@link Mode#EXPAND}: several snapshots of other shards: their files that hold requested
  *       buckets are combined in place into a new shard.
  *   <li>{@link Mode#COPY}: as {@code EXPAND}, but some file of those snapshots also spans buckets
- *       that another of them serves here (left from an earlier rescale, not yet cleaned up: a shard
- *       rewrites such files in the background, {@link Db#cleanupForeignBuckets}), or the snapshots'
- *       schemas differ (families created in another order, or other families: a file names its
- *       family by id), so the files cannot be combined: the rows of the requested buckets are
- *       copied into a new shard, with the sources' families and columns. Copied values get the
- *       default TTL again.
+ *       that another of them serves here (left from an earlier rescale, not yet cleaned up by
+ *       {@link Db#cleanupForeignBuckets} or the background cleanup), or the snapshots' schemas
+ *       differ (families created in another order, or other families: a file names its family by
+ *       id), so the files cannot be combined: the rows of the requested buckets are copied into a
+ *       new shard, with the sources' families and columns. Copied values get the default TTL again.
  * </ul>
  *
  * <p>With a remote primary volume ({@link ShardOpenRequest#primary()}) every mode works the same,
