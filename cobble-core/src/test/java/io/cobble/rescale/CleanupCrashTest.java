@@ -53,12 +53,25 @@ class CleanupCrashTest {
     return (i % 13 == 0 ? v.repeat(40) : v.repeat(4)).getBytes(UTF_8);
   }
 
-  /** Child process: opens the shrunk shard and cleans it up, saying when it starts and ends. */
-  public static void main(String[] args) {
+  /**
+   * Child process: opens the shrunk shard and cleans it up in a second thread, printing the files
+   * still to clean up whenever a rewrite was installed, so the parent can kill it part way.
+   */
+  public static void main(String[] args) throws Exception {
     try (Db db = Db.open(Path.of(args[0]), config())) {
-      System.out.println("cleaning");
+      int left = foreignFiles(db);
+      Thread cleaner = new Thread(db::cleanupForeignBuckets);
+      System.out.println("cleaning " + left);
       System.out.flush();
-      db.cleanupForeignBuckets();
+      cleaner.start();
+      while (cleaner.isAlive()) {
+        int now = foreignFiles(db);
+        if (now != left) {
+          left = now;
+          System.out.println("left " + left);
+          System.out.flush();
+        }
+      }
       System.out.println("cleaned");
       System.out.flush();
     }
@@ -86,12 +99,14 @@ class CleanupCrashTest {
               .start();
       try {
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), UTF_8));
+        // Killed after a random number of installed rewrites (or once it is done).
+        int rewrites = 1 + rnd.nextInt(4);
         String line = out.readLine();
-        while (line != null && !line.equals("cleaning")) {
+        while (line != null && !line.equals("cleaned") && rewrites > 0) {
+          rewrites -= line.startsWith("left ") ? 1 : 0;
           line = out.readLine();
         }
-        assertEquals("cleaning", line, "child failed before cleaning (seed " + seed + ")");
-        Thread.sleep(100 + round * 200 + rnd.nextInt(300));
+        assertTrue(line != null, "child failed (seed " + seed + ")");
       } finally {
         p.destroyForcibly();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child did not exit");
