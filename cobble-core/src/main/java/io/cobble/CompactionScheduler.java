@@ -5,6 +5,7 @@ import io.cobble.compaction.CompactionAbandoned;
 import io.cobble.compaction.CompactionJob;
 import io.cobble.compaction.CompactionPicker;
 import io.cobble.compaction.OutputWriter;
+import io.cobble.compaction.OwnedBuckets;
 import io.cobble.row.ColumnLayout;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Version;
@@ -16,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import java.util.function.IntPredicate;
 
 /**
@@ -79,7 +81,7 @@ final class CompactionScheduler {
       if (compacting.contains(fam) || state.layouts().byId(fam) == null) {
         continue;
       }
-      Compaction c = picker.pick(v, fam, state.clock.nowMillis());
+      Compaction c = picker.pick(v, fam, state.clock.nowMillis(), owned());
       if (c == null) {
         continue;
       }
@@ -117,16 +119,22 @@ final class CompactionScheduler {
   /** Executes a compaction whose tree is marked as compacting, and installs the result. */
   private void run(Compaction c) {
     VersionEdit edit = new VersionEdit();
-    for (FileMeta f : c.allInputs()) {
-      edit.remove(f);
+    boolean cleanup = c.kind() == Compaction.Kind.CLEANUP;
+    if (!cleanup) {
+      for (FileMeta f : c.allInputs()) {
+        edit.remove(f);
+      }
     }
     long out = 0;
     if (c.kind() == Compaction.Kind.TRIVIAL_MOVE) {
       edit.add(c.outputLevel(), c.inputs().get(0));
-    } else if (c.kind() == Compaction.Kind.MERGE) {
+    } else if (c.kind() == Compaction.Kind.MERGE || cleanup) {
       ColumnLayout layout = state.layouts().byId(c.family());
-      try (OutputWriter w =
-          state.outputWriter(c.family(), c.outputLevel(), state.config.targetFileSize())) {
+      // An L0 file is replaced where it lies, by files that must not overlap each other.
+      long target =
+          cleanup && c.outputLevel() == 0 ? Long.MAX_VALUE : state.config.targetFileSize();
+      OwnedBuckets owned = owned();
+      try (OutputWriter w = state.outputWriter(c.family(), c.outputLevel(), target).cutAt(owned)) {
         Version v = state.versions.current();
         try {
           new CompactionJob(
@@ -135,7 +143,7 @@ final class CompactionScheduler {
                   state.loader,
                   readAhead(),
                   n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
-                  state.ownership::owns)
+                  owned::owns)
               .abandonWhen(state::closed)
               .filterWith(state.compactionFilter)
               .run(w);
@@ -146,8 +154,13 @@ final class CompactionScheduler {
           }
           throw e;
         }
-        for (FileMeta f : w.finish()) {
-          edit.add(c.outputLevel(), f);
+        List<FileMeta> outputs = w.finish();
+        if (cleanup) {
+          edit.replace(c.inputs().get(0), outputs);
+        } else {
+          for (FileMeta f : outputs) {
+            edit.add(c.outputLevel(), f);
+          }
         }
         for (ValueLogFile f : w.vlogs()) {
           state.upload(f.number(), true);
@@ -178,12 +191,29 @@ final class CompactionScheduler {
     }
   }
 
+  private OwnedBuckets owned() {
+    return new OwnedBuckets(state.ownership.ranges());
+  }
+
   private int readAhead() {
     return state.config.readAheadEnabled() ? state.config.readAheadSize() : 1;
   }
 
-  /** Compacts every tree until each lives in a single level; the memtables are flushed. */
+  /**
+   * Compacts every tree until each lives in a single level and no file holds buckets the shard gave
+   * up; the memtables are flushed.
+   */
   void compactAll() {
+    runManual((v, fam) -> picker.pickManual(v, fam, state.clock.nowMillis(), owned()));
+  }
+
+  /** Rewrites every file whose span crosses a bucket the shard does not own. */
+  void cleanupForeignBuckets() {
+    runManual((v, fam) -> picker.pickCleanup(v, fam, owned()));
+  }
+
+  /** Runs what {@code next} picks for each tree, in the caller's thread, until it picks nothing. */
+  private void runManual(BiFunction<Version, Integer, Compaction> next) {
     for (int fam = 0; fam < state.layouts().familySlots(); fam++) {
       while (true) {
         Compaction c;
@@ -192,7 +222,7 @@ final class CompactionScheduler {
           while (compacting.contains(fam)) {
             state.awaitChange();
           }
-          c = picker.pickManual(state.versions.current(), fam, state.clock.nowMillis());
+          c = next.apply(state.versions.current(), fam);
           if (c == null) {
             break;
           }

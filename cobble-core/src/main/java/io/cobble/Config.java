@@ -52,6 +52,7 @@ public final class Config {
   private final int writeStallLimit;
   private final int compactionThreads;
   private final boolean readAheadEnabled;
+  private final boolean foreignBucketCleanup;
   private final int readAheadSize;
   private final long levelBaseSize;
   private final int levelSizeMultiplier;
@@ -104,6 +105,7 @@ public final class Config {
     }
     compactionThreads = parse(EngineOptions.COMPACTION_THREADS);
     readAheadEnabled = parse(EngineOptions.READ_AHEAD_ENABLED);
+    foreignBucketCleanup = parse(EngineOptions.FOREIGN_BUCKET_CLEANUP);
     readAheadSize = (int) (long) parse(EngineOptions.READ_AHEAD_SIZE);
     levelBaseSize = parse(EngineOptions.LEVEL_BASE_SIZE);
     levelSizeMultiplier = parse(EngineOptions.LEVEL_SIZE_MULTIPLIER);
@@ -330,6 +332,11 @@ public final class Config {
 
   public int compactionThreads() {
     return compactionThreads;
+  }
+
+  /** Whether background compaction rewrites files holding buckets the shard gave up. */
+  public boolean foreignBucketCleanup() {
+    return foreignBucketCleanup;
   }
 
   public boolean readAheadEnabled() {

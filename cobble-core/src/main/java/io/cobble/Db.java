@@ -351,6 +351,19 @@ public final class Db implements AutoCloseable {
   }
 
   /**
+   * Rewrites, where it lies, every table file whose bucket span crosses a bucket this shard does
+   * not own (given up by a shrink), keeping only the owned rows; with {@code
+   * compaction.foreign-bucket-cleanup} on, background compaction does the same when nothing else is
+   * due. Afterwards each file lies within one owned range, so a later rescale can hand the files to
+   * new shards as they are. Memtables are not flushed: they never hold rows of buckets that are not
+   * owned for long, as writes to them are rejected.
+   */
+  public void cleanupForeignBuckets() {
+    checkOpen();
+    compactor.cleanupForeignBuckets();
+  }
+
+  /**
    * Waits until no compaction is running or due, then until every file they made dead is deleted
    * (tests and benchmarks use this). When it returns, and no cursor or snapshot still pins an older
    * version, the directory holds exactly the live data files: those of the current version and

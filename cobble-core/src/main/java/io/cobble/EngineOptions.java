@@ -82,6 +82,15 @@ public final class EngineOptions {
   public static final EngineOption<Integer> COMPACTION_THREADS =
       EngineOption.integer("compaction.threads", 4, 1, 256, "Compaction worker threads.");
 
+  public static final EngineOption<Boolean> FOREIGN_BUCKET_CLEANUP =
+      EngineOption.bool(
+          "compaction.foreign-bucket-cleanup",
+          false,
+          "When no other compaction is due, rewrite files that still hold rows of buckets the"
+              + " shard gave up (after a shrink), so their space is freed and a later rescale can"
+              + " hand the files over as they are. Off by default: right after a rescale it"
+              + " rewrites files the shard still reads in place from the checkpoint.");
+
   public static final EngineOption<Boolean> READ_AHEAD_ENABLED =
       EngineOption.bool(
           "compaction.read-ahead.enabled",
@@ -274,6 +283,7 @@ public final class EngineOptions {
               L0_FILE_LIMIT,
               WRITE_STALL_LIMIT,
               COMPACTION_THREADS,
+              FOREIGN_BUCKET_CLEANUP,
               READ_AHEAD_ENABLED,
               READ_AHEAD_SIZE,
               LEVEL_BASE_SIZE,

@@ -13,7 +13,12 @@ public final class Compaction {
     /** Move a single file one level down without rewriting it. */
     TRIVIAL_MOVE,
     /** Delete files whose every value has expired, without reading them. */
-    DROP_EXPIRED
+    DROP_EXPIRED,
+    /**
+     * Rewrite one file where it lies (same level, same place among L0 files) with only the rows of
+     * buckets the shard owns.
+     */
+    CLEANUP
   }
 
   private final Kind kind;

@@ -25,6 +25,12 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>min_overlap: the shallowest due level; the file with the least overlap.
  *   <li>round_robin: the shallowest due level; files in key order, resuming after the last one.
  * </ul>
+ *
+ * <p>The picker knows which buckets the shard owns ({@link OwnedBuckets}). A file whose span
+ * crosses a bucket the shard gave up (a shrink keeps files as they are) is never moved without
+ * rewriting, and when nothing else is due such a file is rewritten where it lies ({@link
+ * Compaction.Kind#CLEANUP}, if {@code compaction.foreign-bucket-cleanup} is on), so given-up rows
+ * do not stay forever in files no merge reaches.
  */
 public final class CompactionPicker {
   private final Config config;
@@ -54,18 +60,18 @@ public final class CompactionPicker {
     return best;
   }
 
-  public Compaction pick(Version v, int family, long now) {
+  public Compaction pick(Version v, int family, long now, OwnedBuckets owned) {
     Tree tree = v.tree(family);
     Compaction drop = pickExpired(v, tree, family, now);
     if (drop != null) {
       return drop;
     }
     if (tree.level(0).size() >= config.l0FileLimit()) {
-      return l0Compaction(v, tree, family, now);
+      return l0Compaction(v, tree, family, now, owned);
     }
     int level = dueLevel(tree);
     if (level < 0) {
-      return null;
+      return config.foreignBucketCleanup() ? pickCleanup(v, family, owned) : null;
     }
     List<FileMeta> files = tree.level(level);
     FileMeta chosen;
@@ -96,7 +102,7 @@ public final class CompactionPicker {
         }
       }
     }
-    return leveled(v, tree, family, level, Collections.singletonList(chosen), now);
+    return leveled(v, tree, family, level, Collections.singletonList(chosen), now, owned);
   }
 
   private int dueLevel(Tree tree) {
@@ -118,11 +124,14 @@ public final class CompactionPicker {
     return due;
   }
 
-  /** Forces data down until a tree lives in one level (used by {@code Db.compactAll}). */
-  public Compaction pickManual(Version v, int family, long now) {
+  /**
+   * Forces data down until a tree lives in one level, then rewrites files holding given-up buckets
+   * (used by {@code Db.compactAll}).
+   */
+  public Compaction pickManual(Version v, int family, long now, OwnedBuckets owned) {
     Tree tree = v.tree(family);
     if (!tree.level(0).isEmpty()) {
-      return l0Compaction(v, tree, family, now);
+      return l0Compaction(v, tree, family, now, owned);
     }
     for (int level = 1; level < tree.levelCount() - 1; level++) {
       if (tree.level(level).isEmpty()) {
@@ -130,19 +139,44 @@ public final class CompactionPicker {
       }
       for (int deeper = level + 1; deeper < tree.levelCount(); deeper++) {
         if (!tree.level(deeper).isEmpty()) {
-          return leveled(v, tree, family, level, tree.level(level), now);
+          return leveled(v, tree, family, level, tree.level(level), now, owned);
         }
       }
-      return null;
+      break;
+    }
+    return pickCleanup(v, family, owned);
+  }
+
+  /**
+   * The first file (shallowest level first) whose span crosses a bucket the shard does not own, to
+   * be rewritten where it lies with only the owned rows; null when every file is clean. The rewrite
+   * cuts its output at owned-range boundaries, so its files are clean and none is picked again.
+   */
+  public Compaction pickCleanup(Version v, int family, OwnedBuckets owned) {
+    Tree tree = v.tree(family);
+    for (int level = 0; level < tree.levelCount(); level++) {
+      for (FileMeta f : tree.level(level)) {
+        if (!owned.holdsOnlyOwned(f)) {
+          return new Compaction(
+              Compaction.Kind.CLEANUP,
+              family,
+              level,
+              level,
+              Collections.singletonList(f),
+              Collections.emptyList(),
+              false,
+              0);
+        }
+      }
     }
     return null;
   }
 
-  private Compaction l0Compaction(Version v, Tree tree, int family, long now) {
+  private Compaction l0Compaction(Version v, Tree tree, int family, long now, OwnedBuckets owned) {
     List<FileMeta> inputs = tree.level(0);
     byte[][] range = range(inputs);
     List<FileMeta> overlaps = tree.overlapping(1, range[0], range[1]);
-    if (inputs.size() == 1 && overlaps.isEmpty()) {
+    if (inputs.size() == 1 && overlaps.isEmpty() && owned.holdsOnlyOwned(inputs.get(0))) {
       return new Compaction(Compaction.Kind.TRIVIAL_MOVE, family, 0, 1, inputs, overlaps, false, 0);
     }
     return new Compaction(
@@ -157,10 +191,16 @@ public final class CompactionPicker {
   }
 
   private Compaction leveled(
-      Version v, Tree tree, int family, int level, List<FileMeta> inputs, long now) {
+      Version v,
+      Tree tree,
+      int family,
+      int level,
+      List<FileMeta> inputs,
+      long now,
+      OwnedBuckets owned) {
     byte[][] range = range(inputs);
     List<FileMeta> overlaps = tree.overlapping(level + 1, range[0], range[1]);
-    if (inputs.size() == 1 && overlaps.isEmpty()) {
+    if (inputs.size() == 1 && overlaps.isEmpty() && owned.holdsOnlyOwned(inputs.get(0))) {
       return new Compaction(
           Compaction.Kind.TRIVIAL_MOVE, family, level, level + 1, inputs, overlaps, false, 0);
     }

@@ -22,7 +22,9 @@ import java.util.function.LongFunction;
 /**
  * Writes the rows of one tree into table files for a level: cuts files at the target size, moves
  * values above the separation threshold into a value log, and tracks the per-file expiry, merge
- * write time and value-log reference counts that the manifest keeps.
+ * write time and value-log reference counts that the manifest keeps. Given the owned buckets
+ * ({@link #cutAt}), it also starts a new file where a key's bucket lies in another owned range, so
+ * no file spans a bucket the shard does not own.
  */
 public final class OutputWriter implements AutoCloseable {
   private final VersionSet versions;
@@ -43,6 +45,8 @@ public final class OutputWriter implements AutoCloseable {
   private long minMergeWriteTime;
   private Map<Long, Long> vlogRefs;
   private long bytesWritten;
+  private OwnedBuckets owned;
+  private int builderRange;
 
   public OutputWriter(
       VersionSet versions,
@@ -61,6 +65,12 @@ public final class OutputWriter implements AutoCloseable {
     this.opener = opener;
   }
 
+  /** Cuts files where consecutive keys lie in different ranges of {@code owned}. */
+  public OutputWriter cutAt(OwnedBuckets owned) {
+    this.owned = owned;
+    return this;
+  }
+
   /**
    * Adds an encoded row (the memtable's form) under {@code key}, skipping a row with no column. A
    * row {@link RowState#plainExpiry} vouches for is stored as it is, without decoding it into
@@ -76,6 +86,7 @@ public final class OutputWriter implements AutoCloseable {
       }
       return;
     }
+    cutBefore(key);
     startTable();
     noteExpiry(expiry);
     builder.add(key, row);
@@ -83,6 +94,7 @@ public final class OutputWriter implements AutoCloseable {
   }
 
   public void add(byte[] key, RowState row) {
+    cutBefore(key);
     startTable();
     for (int i = 0; i < row.size(); i++) {
       byte kind = row.kind(i);
@@ -110,6 +122,17 @@ public final class OutputWriter implements AutoCloseable {
     row.encode(rowBuf);
     builder.add(key, rowBuf.toByteArray());
     afterAdd();
+  }
+
+  private void cutBefore(byte[] key) {
+    if (owned == null) {
+      return;
+    }
+    int range = owned.rangeOf(OwnedBuckets.bucketOf(key));
+    if (builder != null && range != builderRange) {
+      finishTable();
+    }
+    builderRange = range;
   }
 
   private void startTable() {

@@ -45,12 +45,12 @@ import java.util.Optional;
  *       takes the rest over from the others' files in place ({@link Db#expandBuckets}).
  *   <li>{@link Mode#EXPAND}: several snapshots of other shards: their files that hold requested
  *       buckets are combined in place into a new shard.
- *   <li>{@link Mode#COPY}: as {@code EXPAND}, but some file of those snapshots also holds buckets
- *       outside its own shard's ranges (left from an earlier rescale, not yet compacted away), or
- *       the snapshots' schemas differ (families created in another order, or other families: a file
- *       names its family by id), so the files cannot be combined: the rows of the requested buckets
- *       are copied into a new shard, with the sources' families and columns. Copied values get the
- *       default TTL again.
+ *   <li>{@link Mode#COPY}: as {@code EXPAND}, but some file of those snapshots also spans buckets
+ *       that another of them serves here (left from an earlier rescale, not yet cleaned up by
+ *       {@link Db#cleanupForeignBuckets} or the background cleanup), or the snapshots' schemas
+ *       differ (families created in another order, or other families: a file names its family by
+ *       id), so the files cannot be combined: the rows of the requested buckets are copied into a
+ *       new shard, with the sources' families and columns. Copied values get the default TTL again.
  * </ul>
  *
  * <p>With a remote primary volume ({@link ShardOpenRequest#primary()}) every mode works the same,
@@ -182,7 +182,8 @@ public final class ShardOpener {
     if (own != null) {
       return new Plan(Mode.ADOPT, used);
     }
-    return new Plan(fitFileByFile(used) && sameSchema(used) ? Mode.EXPAND : Mode.COPY, used);
+    return new Plan(
+        fitFileByFile(used, request.ranges()) && sameSchema(used) ? Mode.EXPAND : Mode.COPY, used);
   }
 
   /**
@@ -373,13 +374,20 @@ public final class ShardOpener {
   }
 
   /**
-   * Whether every table file of the sources holds only buckets of its own source's ranges, which
-   * combining several sources without rewriting needs. Files record their smallest and largest
-   * internal key, which starts with the big-endian bucket.
+   * Whether the sources' table files can be combined as they are: no file that holds requested
+   * buckets of its own source also spans requested buckets another source serves. A file may still
+   * span buckets its source gave up (left from an earlier rescale, not yet cleaned up) as long as
+   * no other source serves them here: the new shard does not own them, so its reads skip them and
+   * its compaction drops them. Files record their smallest and largest internal key, which starts
+   * with the big-endian bucket.
    */
-  private static boolean fitFileByFile(List<ShardSnapshot> sources) {
+  private static boolean fitFileByFile(List<ShardSnapshot> sources, List<BucketRange> requested) {
+    List<List<BucketRange>> parts = new ArrayList<>();
     for (ShardSnapshot s : sources) {
-      for (SnapshotFile file : s.files()) {
+      parts.add(intersection(s.ranges(), requested));
+    }
+    for (int i = 0; i < sources.size(); i++) {
+      for (SnapshotFile file : sources.get(i).files()) {
         if (file.isVlog()) {
           continue;
         }
@@ -387,12 +395,13 @@ public final class ShardOpener {
             BucketRange.of(
                 Bytes.getShort(file.properties().smallest(), 0),
                 Bytes.getShort(file.properties().largest(), 0));
-        boolean inside = false;
-        for (BucketRange range : s.ranges()) {
-          inside |= range.contains(span);
+        if (!overlapsAny(List.of(span), parts.get(i))) {
+          continue;
         }
-        if (!inside) {
-          return false;
+        for (int j = 0; j < sources.size(); j++) {
+          if (j != i && overlapsAny(List.of(span), parts.get(j))) {
+            return false;
+          }
         }
       }
     }

@@ -1,5 +1,6 @@
 package io.cobble.compaction;
 
+import static io.cobble.compaction.OwnedBuckets.ALL;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -81,7 +82,7 @@ class CompactionPickerTest {
   @Test
   void minOverlapPicksTheCheapestFileOfTheShallowestDueLevel() {
     List<List<FileMeta>> l = shape();
-    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 0);
+    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 0, ALL);
     assertEquals(1, c.inputLevel());
     assertEquals(l.get(1).get(1), c.inputs().get(0));
     assertEquals(Collections.singletonList(l.get(2).get(1)), c.overlaps());
@@ -93,17 +94,17 @@ class CompactionPickerTest {
     List<List<FileMeta>> l = shape();
     CompactionPicker picker = new CompactionPicker(config("round_robin"));
     Version v = version(mem, l);
-    assertEquals(l.get(1).get(0), picker.pick(v, 0, 0).inputs().get(0));
-    assertEquals(l.get(1).get(1), picker.pick(v, 0, 0).inputs().get(0));
-    assertEquals(l.get(1).get(2), picker.pick(v, 0, 0).inputs().get(0));
-    assertEquals(l.get(1).get(0), picker.pick(v, 0, 0).inputs().get(0));
+    assertEquals(l.get(1).get(0), picker.pick(v, 0, 0, ALL).inputs().get(0));
+    assertEquals(l.get(1).get(1), picker.pick(v, 0, 0, ALL).inputs().get(0));
+    assertEquals(l.get(1).get(2), picker.pick(v, 0, 0, ALL).inputs().get(0));
+    assertEquals(l.get(1).get(0), picker.pick(v, 0, 0, ALL).inputs().get(0));
   }
 
   @Test
   void scorePriorityPicksTheMostOverfullLevel() {
     List<List<FileMeta>> l = shape();
     // L1: 3000 / 2048 ≈ 1.5; L2: 25100 / 8192 ≈ 3.1, and L3 is empty: a trivial move.
-    Compaction c = new CompactionPicker(config("score_priority")).pick(version(mem, l), 0, 0);
+    Compaction c = new CompactionPicker(config("score_priority")).pick(version(mem, l), 0, 0, ALL);
     assertEquals(2, c.inputLevel());
     assertEquals(Compaction.Kind.TRIVIAL_MOVE, c.kind());
   }
@@ -118,13 +119,85 @@ class CompactionPickerTest {
         levels(
             new ArrayList<>(Arrays.asList(newer, older)),
             new ArrayList<>(Arrays.asList(l1, l1far)));
-    Compaction c = new CompactionPicker(config("score_priority")).pick(version(mem, l), 0, 0);
+    Compaction c = new CompactionPicker(config("score_priority")).pick(version(mem, l), 0, 0, ALL);
     assertEquals(0, c.inputLevel());
     assertEquals(Arrays.asList(newer, older), c.inputs());
     assertEquals(Collections.singletonList(l1), c.overlaps());
     assertEquals(true, c.bottommost());
     List<List<FileMeta>> one = levels(new ArrayList<>(Arrays.asList(newer)));
-    assertNull(new CompactionPicker(config("score_priority")).pick(version(mem, one), 0, 0));
+    assertNull(new CompactionPicker(config("score_priority")).pick(version(mem, one), 0, 0, ALL));
+  }
+
+  /** A file of buckets {@code loBucket}..{@code hiBucket}: keys start with the bucket. */
+  private FileMeta bucketFile(int loBucket, int hiBucket, long size) {
+    byte[] lo = {(byte) (loBucket >> 8), (byte) loBucket, 'a'};
+    byte[] hi = {(byte) (hiBucket >> 8), (byte) hiBucket, 'z'};
+    TableProperties p =
+        new TableProperties(10, lo, hi, 1, 0, Long.MAX_VALUE, Collections.emptyMap());
+    return new FileMeta(nextNumber++, 0, size, p, null);
+  }
+
+  @Test
+  void aFileSpanningAGivenUpBucketIsRewrittenNotMoved() {
+    Config oneFileLimit =
+        config("score_priority").toBuilder().set("compaction.l0-file-limit", 1).build();
+    FileMeta l0 = bucketFile(2, 5, 10);
+    List<List<FileMeta>> free = levels(new ArrayList<>(Arrays.asList(l0)), new ArrayList<>());
+    CompactionPicker picker = new CompactionPicker(oneFileLimit);
+    assertEquals(
+        Compaction.Kind.TRIVIAL_MOVE,
+        picker.pick(version(mem, free), 0, 0, new OwnedBuckets(new int[] {0, 7})).kind());
+    Compaction c = picker.pick(version(mem, free), 0, 0, new OwnedBuckets(new int[] {0, 3}));
+    assertEquals(Compaction.Kind.MERGE, c.kind(), "buckets 4-5 must not move down unfiltered");
+    assertEquals(Arrays.asList(l0), c.inputs());
+    // Two owned ranges with a gap between them: the span 2-5 crosses the gap 4.
+    OwnedBuckets gap = new OwnedBuckets(new int[] {0, 3, 5, 7});
+    assertEquals(Compaction.Kind.MERGE, picker.pick(version(mem, free), 0, 0, gap).kind());
+  }
+
+  @Test
+  void whenNothingIsDueFilesHoldingGivenUpBucketsAreCleanedUpWhereTheyLie() {
+    FileMeta clean = bucketFile(0, 1, 100);
+    FileMeta dirty = bucketFile(2, 4, 100);
+    FileMeta deep = bucketFile(6, 7, 100);
+    List<List<FileMeta>> l =
+        levels(
+            new ArrayList<>(),
+            new ArrayList<>(),
+            new ArrayList<>(Arrays.asList(clean, dirty)),
+            new ArrayList<>(Arrays.asList(deep)));
+    OwnedBuckets owned = new OwnedBuckets(new int[] {0, 3, 6, 7});
+    Version v = version(mem, l);
+    CompactionPicker picker =
+        new CompactionPicker(
+            config("score_priority").toBuilder()
+                .set("compaction.foreign-bucket-cleanup", true)
+                .build());
+    Compaction c = picker.pick(v, 0, 0, owned);
+    assertEquals(Compaction.Kind.CLEANUP, c.kind());
+    assertEquals(Arrays.asList(dirty), c.inputs());
+    assertEquals(2, c.inputLevel());
+    assertEquals(2, c.outputLevel(), "rewritten where it lies");
+    Version settled =
+        version(
+            mem,
+            levels(
+                new ArrayList<>(),
+                new ArrayList<>(),
+                new ArrayList<>(),
+                new ArrayList<>(Arrays.asList(clean, dirty, deep))));
+    Compaction manual = picker.pickManual(settled, 0, 0, owned);
+    assertEquals(Compaction.Kind.CLEANUP, manual.kind(), "compactAll cleans a settled tree too");
+    assertEquals(Arrays.asList(dirty), manual.inputs());
+    assertNull(picker.pick(v, 0, 0, ALL), "nothing to clean when every bucket is owned");
+    assertNull(
+        picker.pick(v, 0, 0, new OwnedBuckets(new int[] {5, 7, 0, 4})), "adjacent ranges join");
+    Config off =
+        config("score_priority").toBuilder()
+            .set("compaction.foreign-bucket-cleanup", false)
+            .build();
+    assertNull(new CompactionPicker(off).pick(v, 0, 0, owned), "background cleanup off");
+    assertEquals(Arrays.asList(dirty), new CompactionPicker(off).pickCleanup(v, 0, owned).inputs());
   }
 
   @Test
@@ -133,7 +206,7 @@ class CompactionPickerTest {
         config("score_priority").toBuilder().set("compaction.l0-file-limit", 1).build();
     FileMeta l0 = file("b", "e", 10);
     List<List<FileMeta>> free = levels(new ArrayList<>(Arrays.asList(l0)), new ArrayList<>());
-    Compaction move = new CompactionPicker(oneFileLimit).pick(version(mem, free), 0, 0);
+    Compaction move = new CompactionPicker(oneFileLimit).pick(version(mem, free), 0, 0, ALL);
     assertEquals(Compaction.Kind.TRIVIAL_MOVE, move.kind());
     assertEquals(Arrays.asList(l0), move.inputs());
     assertEquals(1, move.outputLevel());
@@ -141,7 +214,7 @@ class CompactionPickerTest {
     FileMeta below = file("d", "k", 10);
     List<List<FileMeta>> covered =
         levels(new ArrayList<>(Arrays.asList(l0)), new ArrayList<>(Arrays.asList(below)));
-    Compaction merge = new CompactionPicker(oneFileLimit).pick(version(mem, covered), 0, 0);
+    Compaction merge = new CompactionPicker(oneFileLimit).pick(version(mem, covered), 0, 0, ALL);
     assertEquals(Compaction.Kind.MERGE, merge.kind(), "an overlapping L1 file must be rewritten");
     assertEquals(Arrays.asList(l0, below), merge.allInputs());
   }
@@ -157,7 +230,7 @@ class CompactionPickerTest {
             new ArrayList<>(Arrays.asList(l1)),
             new ArrayList<>(),
             new ArrayList<>(Arrays.asList(l3)));
-    Compaction c = picker.pickManual(version(mem, spread), 0, 0);
+    Compaction c = picker.pickManual(version(mem, spread), 0, 0, ALL);
     assertEquals(1, c.inputLevel());
     assertEquals(2, c.outputLevel());
     assertEquals(Compaction.Kind.TRIVIAL_MOVE, c.kind(), "L2 is empty: the file moves down");
@@ -167,7 +240,8 @@ class CompactionPickerTest {
             new ArrayList<>(),
             new ArrayList<>(),
             new ArrayList<>(Arrays.asList(l1, file("x", "z", 10))));
-    assertNull(picker.pickManual(version(mem, settled), 0, 0), "one level already holds it all");
+    assertNull(
+        picker.pickManual(version(mem, settled), 0, 0, ALL), "one level already holds it all");
   }
 
   @Test
@@ -176,19 +250,19 @@ class CompactionPickerTest {
     List<List<FileMeta>> l =
         levels(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(Arrays.asList(expired)));
     CompactionPicker picker = new CompactionPicker(config("score_priority"));
-    Compaction c = picker.pick(version(mem, l), 0, 1000);
+    Compaction c = picker.pick(version(mem, l), 0, 1000, ALL);
     assertEquals(Compaction.Kind.DROP_EXPIRED, c.kind());
-    assertNull(picker.pick(version(mem, l), 0, 400));
+    assertNull(picker.pick(version(mem, l), 0, 400, ALL));
     FileMeta below = file("b", "b", 10);
     List<List<FileMeta>> covered =
         levels(
             new ArrayList<>(),
             new ArrayList<>(Arrays.asList(expired)),
             new ArrayList<>(Arrays.asList(below)));
-    assertNull(picker.pick(version(mem, covered), 0, 1000));
+    assertNull(picker.pick(version(mem, covered), 0, 1000, ALL));
     SkipListMemTable merging = new SkipListMemTable(2, (k, a, b) -> b);
     merging.noteMerge(300);
-    assertNull(picker.pick(version(merging, l), 0, 1000));
+    assertNull(picker.pick(version(merging, l), 0, 1000, ALL));
   }
 
   @Test
@@ -203,7 +277,7 @@ class CompactionPickerTest {
             new ArrayList<>(),
             new ArrayList<>(Arrays.asList(input, otherWithMerge)),
             new ArrayList<>(Arrays.asList(wide)));
-    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 1000);
+    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 1000, ALL);
     assertEquals(Compaction.Kind.MERGE, c.kind());
     assertEquals(input, c.inputs().get(0));
     assertEquals(Collections.singletonList(wide), c.overlaps());
@@ -223,7 +297,7 @@ class CompactionPickerTest {
             new ArrayList<>(Arrays.asList(input)),
             new ArrayList<>(Arrays.asList(wide)),
             new ArrayList<>(Arrays.asList(deeper)));
-    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 1000);
+    Compaction c = new CompactionPicker(config("min_overlap")).pick(version(mem, l), 0, 1000, ALL);
     assertEquals(Compaction.Kind.MERGE, c.kind());
     assertEquals(Collections.singletonList(wide), c.overlaps());
     assertEquals(false, c.bottommost());

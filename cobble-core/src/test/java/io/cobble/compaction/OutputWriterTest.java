@@ -165,6 +165,37 @@ class OutputWriterTest {
     assertEquals(n, i, "every row is in exactly one table");
   }
 
+  private static byte[] bucketKey(int bucket, int i) {
+    byte[] k = new byte[8];
+    k[0] = (byte) (bucket >> 8);
+    k[1] = (byte) bucket;
+    Bytes.putInt(k, 2, i);
+    return k;
+  }
+
+  @Test
+  void cutsWhereTheNextKeyLiesInAnotherOwnedRangeSoNoTableSpansAGap() {
+    OwnedBuckets owned = new OwnedBuckets(new int[] {0, 1, 5, 6, 9, 9});
+    int[] buckets = {0, 1, 5, 6, 9};
+    List<FileMeta> out;
+    try (OutputWriter w = writer(0).cutAt(owned)) {
+      RowState row = new RowState();
+      for (int b : buckets) {
+        for (int i = 0; i < 10; i++) {
+          w.add(bucketKey(b, i), put(row, i, 40, 0));
+        }
+      }
+      out = w.finish();
+    }
+    assertEquals(3, out.size(), "one small table per owned range: " + out);
+    int[][] spans = {{0, 1}, {5, 6}, {9, 9}};
+    for (int f = 0; f < out.size(); f++) {
+      assertEquals(spans[f][0], Bytes.getShort(out.get(f).smallest(), 0), "table " + f);
+      assertEquals(spans[f][1], Bytes.getShort(out.get(f).largest(), 0), "table " + f);
+      assertTrue(owned.holdsOnlyOwned(out.get(f)));
+    }
+  }
+
   private static long countEntries(FileMeta m) {
     long c = 0;
     try (KvIterator it = m.table().iterator(0)) {

@@ -163,7 +163,7 @@ class RescaleTest {
       assertEquals(0, t.metrics().flushes(), "nothing was rewritten up front");
     }
     // Combining a shard whose files still hold given-up buckets is refused clearly: d is cut
-    // from s0 at 2|3 and snapshotted before any compaction could clean it up.
+    // from s0 at 2|3 and snapshotted with its background cleanup off.
     try (Db d =
             Rescale.expandBuckets(
                 tmp.resolve("d"),
@@ -171,7 +171,7 @@ class RescaleTest {
                 List.of(ShardRef.of("s0", source)),
                 ranges(0, 2),
                 "d",
-                config(0));
+                config(0).toBuilder().set("compaction.foreign-bucket-cleanup", false).build());
         SnapshotManager md = SnapshotManager.open(d, volume, "d")) {
       long dirty = md.snapshot().published().join().id();
       long t1Dirty;
