@@ -58,8 +58,9 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     }
     this.sources = ScanSources.acquire();
     try {
-      merged = sources.open(version, layout, loader);
-      merged.seek(concat(bucketPrefix, from));
+      byte[] seekKey = concat(bucketPrefix, from);
+      merged = sources.open(version, layout, loader, seekKey, endKey);
+      merged.seek(seekKey);
     } catch (RuntimeException e) {
       sources.release();
       throw e;

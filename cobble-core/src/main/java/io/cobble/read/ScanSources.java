@@ -8,6 +8,7 @@ import io.cobble.memtable.AdaptiveMemTable;
 import io.cobble.memtable.MemTable;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.ValueLoader;
+import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
@@ -57,6 +58,18 @@ public final class ScanSources {
    * their merge, unpositioned. Memtable keys carry the family id, which the cursors strip.
    */
   public RowMergingIterator open(Version version, ColumnLayout layout, ValueLoader loader) {
+    return open(version, layout, loader, null, null);
+  }
+
+  /**
+   * As {@link #open(Version, ColumnLayout, ValueLoader)} for a scan that reads only keys in {@code
+   * [lo, hi)} (tree keys, null = unbounded): level-0 files and deeper levels with no key in that
+   * range are left out, so a short per-key scan seeks only the sources that can hold its rows
+   * instead of every table of the tree. Leaving them out changes no row: a source without a key in
+   * the range contributes nothing, not even an older version to merge under.
+   */
+  public RowMergingIterator open(
+      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi) {
     byte[] family = {(byte) (layout.familyId() >>> 8), (byte) layout.familyId()};
     int count = 0;
     add(count++, new PrefixIterator(memIterator(version.active()), family), null);
@@ -71,6 +84,9 @@ public final class ScanSources {
       }
       for (int i = 0; i < level0.size(); i++) {
         FileMeta f = level0.get(i);
+        if (outside(f, lo, hi)) {
+          continue;
+        }
         tables[i] = f.iterator(0, tables[i]);
         add(count++, tables[i], f.table().name());
       }
@@ -78,7 +94,7 @@ public final class ScanSources {
         levels = Arrays.copyOf(levels, tree.levelCount());
       }
       for (int level = 1; level < tree.levelCount(); level++) {
-        if (!tree.level(level).isEmpty()) {
+        if (mayHold(tree.level(level), lo, hi)) {
           LevelIterator it = levels[level];
           levels[level] =
               it == null ? new LevelIterator(tree.level(level), 0) : it.reset(tree.level(level));
@@ -87,6 +103,29 @@ public final class ScanSources {
       }
     }
     return merged.reset(sources, names, count, layout, loader);
+  }
+
+  private static boolean outside(FileMeta f, byte[] lo, byte[] hi) {
+    return (lo != null && Bytes.compare(f.largest(), lo) < 0)
+        || (hi != null && Bytes.compare(f.smallest(), hi) >= 0);
+  }
+
+  /** Whether a level (sorted, non-overlapping files) has a file whose range meets [lo, hi). */
+  private static boolean mayHold(List<FileMeta> files, byte[] lo, byte[] hi) {
+    int from = 0;
+    if (lo != null) {
+      // The first file that ends at or after lo, as the level iterator's seek finds it.
+      int end = files.size();
+      while (from < end) {
+        int mid = (from + end) >>> 1;
+        if (Bytes.compare(files.get(mid).largest(), lo) < 0) {
+          from = mid + 1;
+        } else {
+          end = mid;
+        }
+      }
+    }
+    return from < files.size() && (hi == null || Bytes.compare(files.get(from).smallest(), hi) < 0);
   }
 
   private void add(int i, KvIterator source, String name) {

@@ -25,6 +25,8 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     implements InternalMapState<K, N, UK, UV> {
 
   private static final int CHUNK = 128;
+  private static final ScanOptions FIRST_ROW = ScanOptions.defaults().maxRows(1);
+  private static final ScanOptions FIRST_CHUNK = ScanOptions.defaults().maxRows(CHUNK);
 
   private final TypeSerializer<UK> userKeySerializer;
   private final TypeSerializer<UV> userValueSerializer;
@@ -149,13 +151,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   public boolean isEmpty() {
     writePrefix(currentNamespace);
     byte[] prefix = keyOut.getCopyOfBuffer();
-    try (ScanCursor c =
-        db.scan(
-            bucket(),
-            family,
-            prefix,
-            RowKeys.prefixEnd(prefix),
-            ScanOptions.defaults().maxRows(1))) {
+    try (ScanCursor c = db.scan(bucket(), family, prefix, RowKeys.prefixEnd(prefix), FIRST_ROW)) {
       return !c.hasNext();
     }
   }
@@ -230,7 +226,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       }
       chunk = new ArrayList<>();
       index = 0;
-      ScanOptions options = ScanOptions.defaults().maxRows(CHUNK).startAfter(after);
+      ScanOptions options = after == null ? FIRST_CHUNK : FIRST_CHUNK.startAfter(after);
       try (ScanCursor c = db.scan(bucket, family, prefix, end, options)) {
         while (c.hasNext()) {
           chunk.add(c.next());
