@@ -10,12 +10,10 @@ import java.util.Objects;
 /**
  * Write-burst memtable: every delta is appended without looking anything up or folding it. Point
  * reads go through a chained hash index that the append keeps (a bucket head per slot and, per
- * record, its key hash and the bucket's previous record: no arena access), so a get never needs key
- * order; it walks its bucket newest first and folds the key's deltas it finds. A head holds its
- * record's hash too, so a get of a key that is the newest record of its bucket (the common case)
- * touches the head, the record's address and the arena, and not the links. Ordered access (flush,
- * scans) sorts a snapshot and folds equal keys; the flush thread does that for a sealed memtable,
- * and the sorted snapshot is kept while nothing is appended.
+ * record, its key hash and the bucket's previous record: ints only, no arena access), so a get
+ * never needs key order; it walks its bucket newest first and folds the key's deltas it finds.
+ * Ordered access (flush, scans) sorts a snapshot and folds equal keys; the flush thread does that
+ * for a sealed memtable, and the sorted snapshot is kept while nothing is appended.
  *
  * <p>Lock-free reads (see {@link MemTable}): a record's address, hash and bucket link are written
  * before the bucket head is release-stored; the count is release-stored after it, so a snapshot of
@@ -60,8 +58,8 @@ public class VecMemTable extends MemTable {
     ix.records[c] = replacesOlder ? addr | Arena.REPLACES_OLDER : addr;
     int bucket = hash & (ix.heads.length - 1);
     ix.links[2 * c] = hash;
-    ix.links[2 * c + 1] = (int) ix.heads[bucket];
-    LONGS.setRelease(ix.heads, bucket, Index.head(hash, c + 1));
+    ix.links[2 * c + 1] = ix.heads[bucket];
+    INTS.setRelease(ix.heads, bucket, c + 1);
     COUNT.setRelease(this, c + 1);
   }
 
@@ -151,8 +149,8 @@ public class VecMemTable extends MemTable {
   protected byte[] doGet(byte[] key, int keyLen) {
     Index ix = index;
     int hash = Bytes.hash(key, 0, keyLen);
-    long head = (long) LONGS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
-    int newest = matchFromHead(ix, head, hash, key, keyLen);
+    int n = (int) INTS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
+    int newest = match(ix, n, hash, key, keyLen);
     if (newest < 0) {
       return null;
     }
@@ -168,8 +166,8 @@ public class VecMemTable extends MemTable {
   protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
     Index ix = index;
     int hash = Bytes.hash(key, 0, keyLen);
-    long head = (long) LONGS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
-    int newest = matchFromHead(ix, head, hash, key, keyLen);
+    int n = (int) INTS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
+    int newest = match(ix, n, hash, key, keyLen);
     if (newest < 0) {
       return false;
     }
@@ -185,22 +183,9 @@ public class VecMemTable extends MemTable {
   }
 
   /**
-   * The first record of the key on the bucket chain that starts at bucket head {@code head}, or -1.
-   * The head's hash is checked before the record's links are loaded.
+   * The first record of the key on the bucket chain that starts at record number {@code n}
+   * (1-based, 0 ends the chain), or -1.
    */
-  private int matchFromHead(Index ix, long head, int hash, byte[] key, int keyLen) {
-    int n = (int) head;
-    if (n == 0) {
-      return -1;
-    }
-    int i = n - 1;
-    if ((int) (head >>> 32) == hash && arena.compareKey(ix.records[i], key, keyLen) == 0) {
-      return i;
-    }
-    return match(ix, ix.links[2 * i + 1], hash, key, keyLen);
-  }
-
-  /** As {@link #matchFromHead} for the chain from record number {@code n} (1-based, 0 ends). */
   private int match(Index ix, int n, int hash, byte[] key, int keyLen) {
     while (n != 0) {
       int i = n - 1;
@@ -262,23 +247,18 @@ public class VecMemTable extends MemTable {
   /**
    * Record addresses and the hash index over them, sized together: {@code records[i]} is record i's
    * address, {@code links[2i]} its key hash and {@code links[2i + 1]} the number (1-based, 0 for
-   * none) of the record before it in its bucket, {@code heads[b]} the newest record of bucket b
-   * (low 32 bits, 1-based, 0 for none) and its key hash (high 32 bits). There are as many buckets
-   * as records fit, so a chain holds about one record on average.
+   * none) of the record before it in its bucket, {@code heads[b]} the newest record of bucket b.
+   * There are as many buckets as records fit, so a chain holds about one record on average.
    */
   private static final class Index {
     final long[] records;
     final int[] links;
-    final long[] heads;
+    final int[] heads;
 
     Index(int capacity) {
       records = new long[capacity];
       links = new int[2 * capacity];
-      heads = new long[capacity];
-    }
-
-    static long head(int hash, int n) {
-      return ((long) hash << 32) | (n & 0xFFFFFFFFL);
+      heads = new int[capacity];
     }
 
     /** A copy with twice the capacity holding the first {@code count} records, chains rebuilt. */
@@ -290,8 +270,8 @@ public class VecMemTable extends MemTable {
         int hash = links[2 * i];
         int bucket = hash & mask;
         next.links[2 * i] = hash;
-        next.links[2 * i + 1] = (int) next.heads[bucket];
-        next.heads[bucket] = head(hash, i + 1);
+        next.links[2 * i + 1] = next.heads[bucket];
+        next.heads[bucket] = i + 1;
       }
       return next;
     }
