@@ -149,6 +149,61 @@ class MemTableTest {
   }
 
   /**
+   * Keys whose 32-bit hashes are equal share a bucket and its head's hash: each get still returns
+   * its own key's row, whichever of them was written last, also after the index grew (the hash
+   * index checks the head's hash before loading any record, so an equal hash must never be taken
+   * for an equal key).
+   */
+  @ParameterizedTest
+  @EnumSource(MemTableType.class)
+  void keysWithEqualHashesReadTheirOwnRows(MemTableType type) {
+    byte[][] pair = equalHashPair();
+    MemTable m = TestMemTables.create(type);
+    for (int i = 0; i < 3_000; i++) {
+      byte[] k = pair[i % 2];
+      put(m, k, k.length, new byte[] {(byte) i});
+      byte[] filler = ("f" + i).getBytes(StandardCharsets.UTF_8);
+      put(m, filler, filler.length, new byte[] {(byte) (i >> 3)});
+      if (i == 0) {
+        assertNull(m.get(pair[1], pair[1].length), "the other key before its first write");
+      }
+    }
+    byte[] first = m.get(pair[0], pair[0].length);
+    byte[] second = m.get(pair[1], pair[1].length);
+    assertEquals(1500, first.length, "every delta of the first key, folded");
+    assertEquals(1500, second.length, "every delta of the second key, folded");
+    for (int j = 0; j < 1500; j++) {
+      assertEquals((byte) (2 * j), first[j]);
+      assertEquals((byte) (2 * j + 1), second[j]);
+    }
+    byte[][] seen = new byte[1][];
+    assertTrue(
+        m.get(
+            pair[1],
+            pair[1].length,
+            (buf, off, len) -> seen[0] = Arrays.copyOfRange(buf, off, off + len)));
+    assertArrayEquals(second, seen[0]);
+    byte[] never = "never".getBytes(StandardCharsets.UTF_8);
+    assertNull(m.get(never, never.length));
+  }
+
+  /**
+   * Two different keys with the same {@link Bytes#hash}, found by search (a birthday collision).
+   */
+  private static byte[][] equalHashPair() {
+    Map<Integer, Integer> seen = new java.util.HashMap<>();
+    for (int i = 0; ; i++) {
+      byte[] k = ("c" + i).getBytes(StandardCharsets.UTF_8);
+      Integer other = seen.putIfAbsent(Bytes.hash(k, 0, k.length), i);
+      if (other != null) {
+        byte[] o = ("c" + other).getBytes(StandardCharsets.UTF_8);
+        assertFalse(Arrays.equals(o, k));
+        return new byte[][] {o, k};
+      }
+    }
+  }
+
+  /**
    * A get that hands the row over in place returns what the copying get returns, for a key given as
    * a prefix of a longer buffer, and is absent exactly when that one is null.
    */

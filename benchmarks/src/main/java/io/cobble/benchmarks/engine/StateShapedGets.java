@@ -1,0 +1,114 @@
+package io.cobble.benchmarks.engine;
+
+import io.cobble.Config;
+import io.cobble.Db;
+import io.cobble.DbMetrics;
+import io.cobble.schema.ColumnSpec;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.SplittableRandom;
+
+/**
+ * Single-thread {@code Db.getColumn} over rows shaped like the keyed-state benchmark's ({@code
+ * benchmarks/flink-state}): 500,000 {@code Long} keys in the VoidNamespace, as value state (one row
+ * per key, an 8-byte value) or map state (10 user keys per key, a null flag and an 8-byte value),
+ * two buckets, and the state backend's memory split of its default 128 MB (two 32 MB memtables, a
+ * 64 MB block cache). Prints where the rows are after the load and the reading thread's CPU
+ * nanoseconds per get for each round, so that two builds can be compared on a shared machine (CPU
+ * time leaves out the time a loaded machine deschedules the reader; the Flink layer and JMH are
+ * left out too).
+ *
+ * <p>Run: {@code java -Xms3g -Xmx3g -cp benchmarks.jar io.cobble.benchmarks.engine.StateShapedGets
+ * [value|map] [rounds]} (defaults value and 5), the classpath of two builds in turn.
+ */
+public final class StateShapedGets {
+  private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
+  private static final int KEYS = 500_000;
+  private static final int GETS_PER_ROUND = 2_000_000;
+  private static final String FAMILY = "state";
+
+  private StateShapedGets() {}
+
+  /** The row key the state backend writes: varint(8) key varint(1) namespace [user key]. */
+  static byte[] rowKey(long key, boolean map, long userKey) {
+    byte[] b = new byte[map ? 19 : 11];
+    b[0] = 8;
+    putLong(b, 1, key);
+    b[9] = 1;
+    b[10] = 0;
+    if (map) {
+      putLong(b, 11, userKey);
+    }
+    return b;
+  }
+
+  private static void putLong(byte[] b, int at, long v) {
+    for (int i = 0; i < 8; i++) {
+      b[at + i] = (byte) (v >>> (56 - 8 * i));
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    boolean map = args.length > 0 && args[0].equals("map");
+    int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    int perKey = map ? 10 : 1;
+    Path dir = Files.createTempDirectory("state-shaped-gets");
+    Config config =
+        Config.builder()
+            .set("total-buckets", 2)
+            .set("memtable.capacity", 32L << 20)
+            .set("memory.memtable-buffer-count", 2)
+            .set("block-cache.size", 64L << 20)
+            .build();
+    try (Db db = Db.open(dir, config)) {
+      db.createFamily(FAMILY, Collections.singletonList(ColumnSpec.of("value")));
+      SplittableRandom random = new SplittableRandom(1);
+      byte[] value = new byte[map ? 9 : 8];
+      for (int k = 0; k < KEYS; k++) {
+        for (int u = 0; u < perKey; u++) {
+          putLong(value, value.length - 8, random.nextLong());
+          db.put(k & 1, FAMILY, rowKey(k, map, u), 0, value);
+        }
+      }
+      System.out.println("after the load: " + describe(db.metrics()));
+      long[] keys = new long[GETS_PER_ROUND];
+      byte[][] rowKeys = new byte[GETS_PER_ROUND][];
+      for (int i = 0; i < GETS_PER_ROUND; i++) {
+        keys[i] = random.nextInt(KEYS);
+        rowKeys[i] = rowKey(keys[i], map, random.nextInt(perKey));
+      }
+      long found = 0;
+      for (int round = 0; round < rounds; round++) {
+        long start = CPU.getCurrentThreadCpuTime();
+        for (int i = 0; i < GETS_PER_ROUND; i++) {
+          if (db.getColumn((int) (keys[i] & 1), FAMILY, rowKeys[i], 0) != null) {
+            found++;
+          }
+        }
+        long cpu = CPU.getCurrentThreadCpuTime() - start;
+        System.out.printf("round %d: %.1f CPU ns per get%n", round, cpu / (double) GETS_PER_ROUND);
+      }
+      if (found != (long) rounds * GETS_PER_ROUND) {
+        throw new IllegalStateException("gets found " + found + " rows, expected every one");
+      }
+      System.out.println("after the gets: " + describe(db.metrics()));
+    }
+  }
+
+  private static String describe(DbMetrics m) {
+    return "files per level "
+        + Arrays.toString(m.filesPerLevel())
+        + ", immutable memtables "
+        + m.immutableMemtables()
+        + ", memtable bytes "
+        + m.memtableBytes()
+        + ", block cache hits "
+        + m.cacheHits()
+        + ", misses "
+        + m.cacheMisses();
+  }
+}
