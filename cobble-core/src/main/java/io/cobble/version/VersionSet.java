@@ -7,6 +7,7 @@ import io.cobble.storage.DataFile;
 import io.cobble.vlog.ValueLogFile;
 import io.cobble.vlog.ValueLogReader;
 import io.cobble.vlog.ValuePointer;
+import io.cobble.sst.MemoryOnlyReads;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -488,6 +489,7 @@ public final class VersionSet {
 
   /** Reads a separated value; the caller's pinned version keeps the file alive. */
   public byte[] loadValue(byte[] pointer) {
+    MemoryOnlyReads.checkMayReadStorage();
     long n = ValuePointer.fileNumber(pointer);
     ValueLogReader r = vlogReaders.computeIfAbsent(n, this::openVlog);
     return r.read(pointer);
