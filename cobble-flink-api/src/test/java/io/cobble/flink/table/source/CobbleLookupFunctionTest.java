@@ -361,7 +361,7 @@ class CobbleLookupFunctionTest {
       Files.write(f, bytes);
     }
     AsyncLookupFunction async =
-        (AsyncLookupFunction) projectedFunction(settings(600_000), true, new int[][] {{1}}, 1, 2);
+        (AsyncLookupFunction) projectedFunction(settings(600_000), true, new int[][] {{1}, {2}, {0}}, 1, 2);
     try {
       CompletableFuture<Collection<RowData>> nullKey =
           async.asyncLookup(GenericRowData.of(null, StringData.fromString("eu")));
