@@ -5,13 +5,14 @@ import io.cobble.CobbleException;
 /**
  * Marks the calling thread's reads as memory-only between {@link #begin()} and {@link #end()}: a
  * block that is neither pinned nor in the block cache is not read from storage, the read ends with
- * {@link NotInMemory} instead. A caller that must not wait on storage (a task
- * thread answering what it can inline) tries such a read first and hands only the rest to threads
- * that may wait. Separated values (value-log records) count as storage reads too.
+ * {@link NotInMemory} instead. A caller that must not wait on storage (a task thread answering what
+ * it can inline) tries such a read first and hands only the rest to threads that may wait.
+ * Separated values (value-log records) count as storage reads too.
  */
 public final class MemoryOnlyReads {
 
-  private static final ThreadLocal<boolean[]> ACTIVE = ThreadLocal.withInitial(() -> new boolean[1]);
+  private static final ThreadLocal<boolean[]> ACTIVE =
+      ThreadLocal.withInitial(() -> new boolean[1]);
 
   private MemoryOnlyReads() {}
 

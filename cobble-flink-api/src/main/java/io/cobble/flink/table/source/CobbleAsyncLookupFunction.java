@@ -17,11 +17,11 @@ import org.apache.flink.table.functions.FunctionContext;
 /**
  * Exact primary-key lookups on a sink table ({@link LookupReads}) that never make the task thread
  * wait on storage. A probe whose answer is in memory (the bloom filters rule the key out, or its
- * blocks are pinned or cached) is answered on the calling thread, which costs less than any hand-off;
- * only a probe that needs a storage read (a block-cache miss, a shard opening, a poll for a new
- * snapshot) goes to a pool of {@code lookup.async.max-in-flight} threads, so that many probes wait
- * on storage at once. At most that many reads are in flight per subtask; further probes queue in the
- * pool, and Flink's async operator bounds how many probes wait in all ({@code
+ * blocks are pinned or cached) is answered on the calling thread, which costs less than any
+ * hand-off; only a probe that needs a storage read (a block-cache miss, a shard opening, a poll for
+ * a new snapshot) goes to a pool of {@code lookup.async.max-in-flight} threads, so that many probes
+ * wait on storage at once. At most that many reads are in flight per subtask; further probes queue
+ * in the pool, and Flink's async operator bounds how many probes wait in all ({@code
  * table.exec.async-lookup.buffer-capacity}) and restores their order when the join is ordered.
  */
 public final class CobbleAsyncLookupFunction extends AsyncLookupFunction {

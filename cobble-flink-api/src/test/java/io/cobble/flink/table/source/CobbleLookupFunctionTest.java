@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.CorruptionException;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.snapshot.GlobalPin;
@@ -15,7 +16,6 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import io.cobble.testing.table.TestSinkTable;
-import io.cobble.CorruptionException;
 import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,11 +25,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
 import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
@@ -361,7 +361,8 @@ class CobbleLookupFunctionTest {
       Files.write(f, bytes);
     }
     AsyncLookupFunction async =
-        (AsyncLookupFunction) projectedFunction(settings(600_000), true, new int[][] {{1}, {2}, {0}}, 1, 2);
+        (AsyncLookupFunction)
+            projectedFunction(settings(600_000), true, new int[][] {{1}, {2}, {0}}, 1, 2);
     try {
       CompletableFuture<Collection<RowData>> nullKey =
           async.asyncLookup(GenericRowData.of(null, StringData.fromString("eu")));
