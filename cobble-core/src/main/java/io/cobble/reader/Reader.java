@@ -8,6 +8,7 @@ import io.cobble.snapshot.BucketRange;
 import io.cobble.snapshot.GlobalSnapshot;
 import io.cobble.snapshot.ShardSnapshot;
 import io.cobble.snapshot.SnapshotStore;
+import io.cobble.sst.MemoryOnlyReads;
 import io.cobble.storage.Storage;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +26,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * following refresh (or {@link #close()}), so reads that started before a refresh can finish.
  */
 public final class Reader implements AutoCloseable {
+  /** What {@link #getInMemory} returns when the answer needs storage; compare by identity. */
+  public static final byte[][] NOT_IN_MEMORY = new byte[0][];
+
   private final Storage volume;
   private final SnapshotStore store;
   private final Config config;
@@ -119,6 +123,32 @@ public final class Reader implements AutoCloseable {
     return columns.empty()
         ? null
         : columns.expand(db.get(bucket, family, key, columns.readOptions()));
+  }
+
+  /**
+   * As {@link #get(int, String, byte[], int[])}, answered only from memory: {@link #NOT_IN_MEMORY}
+   * when the answer needs a block that is neither pinned nor cached, or a shard not opened yet
+   * (opening reads its manifest). A caller that must not wait on storage tries this first.
+   */
+  public byte[][] getInMemory(int bucket, String family, byte[] key, int[] projection) {
+    Route r = route;
+    ReadOnlyDb db = bucket >= 0 && bucket < r.byBucket.length() ? r.byBucket.get(bucket) : null;
+    if (db == null) {
+      return NOT_IN_MEMORY;
+    }
+    checkOpen();
+    ColumnProjection columns = db.projection(family, projection);
+    if (columns.empty()) {
+      return null;
+    }
+    MemoryOnlyReads.begin();
+    try {
+      return columns.expand(db.get(bucket, family, key, columns.readOptions()));
+    } catch (MemoryOnlyReads.NotInMemory e) {
+      return NOT_IN_MEMORY;
+    } finally {
+      MemoryOnlyReads.end();
+    }
   }
 
   public ScanCursor scan(int bucket, String family, byte[] start, byte[] end, ScanOptions options) {

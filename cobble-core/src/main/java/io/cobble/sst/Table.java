@@ -157,6 +157,7 @@ public final class Table implements AutoCloseable {
    * is dropped and the block read once more; only a second failure is corruption.
    */
   private Frame readFrame(long offset, int size, String kind) {
+    MemoryOnlyReads.checkMayReadStorage();
     Frame f = FRAMES.get();
     int len = size + BlockHandle.TRAILER_SIZE;
     f.direct = source.readDirect(len, offset);

@@ -3,6 +3,7 @@ package io.cobble.version;
 import io.cobble.CobbleException;
 import io.cobble.memtable.MemTable;
 import io.cobble.schema.Schema;
+import io.cobble.sst.MemoryOnlyReads;
 import io.cobble.storage.DataFile;
 import io.cobble.vlog.ValueLogFile;
 import io.cobble.vlog.ValueLogReader;
@@ -488,6 +489,7 @@ public final class VersionSet {
 
   /** Reads a separated value; the caller's pinned version keeps the file alive. */
   public byte[] loadValue(byte[] pointer) {
+    MemoryOnlyReads.checkMayReadStorage();
     long n = ValuePointer.fileNumber(pointer);
     ValueLogReader r = vlogReaders.computeIfAbsent(n, this::openVlog);
     return r.read(pointer);

@@ -7,16 +7,22 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.AsyncLookupFunction;
 import org.apache.flink.table.functions.FunctionContext;
 
 /**
- * Exact primary-key lookups on a sink table ({@link LookupReads}) run on a pool of {@code
- * lookup.async.max-in-flight} threads, so that many probes wait on storage at once (a point read
- * that misses the block cache waits on a file or object-store read). At most that many reads are in
- * flight per subtask; further probes queue in the pool, and Flink's async operator bounds how many
- * probes wait in all ({@code table.exec.async-lookup.buffer-capacity}).
+ * Exact primary-key lookups on a sink table ({@link LookupReads}) that never make the task thread
+ * wait on storage. A probe whose answer is in memory (the bloom filters rule the key out, or its
+ * blocks are pinned or cached) is answered on the calling thread, which costs less than any
+ * hand-off; only a probe that needs a storage read (a block-cache miss, a shard opening, a poll for
+ * a new snapshot) goes to a pool of {@code lookup.async.max-in-flight} threads, so that many probes
+ * wait on storage at once. At most that many reads are in flight per subtask; further probes queue
+ * in the pool, and Flink's async operator bounds how many probes wait in all ({@code
+ * table.exec.async-lookup.buffer-capacity}) and restores their order when the join is ordered.
  */
 public final class CobbleAsyncLookupFunction extends AsyncLookupFunction {
 
@@ -25,6 +31,10 @@ public final class CobbleAsyncLookupFunction extends AsyncLookupFunction {
   private final LookupReads reads;
   private final int maxInFlight;
   private transient ExecutorService pool;
+  // The calling thread's own key buffer: Flink calls asyncLookup from the task thread only.
+  private transient ProbeKeyBuffer callerKeys;
+  private transient Counter answeredInline;
+  private transient Counter handedOff;
 
   CobbleAsyncLookupFunction(LookupReads reads, int maxInFlight) {
     this.reads = reads;
@@ -34,13 +44,44 @@ public final class CobbleAsyncLookupFunction extends AsyncLookupFunction {
   @Override
   public void open(FunctionContext context) throws Exception {
     reads.open(context.getMetricGroup());
+    MetricGroup group = context.getMetricGroup().addGroup("cobble");
+    answeredInline = group.counter("lookupsAnsweredInline", new SimpleCounter());
+    handedOff = group.counter("lookupsHandedOff", new SimpleCounter());
+    callerKeys = new ProbeKeyBuffer();
     pool = Executors.newFixedThreadPool(maxInFlight, new LookupThreads());
   }
 
   @Override
   public CompletableFuture<Collection<RowData>> asyncLookup(RowData keyRow) {
+    Collection<RowData> inMemory;
+    try {
+      inMemory = reads.lookupInMemory(keyRow, callerKeys);
+    } catch (RuntimeException e) {
+      return failed(e);
+    }
+    if (inMemory != null) {
+      answeredInline.inc();
+      return CompletableFuture.completedFuture(inMemory);
+    }
+    handedOff.inc();
     return CompletableFuture.supplyAsync(
         () -> reads.lookup(keyRow, ((LookupThread) Thread.currentThread()).keyBuffer), pool);
+  }
+
+  private static CompletableFuture<Collection<RowData>> failed(Throwable e) {
+    CompletableFuture<Collection<RowData>> future = new CompletableFuture<>();
+    future.completeExceptionally(e);
+    return future;
+  }
+
+  /** Probes answered on the calling thread so far. */
+  long answeredInline() {
+    return answeredInline.getCount();
+  }
+
+  /** Probes handed to the pool so far. */
+  long handedOff() {
+    return handedOff.getCount();
   }
 
   @Override

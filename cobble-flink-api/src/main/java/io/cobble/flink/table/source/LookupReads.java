@@ -4,6 +4,7 @@ import io.cobble.flink.table.codec.KeyEncoder;
 import io.cobble.flink.table.codec.RowProjection;
 import io.cobble.flink.table.layout.BucketRouter;
 import io.cobble.flink.table.layout.TableLayout;
+import io.cobble.reader.Reader;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.Collection;
@@ -65,12 +66,35 @@ final class LookupReads implements Serializable {
     byte[] key = keyBuffer.encode(probeKeys, keyRow);
     byte[][] values =
         lease.reader().get(BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns);
+    return answer(key, values);
+  }
+
+  private Collection<RowData> answer(byte[] key, byte[][] values) {
     if (values == null) {
       misses.inc();
       return Collections.emptyList();
     }
     hits.inc();
     return Collections.singletonList(projection.decode(key, values));
+  }
+
+  /**
+   * As {@link #lookup}, answered only from memory (pinned or cached blocks): null when the answer
+   * needs a storage read, or when a poll for a new snapshot is due (which reads storage too).
+   */
+  Collection<RowData> lookupInMemory(RowData keyRow, ProbeKeyBuffer keyBuffer) {
+    if (lease.refreshDue()) {
+      return null;
+    }
+    byte[] key = keyBuffer.encode(probeKeys, keyRow);
+    byte[][] values =
+        lease
+            .reader()
+            .getInMemory(BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns);
+    if (values == Reader.NOT_IN_MEMORY) {
+      return null;
+    }
+    return answer(key, values);
   }
 
   void close() throws IOException {

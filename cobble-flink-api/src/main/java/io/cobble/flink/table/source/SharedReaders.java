@@ -92,6 +92,11 @@ final class SharedReaders {
      * Once a poll interval: picks up a newer global snapshot when following the latest, and renews
      * the pin.
      */
+    /** Whether {@link #refreshIfDue()} would look for a new snapshot now (a storage read). */
+    boolean refreshDue() {
+      return System.nanoTime() - lastRefresh >= pollNanos;
+    }
+
     void refreshIfDue() {
       if (System.nanoTime() - lastRefresh < pollNanos) {
         return;

@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.CorruptionException;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.snapshot.GlobalPin;
@@ -15,6 +17,7 @@ import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import io.cobble.testing.table.TestSinkTable;
 import java.lang.reflect.Proxy;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -23,7 +26,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
 import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
@@ -273,6 +279,114 @@ class CobbleLookupFunctionTest {
     } finally {
       async.close();
       sync.close();
+    }
+  }
+
+  @Test
+  void asyncLookupsAnswerProbesInMemoryOnTheCallingThreadWithTheSyncRows() throws Exception {
+    try (TestSinkTable table =
+        new TestSinkTable(
+            dir.resolve("table"), dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
+      for (long id = 0; id < 200; id++) {
+        table.upsert(StringData.fromString("eu"), StringData.fromString("v-" + id), id);
+      }
+      table.commit();
+    }
+    int[][] projection = {{1}, {2}, {0}};
+    CobbleAsyncLookupFunction async =
+        (CobbleAsyncLookupFunction) projectedFunction(settings(600_000), true, projection, 1, 2);
+    LookupFunction sync =
+        (LookupFunction) projectedFunction(settings(600_000), false, projection, 1, 2);
+    try {
+      // Cold: no shard is open and no block cached, so probes go to the pool.
+      List<CompletableFuture<Collection<RowData>>> first = new ArrayList<>();
+      for (long id = 0; id < 300; id++) {
+        first.add(async.asyncLookup(GenericRowData.of(id, StringData.fromString("eu"))));
+      }
+      for (CompletableFuture<Collection<RowData>> f : first) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+      long handedOff = async.handedOff();
+      assertTrue(handedOff >= 1, "cold probes need storage reads");
+      assertEquals(300, handedOff + async.answeredInline());
+
+      // Warm: every block these probes need is cached, so each is answered before asyncLookup
+      // returns, on this thread, with the row the sync function reads.
+      long inline = async.answeredInline();
+      for (long id = 0; id < 300; id++) {
+        CompletableFuture<Collection<RowData>> f =
+            async.asyncLookup(GenericRowData.of(id, StringData.fromString("eu")));
+        assertTrue(f.isDone(), "probe " + id + " answered inline");
+        Collection<RowData> rows = f.get();
+        Collection<RowData> expected =
+            sync.lookup(GenericRowData.of(id, StringData.fromString("eu")));
+        assertEquals(id < 200 ? 1 : 0, rows.size(), "id " + id);
+        if (id < 200) {
+          RowData row = rows.iterator().next();
+          assertEquals("v-" + id, row.getString(0).toString());
+          assertEquals(id, row.getLong(1));
+          assertEquals("eu", row.getString(2).toString());
+          assertEquals(expected.iterator().next(), row);
+        } else {
+          assertTrue(expected.isEmpty());
+        }
+      }
+      assertEquals(handedOff, async.handedOff(), "no warm probe went to the pool");
+      assertEquals(inline + 300, async.answeredInline());
+    } finally {
+      async.close();
+      sync.close();
+    }
+  }
+
+  @Test
+  void asyncLookupErrorsFailTheirFuturesInlineAndOnThePool() throws Exception {
+    Path root = dir.resolve("table");
+    try (TestSinkTable table =
+        new TestSinkTable(root, dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
+      for (long id = 0; id < 200; id++) {
+        table.upsert(StringData.fromString("eu"), StringData.fromString("v-" + id), id);
+      }
+      table.commit();
+    }
+    // A flipped byte near the start of every table file: inside its first data block.
+    List<Path> tables;
+    try (Stream<Path> files = Files.walk(root)) {
+      tables = files.filter(f -> f.toString().endsWith(".sst")).collect(Collectors.toList());
+    }
+    assertFalse(tables.isEmpty());
+    for (Path f : tables) {
+      byte[] bytes = Files.readAllBytes(f);
+      bytes[8] ^= 0x5a;
+      Files.write(f, bytes);
+    }
+    AsyncLookupFunction async =
+        (AsyncLookupFunction)
+            projectedFunction(settings(600_000), true, new int[][] {{1}, {2}, {0}}, 1, 2);
+    try {
+      CompletableFuture<Collection<RowData>> nullKey =
+          async.asyncLookup(GenericRowData.of(null, StringData.fromString("eu")));
+      ExecutionException e =
+          assertThrows(ExecutionException.class, () -> nullKey.get(60, TimeUnit.SECONDS));
+      assertTrue(e.getCause() instanceof IllegalArgumentException, e.toString());
+
+      int corrupt = 0;
+      for (long id = 0; id < 200; id++) {
+        try {
+          Collection<RowData> rows =
+              async
+                  .asyncLookup(GenericRowData.of(id, StringData.fromString("eu")))
+                  .get(60, TimeUnit.SECONDS);
+          assertEquals(1, rows.size(), "id " + id);
+          assertEquals("v-" + id, rows.iterator().next().getString(0).toString());
+        } catch (ExecutionException failure) {
+          assertTrue(failure.getCause() instanceof CorruptionException, failure.toString());
+          corrupt++;
+        }
+      }
+      assertTrue(corrupt > 0, "reads of the damaged blocks failed");
+    } finally {
+      async.close();
     }
   }
 }
