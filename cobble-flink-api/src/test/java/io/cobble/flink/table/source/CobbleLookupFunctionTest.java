@@ -237,14 +237,7 @@ class CobbleLookupFunctionTest {
 
   @Test
   void asyncLookupsReturnTheProjectedValuesWithBoundedReadsInFlight() throws Exception {
-    try (TestSinkTable table =
-        new TestSinkTable(
-            dir.resolve("table"), dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
-      for (long id = 0; id < 200; id++) {
-        table.upsert(StringData.fromString("eu"), StringData.fromString("v-" + id), id);
-      }
-      table.commit();
-    }
+    writeEuTable();
     // The query reads name, id, region (in that order); the join names id, then region.
     int[][] projection = {{1}, {2}, {0}};
     int before = asyncThreads();
@@ -284,14 +277,7 @@ class CobbleLookupFunctionTest {
 
   @Test
   void asyncLookupsAnswerProbesInMemoryOnTheCallingThreadWithTheSyncRows() throws Exception {
-    try (TestSinkTable table =
-        new TestSinkTable(
-            dir.resolve("table"), dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
-      for (long id = 0; id < 200; id++) {
-        table.upsert(StringData.fromString("eu"), StringData.fromString("v-" + id), id);
-      }
-      table.commit();
-    }
+    writeEuTable();
     int[][] projection = {{1}, {2}, {0}};
     CobbleAsyncLookupFunction async =
         (CobbleAsyncLookupFunction) projectedFunction(settings(600_000), true, projection, 1, 2);
@@ -341,14 +327,7 @@ class CobbleLookupFunctionTest {
 
   @Test
   void asyncLookupErrorsFailTheirFuturesInlineAndOnThePool() throws Exception {
-    Path root = dir.resolve("table");
-    try (TestSinkTable table =
-        new TestSinkTable(root, dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
-      for (long id = 0; id < 200; id++) {
-        table.upsert(StringData.fromString("eu"), StringData.fromString("v-" + id), id);
-      }
-      table.commit();
-    }
+    Path root = writeEuTable();
     // A flipped byte near the start of every table file: inside its first data block.
     List<Path> tables;
     try (Stream<Path> files = Files.walk(root)) {
@@ -388,5 +367,18 @@ class CobbleLookupFunctionTest {
     } finally {
       async.close();
     }
+  }
+
+  /** Ids 0-199 in region "eu", named "v-" + id, committed; returns the table's root. */
+  private Path writeEuTable() throws Exception {
+    Path root = dir.resolve("table");
+    try (TestSinkTable table =
+        new TestSinkTable(root, dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
+      for (long id = 0; id < 200; id++) {
+        table.upsert(StringData.fromString("eu"), StringData.fromString("v-" + id), id);
+      }
+      table.commit();
+    }
+    return root;
   }
 }
