@@ -523,6 +523,26 @@ public final class FlinkCluster implements AutoCloseable {
     return text.toString();
   }
 
+  /** Every line of the cluster's logs that contains {@code text}, in file order. */
+  public List<String> logLinesContaining(String text) {
+    List<String> found = new ArrayList<>();
+    if (!Files.isDirectory(logDir())) {
+      return found;
+    }
+    try (Stream<Path> files = Files.list(logDir())) {
+      for (Path file : files.sorted().collect(Collectors.toList())) {
+        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+          if (line.contains(text)) {
+            found.add(line);
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the logs in " + logDir(), e);
+    }
+    return found;
+  }
+
   private String failureText(String what) {
     return what + "\nprocesses: " + processes + "\n" + logTails(60);
   }
