@@ -4,13 +4,16 @@ import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.DbMetrics;
 import io.cobble.schema.ColumnSpec;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.SplittableRandom;
+import java.util.stream.Stream;
 
 /**
  * Single-thread {@code Db.getColumn} over rows shaped like the keyed-state benchmark's ({@code
@@ -23,7 +26,9 @@ import java.util.SplittableRandom;
  * left out too).
  *
  * <p>Run: {@code java -Xms3g -Xmx3g -cp benchmarks.jar io.cobble.benchmarks.engine.StateShapedGets
- * [value|map] [rounds]} (defaults value and 5), the classpath of two builds in turn.
+ * [value|map] [rounds]} (defaults value and 5), the classpath of two builds in turn; {@code
+ * -Dcobble.<engine option>=<value>} overrides an engine option, and {@code -Dsettle=true} waits for
+ * compaction to finish after the load (steady state) before the gets.
  */
 public final class StateShapedGets {
   private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
@@ -57,13 +62,19 @@ public final class StateShapedGets {
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     int perKey = map ? 10 : 1;
     Path dir = Files.createTempDirectory("state-shaped-gets");
-    Config config =
+    Config.Builder builder =
         Config.builder()
             .set("total-buckets", 2)
             .set("memtable.capacity", 32L << 20)
             .set("memory.memtable-buffer-count", 2)
-            .set("block-cache.size", 64L << 20)
-            .build();
+            .set("block-cache.size", 64L << 20);
+    // Engine options to try against the state backend's defaults: -Dcobble.<option>=<value>.
+    for (String name : System.getProperties().stringPropertyNames()) {
+      if (name.startsWith("cobble.")) {
+        builder.set(name.substring("cobble.".length()), System.getProperty(name));
+      }
+    }
+    Config config = builder.build();
     try (Db db = Db.open(dir, config)) {
       db.createFamily(FAMILY, Collections.singletonList(ColumnSpec.of("value")));
       SplittableRandom random = new SplittableRandom(1);
@@ -75,6 +86,10 @@ public final class StateShapedGets {
         }
       }
       System.out.println("after the load: " + describe(db.metrics()));
+      if (Boolean.getBoolean("settle")) {
+        db.waitForCompactions();
+        System.out.println("settled: " + describe(db.metrics()));
+      }
       long[] keys = new long[GETS_PER_ROUND];
       byte[][] rowKeys = new byte[GETS_PER_ROUND][];
       for (int i = 0; i < GETS_PER_ROUND; i++) {
@@ -96,6 +111,16 @@ public final class StateShapedGets {
         throw new IllegalStateException("gets found " + found + " rows, expected every one");
       }
       System.out.println("after the gets: " + describe(db.metrics()));
+    } finally {
+      deleteTree(dir);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+        Files.delete(p);
+      }
     }
   }
 
