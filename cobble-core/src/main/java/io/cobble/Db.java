@@ -5,6 +5,7 @@ import io.cobble.cache.DiskCache;
 import io.cobble.compaction.CompactionFilter;
 import io.cobble.memtable.MemTable;
 import io.cobble.read.PointReader;
+import io.cobble.read.RangeProbe;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.Layouts;
 import io.cobble.row.ValueLoader;
@@ -501,6 +502,31 @@ public final class Db implements AutoCloseable {
     } catch (RuntimeException e) {
       v.unref();
       throw e;
+    }
+  }
+
+  /**
+   * Whether the bucket holds no row with a key in {@code [start, end)} (null = unbounded): exactly
+   * when a {@link #scan} opened now over that range would return no row, but cheaper. When the
+   * newest source holding a key of the range starts it with a live put, the older sources are not
+   * read ({@link RangeProbe}).
+   *
+   * @throws IllegalArgumentException as {@link #scan} does
+   */
+  public boolean isEmpty(int bucket, String family, byte[] start, byte[] end) {
+    checkOpen();
+    checkBucket(bucket);
+    ColumnLayout layout = layouts.require(family);
+    if (start != null && end != null && Bytes.compare(start, end) > 0) {
+      throw new IllegalArgumentException("scan start is after end");
+    }
+    byte[] lo = RangeProbe.treeKey(bucket, start == null ? Bytes.EMPTY : start);
+    byte[] hi = end != null ? RangeProbe.treeKey(bucket, end) : RangeProbe.bucketEnd(bucket);
+    Version v = versions.acquire();
+    try {
+      return !RangeProbe.anyLive(v, layout, loader, lo, hi, clock.nowMillis());
+    } finally {
+      v.unref();
     }
   }
 

@@ -37,6 +37,7 @@ public final class ScanSources {
   private String[] names = new String[8];
   private KvIterator[] tables = new KvIterator[4];
   private LevelIterator[] levels = new LevelIterator[4];
+  private int sourceCount;
 
   private ScanSources(boolean pooled) {
     this.pooled = pooled;
@@ -102,6 +103,7 @@ public final class ScanSources {
         }
       }
     }
+    sourceCount = count;
     return merged.reset(sources, names, count, layout, loader);
   }
 
@@ -128,6 +130,16 @@ public final class ScanSources {
     return from < files.size() && (hi == null || Bytes.compare(files.get(from).smallest(), hi) < 0);
   }
 
+  /** The sources the last {@link #open} chose, newest first; valid until {@link #release}. */
+  KvIterator source(int i) {
+    return sources[i];
+  }
+
+  /** How many sources the last {@link #open} chose. */
+  int sourceCount() {
+    return sourceCount;
+  }
+
   private void add(int i, KvIterator source, String name) {
     if (i == sources.length) {
       sources = Arrays.copyOf(sources, 2 * i);
@@ -149,6 +161,7 @@ public final class ScanSources {
     merged.closeAndClear();
     Arrays.fill(sources, null);
     Arrays.fill(names, null);
+    sourceCount = 0;
     for (LevelIterator level : levels) {
       if (level != null) {
         level.reset(Collections.emptyList());

@@ -25,7 +25,6 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     implements InternalMapState<K, N, UK, UV> {
 
   private static final int CHUNK = 128;
-  private static final ScanOptions FIRST_ROW = ScanOptions.defaults().maxRows(1);
   private static final ScanOptions FIRST_CHUNK = ScanOptions.defaults().maxRows(CHUNK);
 
   private final TypeSerializer<UK> userKeySerializer;
@@ -151,9 +150,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   public boolean isEmpty() {
     writePrefix(currentNamespace);
     byte[] prefix = keyOut.getCopyOfBuffer();
-    try (ScanCursor c = db.scan(bucket(), family, prefix, RowKeys.prefixEnd(prefix), FIRST_ROW)) {
-      return !c.hasNext();
-    }
+    return db.isEmpty(bucket(), family, prefix, RowKeys.prefixEnd(prefix));
   }
 
   @Override

@@ -225,6 +225,58 @@ public abstract class StateOpsContract {
   }
 
   /**
+   * {@code MapState.isEmpty} answers from the newest data: entries compacted into a level, then
+   * removed (or joined by a new entry) in the memtable and again after that memtable is flushed,
+   * read per key against a model and against the map's own iteration.
+   */
+  @Test
+  void mapIsEmptySeesNewerRemovesAndPutsOverCompactedEntries() throws Exception {
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
+      try {
+        MapState<Integer, String> map =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new MapStateDescriptor<>("probe-m", Integer.class, String.class));
+        Db db = db(backend);
+        for (int k = 0; k < KEYS; k++) {
+          backend.setCurrentKey(k);
+          for (int u = 0; u < 3; u++) {
+            map.put(u, k % 5 == 0 ? null : "m" + u);
+          }
+        }
+        db.flush();
+        db.compactAll();
+        db.waitForCompactions();
+        for (int k = 0; k < KEYS; k++) {
+          backend.setCurrentKey(k);
+          if (k % 2 == 0) {
+            for (int u = 0; u < 3; u++) {
+              map.remove(u);
+            }
+          }
+          if (k % 6 == 0) {
+            map.put(7, "new");
+          }
+        }
+        for (int round = 0; round < 2; round++) {
+          for (int k = 0; k < KEYS; k++) {
+            backend.setCurrentKey(k);
+            boolean empty = k % 2 == 0 && k % 6 != 0;
+            assertEquals(empty, map.isEmpty(), "key " + k + ", round " + round);
+            assertEquals(empty, !map.keys().iterator().hasNext(), "key " + k + ", round " + round);
+          }
+          db.flush();
+        }
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  /**
    * Writes a value and a map entry for keys 0..99 at time 0 and for keys 100..199 at time 1000 (a
    * TTL of 100 ms expires the first half), flushing each half into its own file, compacts the shard
    * and returns the rows it still holds; the live half must read back either way.

@@ -1,0 +1,122 @@
+package io.cobble.read;
+
+import io.cobble.CobbleException;
+import io.cobble.CorruptionException;
+import io.cobble.iterator.KvIterator;
+import io.cobble.iterator.RowMergingIterator;
+import io.cobble.merge.MergeOperator;
+import io.cobble.row.ColumnLayout;
+import io.cobble.row.RowState;
+import io.cobble.row.ValueLoader;
+import io.cobble.util.ByteReader;
+import io.cobble.util.Bytes;
+import io.cobble.version.Version;
+
+/**
+ * Answers whether a key range of one tree holds a live row, as a scan opened at the same moment
+ * would see it, without merging every source when it need not.
+ *
+ * <p>The sources are sought one at a time, newest first. The first in-range row of a source is
+ * live, whatever older sources hold, when it has a column written by a plain put that has not
+ * expired (an older row cannot undo a newer put) and no newer source has a key at or before it (so
+ * no newer source can delete or replace it). Then the older sources are never sought: a range whose
+ * rows sit in the memtable or in level 0 is answered there. Every other case (a newer source holds
+ * an earlier key, the first row is a tombstone, a merge operand, or a column whose merge operator
+ * expires elements) falls back to the full merge, the scan's own path.
+ */
+public final class RangeProbe {
+  private static final ThreadLocal<RangeProbe> PROBES = ThreadLocal.withInitial(RangeProbe::new);
+
+  private final ByteReader reader = new ByteReader();
+  private final RowState row = new RowState();
+
+  private RangeProbe() {}
+
+  /** The tree key of {@code key} in {@code bucket}: the two bucket bytes, then the key. */
+  public static byte[] treeKey(int bucket, byte[] key) {
+    byte[] out = new byte[2 + key.length];
+    out[0] = (byte) (bucket >>> 8);
+    out[1] = (byte) bucket;
+    System.arraycopy(key, 0, out, 2, key.length);
+    return out;
+  }
+
+  /** The first tree key after every key of {@code bucket}. */
+  public static byte[] bucketEnd(int bucket) {
+    return Bytes.successor(new byte[] {(byte) (bucket >>> 8), (byte) bucket});
+  }
+
+  /**
+   * Whether a live row has a tree key in {@code [lo, hi)} ({@code hi} null = unbounded) in {@code
+   * version}, judged at {@code now}.
+   */
+  public static boolean anyLive(
+      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi, long now) {
+    return PROBES.get().probe(version, layout, loader, lo, hi, now);
+  }
+
+  private boolean probe(
+      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi, long now) {
+    ScanSources sources = ScanSources.acquire();
+    try {
+      RowMergingIterator merged = sources.open(version, layout, loader, lo, hi);
+      int decided = firstSourceDecides(sources, layout, lo, hi, now);
+      if (decided >= 0) {
+        return decided == 1;
+      }
+      merged.seek(lo);
+      while (merged.valid()) {
+        if (hi != null
+            && Bytes.compare(merged.keyArray(), 0, merged.keyLength(), hi, 0, hi.length) >= 0) {
+          return false;
+        }
+        if (merged.row().toUser(null, now, loader) != null) {
+          return true;
+        }
+        merged.next();
+      }
+      return false;
+    } finally {
+      sources.release();
+    }
+  }
+
+  /** 1 when live, 0 when no source has a key in range, -1 when the full merge must decide. */
+  private int firstSourceDecides(
+      ScanSources sources, ColumnLayout layout, byte[] lo, byte[] hi, long now) {
+    for (int i = 0; i < sources.sourceCount(); i++) {
+      KvIterator s = sources.source(i);
+      s.seek(lo);
+      if (!s.valid()
+          || (hi != null
+              && Bytes.compare(s.keyArray(), s.keyOffset(), s.keyLength(), hi, 0, hi.length)
+                  >= 0)) {
+        // Nothing of the range in this source: it can neither hold a live row nor hide one.
+        continue;
+      }
+      return putAlive(s, layout, now) ? 1 : -1;
+    }
+    return 0;
+  }
+
+  private boolean putAlive(KvIterator s, ColumnLayout layout, long now) {
+    try {
+      row.decode(layout, s.valueArray(), s.valueOffset(), s.valueLength(), reader);
+    } catch (CobbleException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new CorruptionException("<scan source>", "cannot decode row: " + e.getMessage(), e);
+    }
+    for (int c = 0; c < row.size(); c++) {
+      if (row.kind(c) != RowState.PUT) {
+        continue;
+      }
+      long expiry = row.expiry(c);
+      MergeOperator op = layout.operator(c);
+      if ((expiry == 0 || expiry > now) && (op == null || !op.elementTtl())) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
