@@ -1,7 +1,6 @@
 package io.cobble;
 
 import io.cobble.compaction.OutputWriter;
-import io.cobble.iterator.KvIterator;
 import io.cobble.memtable.MemTable;
 import io.cobble.row.Layouts;
 import io.cobble.row.RowState;
@@ -13,7 +12,6 @@ import io.cobble.version.VersionEdit;
 import io.cobble.version.WriterFencedException;
 import io.cobble.vlog.ValueLogFile;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -248,22 +246,7 @@ final class Flusher {
     List<OutputWriter> writers = new ArrayList<>();
     long written = 0;
     try {
-      KvIterator it = imm.iterator();
-      RowState row = new RowState();
-      ByteReader reader = new ByteReader();
-      OutputWriter out = null;
-      int family = -1;
-      for (it.seekToFirst(); it.valid(); it.next()) {
-        byte[] key = it.key();
-        int fam = Bytes.getShort(key, 0);
-        if (fam != family) {
-          family = fam;
-          out = state.outputWriter(fam, 0, Long.MAX_VALUE);
-          writers.add(out);
-        }
-        out.addEncoded(
-            Arrays.copyOfRange(key, 2, key.length), l.byId(fam), it.value(), row, reader);
-      }
+      imm.forEachRow(new FlushRows(l, writers));
       VersionEdit edit = new VersionEdit();
       for (OutputWriter w : writers) {
         for (FileMeta f : w.finish()) {
@@ -311,6 +294,36 @@ final class Flusher {
         state.remote.discard(discarded);
       }
       throw e;
+    }
+  }
+
+  /**
+   * Writes the memtable's rows, read in place, into one output per family (the key's first two
+   * bytes), under the key without them.
+   */
+  private final class FlushRows implements MemTable.RowVisitor {
+    private final Layouts layouts;
+    private final List<OutputWriter> writers;
+    private final RowState scratch = new RowState();
+    private final ByteReader reader = new ByteReader();
+    private OutputWriter out;
+    private int family = -1;
+
+    FlushRows(Layouts layouts, List<OutputWriter> writers) {
+      this.layouts = layouts;
+      this.writers = writers;
+    }
+
+    @Override
+    public void accept(byte[] key, int keyOff, int keyLen, byte[] row, int rowOff, int rowLen) {
+      int fam = Bytes.getShort(key, keyOff);
+      if (fam != family) {
+        family = fam;
+        out = state.outputWriter(fam, 0, Long.MAX_VALUE);
+        writers.add(out);
+      }
+      out.addEncoded(
+          key, keyOff + 2, keyLen - 2, layouts.byId(fam), row, rowOff, rowLen, scratch, reader);
     }
   }
 

@@ -129,6 +129,36 @@ class PutRowTest {
   }
 
   /**
+   * A writer's family layout is reused between rows, but never across a schema change or into
+   * another family: a row written after a column is added, or to another family in between, or to
+   * an equal name held in another String, lands where its family says, with its new shape.
+   */
+  @Test
+  void followsSchemaChangesAndOtherFamiliesBetweenRows() {
+    try (Db db = open(dir, MemTableType.VEC)) {
+      db.createFamily("u", Arrays.asList(ColumnSpec.of("x")));
+      byte[] values = b("aBBBBBBBBcdef");
+      db.putRow(0, "t", b("k1"), 2, values, new int[] {1, 9, 10});
+      db.putRow(0, "u", b("k1"), 2, values, new int[] {4});
+      db.putRow(0, new String("t".toCharArray()), b("k2"), 2, values, new int[] {0, 8, 10});
+      db.addColumn("t", ColumnSpec.of("d"));
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> db.putRow(0, "t", b("k3"), 2, values, new int[] {1, 9, 10}));
+      db.putRow(0, "t", b("k3"), 2, values, new int[] {1, 9, 10, 13});
+      db.flush();
+      assertArrayEquals(b("a"), db.get(0, "t", b("k1"))[0]);
+      assertArrayEquals(b("c"), db.get(0, "t", b("k1"))[2]);
+      assertArrayEquals(b("aBBB"), db.get(0, "u", b("k1"))[0]);
+      assertArrayEquals(b("Bc"), db.get(0, "t", b("k2"))[2]);
+      byte[][] k3 = db.get(0, "t", b("k3"));
+      assertEquals(4, k3.length);
+      assertArrayEquals(b("def"), k3[3]);
+      assertNull(db.get(0, "u", b("k3")));
+    }
+  }
+
+  /**
    * Closing while compactions run abandons them instead of waiting: whatever was running, a
    * reopened Db has every row and compacts again.
    */

@@ -8,12 +8,14 @@ import io.cobble.sst.TableOptions;
 import io.cobble.sst.TableProperties;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
+import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.VersionSet;
 import io.cobble.vlog.ValueLogFile;
 import io.cobble.vlog.ValueLogWriter;
 import io.cobble.vlog.ValuePointer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -72,29 +74,38 @@ public final class OutputWriter implements AutoCloseable {
   }
 
   /**
-   * Adds an encoded row (the memtable's form) under {@code key}, skipping a row with no column. A
-   * row {@link RowState#plainExpiry} vouches for is stored as it is, without decoding it into
-   * {@code scratch} and encoding it again; {@code row} must then stay unchanged.
+   * Adds an encoded row (the memtable's form) under a key, both given as slices, skipping a row
+   * with no column. A row {@link RowState#plainExpiry} vouches for is copied into the table as it
+   * is, without decoding it into {@code scratch} and encoding it again, and without a copy of its
+   * own; {@code row} must then stay unchanged.
    */
   public void addEncoded(
-      byte[] key, ColumnLayout layout, byte[] row, RowState scratch, ByteReader reader) {
-    long expiry = RowState.plainExpiry(layout, row, 0, row.length, separationThreshold);
+      byte[] key,
+      int keyOff,
+      int keyLen,
+      ColumnLayout layout,
+      byte[] row,
+      int rowOff,
+      int rowLen,
+      RowState scratch,
+      ByteReader reader) {
+    long expiry = RowState.plainExpiry(layout, row, rowOff, rowLen, separationThreshold);
     if (expiry == RowState.NOT_PLAIN) {
-      scratch.decode(layout, row, 0, row.length, reader);
+      scratch.decode(layout, row, rowOff, rowLen, reader);
       if (!scratch.isEmpty()) {
-        add(key, scratch);
+        add(Arrays.copyOfRange(key, keyOff, keyOff + keyLen), scratch);
       }
       return;
     }
-    cutBefore(key);
+    cutBefore(key, keyOff);
     startTable();
     noteExpiry(expiry);
-    builder.add(key, row);
+    builder.add(key, keyOff, keyLen, row, rowOff, rowLen);
     afterAdd();
   }
 
   public void add(byte[] key, RowState row) {
-    cutBefore(key);
+    cutBefore(key, 0);
     startTable();
     for (int i = 0; i < row.size(); i++) {
       byte kind = row.kind(i);
@@ -124,11 +135,11 @@ public final class OutputWriter implements AutoCloseable {
     afterAdd();
   }
 
-  private void cutBefore(byte[] key) {
+  private void cutBefore(byte[] key, int keyOff) {
     if (owned == null) {
       return;
     }
-    int range = owned.rangeOf(OwnedBuckets.bucketOf(key));
+    int range = owned.rangeOf(Bytes.getShort(key, keyOff));
     if (builder != null && range != builderRange) {
       finishTable();
     }

@@ -163,6 +163,22 @@ final class Arena {
     return Arrays.copyOfRange(page, off + 8, off + 8 + len);
   }
 
+  /** Hands the record's key and value to {@code visitor} in place. */
+  void recordTo(long addr, MemTable.RowVisitor visitor) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = offset(addr);
+    int klen = Bytes.getInt(page, off);
+    int vlen = Bytes.getInt(page, off + 4) & ~HAS_OLDER;
+    visitor.accept(page, off + 8, klen, page, off + 8 + klen, vlen);
+  }
+
+  /** Hands the record's key in place and {@code row} (its combined row) to {@code visitor}. */
+  void recordTo(long addr, byte[] row, MemTable.RowVisitor visitor) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = offset(addr);
+    visitor.accept(page, off + 8, Bytes.getInt(page, off), row, 0, row.length);
+  }
+
   /** Hands the record's value to {@code sink} in place. */
   void valueTo(long addr, ValueSink sink) {
     byte[] page = pages[(int) (addr >>> 32)];

@@ -80,6 +80,22 @@ public abstract class MemTable {
     return new CursorIterator(cursor());
   }
 
+  /**
+   * Hands every row {@link #iterator()} would return to {@code visitor} in key order, in place: for
+   * a flush, which copies each row into a table anyway and so needs no copy of its own.
+   */
+  public void forEachRow(RowVisitor visitor) {
+    Cursor c = cursor();
+    for (c.seekToFirst(); c.valid(); c.next()) {
+      c.visit(visitor);
+    }
+  }
+
+  /** Receives one row as slices of arrays the memtable owns, readable during the call only. */
+  public interface RowVisitor {
+    void accept(byte[] key, int keyOff, int keyLen, byte[] row, int rowOff, int rowLen);
+  }
+
   public final long approximateBytes() {
     return doApproximateBytes();
   }
@@ -132,6 +148,13 @@ public abstract class MemTable {
     byte[] key();
 
     byte[] value();
+
+    /** Hands the current row to {@code visitor}, in place where the cursor can. */
+    default void visit(RowVisitor visitor) {
+      byte[] key = key();
+      byte[] value = value();
+      visitor.accept(key, 0, key.length, value, 0, value.length);
+    }
   }
 
   /** Adapts a cursor to {@link KvIterator}, copying out each row it stops at. */

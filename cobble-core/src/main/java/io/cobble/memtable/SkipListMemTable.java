@@ -252,6 +252,11 @@ public class SkipListMemTable extends MemTable {
     public byte[] value() {
       return arena.value(record);
     }
+
+    @Override
+    public void visit(RowVisitor visitor) {
+      arena.recordTo(record, visitor);
+    }
   }
 
   /**

@@ -319,5 +319,14 @@ final class SortedRecords {
     public byte[] value() {
       return values == null || values[pos] == null ? arena.value(keys[pos]) : values[pos];
     }
+
+    @Override
+    public void visit(MemTable.RowVisitor visitor) {
+      if (values == null || values[pos] == null) {
+        arena.recordTo(keys[pos], visitor);
+      } else {
+        arena.recordTo(keys[pos], values[pos], visitor);
+      }
+    }
   }
 }

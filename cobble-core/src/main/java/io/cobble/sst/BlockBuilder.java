@@ -73,6 +73,12 @@ public final class BlockBuilder {
 
   /** As {@link #add(byte[], byte[])} with {@code hash}, {@link BloomFilter#hash} of {@code key}. */
   public void add(byte[] key, byte[] value, long hash) {
+    add(key, 0, key.length, value, 0, value.length, hash);
+  }
+
+  /** As {@link #add(byte[], byte[], long)} with key and value given as slices. */
+  public void add(
+      byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen, long hash) {
     if (hashIndex) {
       if (entries == hashes.length) {
         hashes = java.util.Arrays.copyOf(hashes, entries * 2);
@@ -84,18 +90,18 @@ public final class BlockBuilder {
       addRestart(out.size());
       counter = 0;
     } else if (entries > 0) {
-      shared = Bytes.commonPrefix(lastKey, lastKeyLen, key, 0, key.length);
+      shared = Bytes.commonPrefix(lastKey, lastKeyLen, key, keyOff, keyLen);
     }
     out.writeVarInt(shared);
-    out.writeVarInt(key.length - shared);
-    out.writeVarInt(value.length);
-    out.writeBytes(key, shared, key.length - shared);
-    out.writeBytes(value);
-    if (lastKey.length < key.length) {
-      lastKey = new byte[Math.max(key.length, lastKey.length * 2)];
+    out.writeVarInt(keyLen - shared);
+    out.writeVarInt(valueLen);
+    out.writeBytes(key, keyOff + shared, keyLen - shared);
+    out.writeBytes(value, valueOff, valueLen);
+    if (lastKey.length < keyLen) {
+      lastKey = new byte[Math.max(keyLen, lastKey.length * 2)];
     }
-    System.arraycopy(key, 0, lastKey, 0, key.length);
-    lastKeyLen = key.length;
+    System.arraycopy(key, keyOff, lastKey, 0, keyLen);
+    lastKeyLen = keyLen;
     counter++;
     entries++;
   }

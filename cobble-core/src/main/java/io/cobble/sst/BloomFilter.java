@@ -24,9 +24,15 @@ public final class BloomFilter {
   private BloomFilter() {}
 
   public static long hash(byte[] key) {
-    long h = 0xcbf29ce484222325L ^ key.length;
-    int i = 0;
-    for (; i + 8 <= key.length; i += 8) {
+    return hash(key, 0, key.length);
+  }
+
+  /** {@link #hash(byte[])} of {@code key[off..off + len)}. */
+  public static long hash(byte[] key, int off, int len) {
+    long h = 0xcbf29ce484222325L ^ len;
+    int i = off;
+    int end = off + len;
+    for (; i + 8 <= end; i += 8) {
       long k =
           ((long) (key[i] & 0xFF) << 56)
               | ((long) (key[i + 1] & 0xFF) << 48)
@@ -38,7 +44,7 @@ public final class BloomFilter {
               | (key[i + 7] & 0xFF);
       h = (h ^ mix(k)) * 0x9E3779B97F4A7C15L;
     }
-    for (; i < key.length; i++) {
+    for (; i < end; i++) {
       h = (h ^ (key[i] & 0xFF)) * 0x100000001B3L;
     }
     return mix(h);

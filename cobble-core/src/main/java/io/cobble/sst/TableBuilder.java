@@ -24,7 +24,9 @@ public final class TableBuilder implements AutoCloseable {
   private final BlockBuilder top;
   private long[] hashes = new long[1024];
   private int hashCount;
-  private byte[] lastKey;
+  // The last key added, copied: callers may hand in slices of buffers they reuse.
+  private byte[] lastKey = new byte[64];
+  private int lastKeyLen;
   private byte[] firstKey;
   private long entries;
   private int partitions;
@@ -47,13 +49,25 @@ public final class TableBuilder implements AutoCloseable {
   }
 
   public void add(byte[] key, byte[] value) {
+    add(key, 0, key.length, value, 0, value.length);
+  }
+
+  /**
+   * As {@link #add(byte[], byte[])} with key and value given as slices, which the builder copies
+   * and does not keep.
+   */
+  public void add(byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen) {
     if (firstKey == null) {
-      firstKey = key;
+      firstKey = Arrays.copyOfRange(key, keyOff, keyOff + keyLen);
     }
-    lastKey = key;
+    if (lastKey.length < keyLen) {
+      lastKey = new byte[Math.max(keyLen, lastKey.length * 2)];
+    }
+    System.arraycopy(key, keyOff, lastKey, 0, keyLen);
+    lastKeyLen = keyLen;
     entries++;
-    long hash = options.bloom || options.dataBlockHash ? BloomFilter.hash(key) : 0;
-    data.add(key, value, hash);
+    long hash = options.bloom || options.dataBlockHash ? BloomFilter.hash(key, keyOff, keyLen) : 0;
+    data.add(key, keyOff, keyLen, value, valueOff, valueLen, hash);
     if (options.bloom) {
       if (hashCount == hashes.length) {
         hashes = BloomFilter.grow(hashes);
@@ -92,7 +106,8 @@ public final class TableBuilder implements AutoCloseable {
     }
     BlockHandle h = writeBlock(data.finish(), options.lz4);
     data.reset();
-    index.add(lastKey, h.encode());
+    byte[] handle = h.encode();
+    index.add(lastKey, 0, lastKeyLen, handle, 0, handle.length, 0);
     if (options.partitioned && index.estimatedSize() >= options.blockSize) {
       flushPartition();
     }
@@ -112,7 +127,7 @@ public final class TableBuilder implements AutoCloseable {
       hashCount = 0;
       fh.encode(w);
     }
-    top.add(lastKey, w.toByteArray());
+    top.add(lastKey, 0, lastKeyLen, w.array(), 0, w.size(), 0);
     partitions++;
   }
 
@@ -126,7 +141,13 @@ public final class TableBuilder implements AutoCloseable {
     flushPartition();
     TableProperties props =
         new TableProperties(
-            entries, firstKey, lastKey, schemaId, maxExpiry, minMergeWriteTime, vlogRefs);
+            entries,
+            firstKey,
+            Arrays.copyOf(lastKey, lastKeyLen),
+            schemaId,
+            maxExpiry,
+            minMergeWriteTime,
+            vlogRefs);
     ByteWriter pw = new ByteWriter(128);
     props.encode(pw);
     BlockHandle propsHandle = writeBlock(Arrays.copyOf(pw.array(), pw.size()), false);

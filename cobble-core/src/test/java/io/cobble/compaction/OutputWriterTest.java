@@ -382,7 +382,11 @@ class OutputWriterTest {
         if (!row.isEmpty()) {
           decodedWriter.add(keys.get(i), row);
         }
-        encodedWriter.addEncoded(keys.get(i), LAYOUT, rows.get(i), scratch, reader);
+        // Slices inside larger arrays, as a flush hands them over from the memtable's pages.
+        byte[] k = keys.get(i);
+        byte[] r = rows.get(i);
+        encodedWriter.addEncoded(
+            embedded(k, 3), 3, k.length, LAYOUT, embedded(r, 5), 5, r.length, scratch, reader);
       }
       decodedOut = decodedWriter.finish();
       encodedOut = encodedWriter.finish();
@@ -438,5 +442,13 @@ class OutputWriterTest {
 
   private ValueLogReader logReader(ValueLogFile log) throws Exception {
     return new ValueLogReader(DataFile.local(versions.vlogPath(log.number())), log.size());
+  }
+
+  /** {@code b} at {@code off} in a larger array of other bytes. */
+  private static byte[] embedded(byte[] b, int off) {
+    byte[] out = new byte[off + b.length + 4];
+    Arrays.fill(out, (byte) 0x5A);
+    System.arraycopy(b, 0, out, off, b.length);
+    return out;
   }
 }
