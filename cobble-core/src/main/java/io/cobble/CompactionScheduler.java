@@ -1,5 +1,6 @@
 package io.cobble;
 
+import io.cobble.compaction.CleanupHold;
 import io.cobble.compaction.Compaction;
 import io.cobble.compaction.CompactionAbandoned;
 import io.cobble.compaction.CompactionJob;
@@ -11,6 +12,7 @@ import io.cobble.version.FileMeta;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
 import io.cobble.vlog.ValueLogFile;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -32,6 +34,7 @@ final class CompactionScheduler {
 
   private final ShardState state;
   private final CompactionPicker picker;
+  private final CleanupHold cleanupHold;
   private final ExecutorService executor;
   // Families with a compaction (or a hold) in progress. Under the mutex.
   private final Set<Integer> compacting = new HashSet<>();
@@ -46,6 +49,13 @@ final class CompactionScheduler {
   CompactionScheduler(ShardState state) {
     this.state = state;
     this.picker = new CompactionPicker(state.config);
+    // Files read in place: those of another snapshot's volume, and on a remote primary the
+    // checkpoint files it serves under their adopted names.
+    this.cleanupHold =
+        new CleanupHold(
+            n ->
+                state.versions.isExternal(n)
+                    || (state.remote != null && state.remote.isAdopted(n)));
     this.executor =
         Executors.newFixedThreadPool(
             state.config.compactionThreads(), ShardState.daemon("cobble-compaction"));
@@ -81,7 +91,7 @@ final class CompactionScheduler {
       if (compacting.contains(fam) || state.layouts().byId(fam) == null) {
         continue;
       }
-      Compaction c = picker.pick(v, fam, state.clock.nowMillis(), owned());
+      Compaction c = picker.pick(v, fam, state.clock.nowMillis(), owned(), cleanupHold);
       if (c == null) {
         continue;
       }
@@ -205,6 +215,20 @@ final class CompactionScheduler {
    */
   void compactAll() {
     runManual((v, fam) -> picker.pickManual(v, fam, state.clock.nowMillis(), owned()));
+  }
+
+  /**
+   * Ends the cleanup hold of the files {@code numbers} the shard read in place: a durable snapshot
+   * of its own names them. Background cleanup may rewrite them from now on.
+   */
+  void confirmOwned(Collection<Long> numbers) {
+    cleanupHold.release(numbers);
+    state.mutex.lock();
+    try {
+      maybeSchedule();
+    } finally {
+      state.mutex.unlock();
+    }
   }
 
   /** Rewrites every file whose span crosses a bucket the shard does not own. */

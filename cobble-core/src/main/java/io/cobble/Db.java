@@ -27,6 +27,7 @@ import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -362,6 +363,19 @@ public final class Db implements AutoCloseable {
   public void cleanupForeignBuckets() {
     checkOpen();
     compactor.cleanupForeignBuckets();
+  }
+
+  /**
+   * Tells the Db that a durable snapshot of its own (or a checkpoint its owner confirmed) names the
+   * files {@code fileNumbers}. Files the Db reads in place from the snapshot it was opened or
+   * expanded from are not its own until then, and the background cleanup of given-up buckets leaves
+   * them as they are, so that the first snapshot after a restore or rescale can refer to them
+   * instead of uploading rewrites; from this call on it may rewrite them. Numbers of files the Db
+   * wrote itself are ignored, and so is the call on a closed Db. {@code SnapshotManager} calls this
+   * after each publication.
+   */
+  public void confirmOwned(Collection<Long> fileNumbers) {
+    compactor.confirmOwned(fileNumbers);
   }
 
   /**

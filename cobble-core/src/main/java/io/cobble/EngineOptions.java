@@ -85,11 +85,13 @@ public final class EngineOptions {
   public static final EngineOption<Boolean> FOREIGN_BUCKET_CLEANUP =
       EngineOption.bool(
           "compaction.foreign-bucket-cleanup",
-          false,
+          true,
           "When no other compaction is due, rewrite files that still hold rows of buckets the"
               + " shard gave up (after a shrink), so their space is freed and a later rescale can"
-              + " hand the files over as they are. Off by default: right after a rescale it"
-              + " rewrites files the shard still reads in place from the checkpoint.");
+              + " hand the files over as they are. A file read in place from the snapshot or"
+              + " checkpoint the shard was restored or rescaled from is left alone until a"
+              + " snapshot of the shard itself (a checkpoint Flink confirmed) names it, so the"
+              + " first checkpoint after a rescale still uploads nothing but metadata.");
 
   public static final EngineOption<Boolean> READ_AHEAD_ENABLED =
       EngineOption.bool(

@@ -33,6 +33,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * do not stay forever in files no merge reaches.
  */
 public final class CompactionPicker {
+  /** Nothing is held back from cleanup (manual runs, and shards that own all their files). */
+  public static final CleanupHold NOTHING_HELD = new CleanupHold(n -> false);
+
   private final Config config;
   private final Map<Long, byte[]> roundRobinCursor = new ConcurrentHashMap<>();
 
@@ -61,6 +64,14 @@ public final class CompactionPicker {
   }
 
   public Compaction pick(Version v, int family, long now, OwnedBuckets owned) {
+    return pick(v, family, now, owned, NOTHING_HELD);
+  }
+
+  /**
+   * As {@link #pick(Version, int, long, OwnedBuckets)}; the cleanup leaves the files {@code hold}
+   * holds as they are.
+   */
+  public Compaction pick(Version v, int family, long now, OwnedBuckets owned, CleanupHold hold) {
     Tree tree = v.tree(family);
     Compaction drop = pickExpired(v, tree, family, now);
     if (drop != null) {
@@ -71,7 +82,7 @@ public final class CompactionPicker {
     }
     int level = dueLevel(tree);
     if (level < 0) {
-      return config.foreignBucketCleanup() ? pickCleanup(v, family, owned) : null;
+      return config.foreignBucketCleanup() ? pickCleanup(v, family, owned, hold) : null;
     }
     List<FileMeta> files = tree.level(level);
     FileMeta chosen;
@@ -153,10 +164,15 @@ public final class CompactionPicker {
    * cuts its output at owned-range boundaries, so its files are clean and none is picked again.
    */
   public Compaction pickCleanup(Version v, int family, OwnedBuckets owned) {
+    return pickCleanup(v, family, owned, NOTHING_HELD);
+  }
+
+  /** As {@link #pickCleanup(Version, int, OwnedBuckets)}, skipping the files {@code hold} holds. */
+  public Compaction pickCleanup(Version v, int family, OwnedBuckets owned, CleanupHold hold) {
     Tree tree = v.tree(family);
     for (int level = 0; level < tree.levelCount(); level++) {
       for (FileMeta f : tree.level(level)) {
-        if (!owned.holdsOnlyOwned(f)) {
+        if (!owned.holdsOnlyOwned(f) && !hold.holds(f.number())) {
           return new Compaction(
               Compaction.Kind.CLEANUP,
               family,

@@ -49,8 +49,11 @@ import java.util.Optional;
  *       that another of them serves here (left from an earlier rescale, not yet cleaned up by
  *       {@link Db#cleanupForeignBuckets} or the background cleanup), or the snapshots' schemas
  *       differ (families created in another order, or other families: a file names its family by
- *       id), so the files cannot be combined: the rows of the requested buckets are copied into a
- *       new shard, with the sources' families and columns. Copied values get the default TTL again.
+ *       id), so the files cannot all be combined. The sources whose own files do fit (none of those
+ *       holding their requested buckets spans a requested bucket of another source) are still
+ *       combined in place when they share a schema; only the rows of the other sources' requested
+ *       buckets are copied into the new shard, with their families and columns. Copied values get
+ *       the default TTL again.
  * </ul>
  *
  * <p>With a remote primary volume ({@link ShardOpenRequest#primary()}) every mode works the same,
@@ -303,9 +306,15 @@ public final class ShardOpener {
     }
   }
 
-  /** A new shard holding the rows of the requested buckets read from the sources. */
+  /**
+   * A new shard holding the requested buckets: the files of the sources whose files fit (see {@link
+   * #fitting}) are combined as they are and used in place, as {@link Mode#EXPAND} does, and only
+   * the rows of the other sources are copied in. On a remote primary every row is copied.
+   */
   private static Db copy(Plan plan, ShardOpenRequest r, Config owning) {
-    Db db = openNew(r, owning);
+    List<ShardSnapshot> adopted =
+        r.primary() == null ? fitting(plan.sources, r.ranges()) : Collections.emptyList();
+    Db db = adopted.isEmpty() ? openNew(r, owning) : openAdopting(adopted, r, owning);
     try {
       Config reading =
           Config.builder()
@@ -315,6 +324,9 @@ public final class ShardOpener {
               .build();
       WriteBatch batch = new WriteBatch();
       for (ShardSnapshot s : plan.sources) {
+        if (adopted.contains(s)) {
+          continue;
+        }
         addMissingColumns(db, s.schema());
         try (ReadOnlyDb source = ReadOnlyDb.open(r.volume(), s.shardId(), s.id(), reading)) {
           for (BucketRange range : intersection(s.ranges(), r.ranges())) {
@@ -331,6 +343,65 @@ public final class ShardOpener {
       db.close();
       throw e;
     }
+  }
+
+  /**
+   * Opens the new shard owning all requested buckets from the files of {@code adopted}: they hold
+   * rows of no bucket another source serves here, so the rows copied in later meet none of theirs.
+   */
+  private static Db openAdopting(List<ShardSnapshot> adopted, ShardOpenRequest r, Config owning) {
+    List<ShardRef> refs = new ArrayList<>();
+    List<BucketRange> ranges = new ArrayList<>();
+    for (ShardSnapshot s : adopted) {
+      refs.add(ShardRef.of(s.shardId(), s.id()));
+      ranges.addAll(intersection(s.ranges(), r.ranges()));
+    }
+    ShardSnapshot assembled =
+        Rescale.assemble(r.volume(), refs, normalize(ranges), r.shardId(), r.config());
+    return SnapshotRestore.openAssembled(
+        r.workDir(), r.volume(), assembled, owning, r.shardId(), refs);
+  }
+
+  /**
+   * The sources whose table files can be used as they are next to rows copied from the others: no
+   * file of theirs that holds requested buckets of its own source spans a requested bucket another
+   * source serves. Empty unless they share one schema.
+   */
+  private static List<ShardSnapshot> fitting(
+      List<ShardSnapshot> sources, List<BucketRange> requested) {
+    List<List<BucketRange>> parts = new ArrayList<>();
+    for (ShardSnapshot s : sources) {
+      parts.add(intersection(s.ranges(), requested));
+    }
+    List<ShardSnapshot> fit = new ArrayList<>();
+    for (int i = 0; i < sources.size(); i++) {
+      if (fits(sources.get(i), i, parts)) {
+        fit.add(sources.get(i));
+      }
+    }
+    return sameSchema(fit) ? fit : Collections.emptyList();
+  }
+
+  /** Whether no file of source {@code i} holding its part spans the part of another source. */
+  private static boolean fits(ShardSnapshot source, int i, List<List<BucketRange>> parts) {
+    for (SnapshotFile file : source.files()) {
+      if (file.isVlog()) {
+        continue;
+      }
+      BucketRange span =
+          BucketRange.of(
+              Bytes.getShort(file.properties().smallest(), 0),
+              Bytes.getShort(file.properties().largest(), 0));
+      if (!overlapsAny(List.of(span), parts.get(i))) {
+        continue;
+      }
+      for (int j = 0; j < parts.size(); j++) {
+        if (j != i && overlapsAny(List.of(span), parts.get(j))) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   private static void copyBucket(
@@ -387,22 +458,8 @@ public final class ShardOpener {
       parts.add(intersection(s.ranges(), requested));
     }
     for (int i = 0; i < sources.size(); i++) {
-      for (SnapshotFile file : sources.get(i).files()) {
-        if (file.isVlog()) {
-          continue;
-        }
-        BucketRange span =
-            BucketRange.of(
-                Bytes.getShort(file.properties().smallest(), 0),
-                Bytes.getShort(file.properties().largest(), 0));
-        if (!overlapsAny(List.of(span), parts.get(i))) {
-          continue;
-        }
-        for (int j = 0; j < sources.size(); j++) {
-          if (j != i && overlapsAny(List.of(span), parts.get(j))) {
-            return false;
-          }
-        }
+      if (!fits(sources.get(i), i, parts)) {
+        return false;
       }
     }
     return true;

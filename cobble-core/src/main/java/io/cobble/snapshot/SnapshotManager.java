@@ -265,6 +265,7 @@ public final class SnapshotManager implements AutoCloseable {
       }
       releaseInheritedLeases();
       releaseAdoptionLeases(coveredLeases);
+      confirmOwned(placed);
       try {
         applyRetention();
       } catch (RuntimeException e) {
@@ -287,6 +288,15 @@ public final class SnapshotManager implements AutoCloseable {
         v.unref();
       }
     }
+  }
+
+  /** The published snapshot names these files: those the Db read in place are its own now. */
+  private void confirmOwned(List<SnapshotFile> files) {
+    List<Long> numbers = new ArrayList<>(files.size());
+    for (SnapshotFile f : files) {
+      numbers.add(f.number());
+    }
+    db.confirmOwned(numbers);
   }
 
   /** A failed snapshot never exists, so a pin taken while it was pending is dropped. */

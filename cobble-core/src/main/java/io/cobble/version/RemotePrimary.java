@@ -412,6 +412,12 @@ public final class RemotePrimary {
     }
   }
 
+  /** Whether file {@code number} is a checkpoint's file read in place ({@link #adoptedPath}). */
+  public boolean isAdopted(long number) {
+    Long e = epochs.get(number);
+    return e != null && e == ADOPTED_EPOCH;
+  }
+
   private long epochOf(long number) {
     Long e = epochs.get(number);
     if (e == null) {

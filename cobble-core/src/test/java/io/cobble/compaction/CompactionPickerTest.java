@@ -198,6 +198,16 @@ class CompactionPickerTest {
             .build();
     assertNull(new CompactionPicker(off).pick(v, 0, 0, owned), "background cleanup off");
     assertEquals(Arrays.asList(dirty), new CompactionPicker(off).pickCleanup(v, 0, owned).inputs());
+
+    // A file read in place from a snapshot is left alone until the shard owns it.
+    CleanupHold hold = new CleanupHold(n -> n == dirty.number());
+    assertNull(picker.pick(v, 0, 0, owned, hold), "a held file is not cleaned up");
+    assertEquals(
+        Arrays.asList(dirty), picker.pickCleanup(v, 0, owned).inputs(), "manual ignores the hold");
+    hold.release(Arrays.asList(clean.number()));
+    assertNull(picker.pick(v, 0, 0, owned, hold), "releasing another file ends no hold");
+    hold.release(Arrays.asList(dirty.number()));
+    assertEquals(Arrays.asList(dirty), picker.pick(v, 0, 0, owned, hold).inputs(), "owned now");
   }
 
   @Test

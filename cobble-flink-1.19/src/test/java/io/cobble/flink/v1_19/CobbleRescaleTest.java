@@ -2,6 +2,12 @@ package io.cobble.flink.v1_19;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cobble.Db;
+import io.cobble.flink.state.CobbleKeyedStateCore;
+import io.cobble.util.Bytes;
+import io.cobble.version.FileMeta;
+import io.cobble.version.Tree;
+import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -44,7 +50,9 @@ import org.junit.jupiter.api.io.TempDir;
  * cut from one checkpoint, or joined from several, holds exactly the state of its key groups, its
  * working directory holds no data file of its own (every file is a checkpoint's, used in place),
  * and its first checkpoint refers to all of them by placeholders that Flink's shared-state registry
- * accepts, so Flink keeps them while the new checkpoint needs them.
+ * accepts, so Flink keeps them while the new checkpoint needs them. Files holding other key groups
+ * are cleaned up in the background only after Flink confirmed that checkpoint; the one after it
+ * hands over the rewrites and restores exactly.
  */
 class CobbleRescaleTest {
 
@@ -141,9 +149,16 @@ class CobbleRescaleTest {
         .as("rows of key groups outside %s stay invisible", range)
         .isEqualTo(owned);
 
+    Db db = core(b).db();
+    // Whatever background compaction would do before the first checkpoint is done by now.
+    db.waitForCompactions();
     assertThat(ownDataFiles(dir.resolve("local")))
-        .as("no row was copied: the shard writes no data file of its own")
+        .as("no row was copied, and no file read in place was cleaned up before Flink kept it")
         .isEmpty();
+    int foreign = foreignFiles(db, range);
+    assertThat(foreign > 0)
+        .as("files hold key groups outside %s exactly when it cuts a checkpoint", range)
+        .isEqualTo(!range.equals(KeyGroupRange.of(0, KEY_GROUPS - 1)));
 
     IncrementalRemoteKeyedStateHandle next = snapshotUnregistered(b, 2);
     assertThat(next.getSharedState())
@@ -165,6 +180,56 @@ class CobbleRescaleTest {
     for (HandleAndLocalPath h : next.getSharedState()) {
       assertThat(((FileStateHandle) h.getHandle()).getFilePath().toString()).isIn(restoredFiles);
     }
+
+    // Once Flink confirmed checkpoint 2 it keeps those files for the shard, which may now rewrite
+    // the ones holding other key groups; the next checkpoint hands over the rewrites and refers to
+    // the rest by placeholders, and restores exactly.
+    b.notifyCheckpointComplete(2);
+    db.waitForCompactions();
+    assertThat(foreignFiles(db, range)).as("background cleanup after checkpoint 2").isZero();
+    IncrementalRemoteKeyedStateHandle third = snapshotUnregistered(b, 3);
+    long rewritten =
+        third.getSharedState().stream()
+            .filter(h -> !(h.getHandle() instanceof PlaceholderStreamStateHandle))
+            .count();
+    assertThat(rewritten > 0).as("checkpoint 3 uploads cleaned-up files").isEqualTo(foreign > 0);
+    third.registerSharedStates(registry, 3);
+    b.notifyCheckpointComplete(3);
+    AbstractKeyedStateBackend<Integer> again =
+        backends.create(IntSerializer.INSTANCE, range, KEY_GROUPS, List.of(third));
+    ValueState<String> value3 =
+        again.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, VALUE);
+    ListState<Integer> list3 =
+        again.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, LIST);
+    for (int k = 0; k < KEYS; k++) {
+      if (range.contains(KeyGroupRangeAssignment.assignToKeyGroup(k, KEY_GROUPS))) {
+        again.setCurrentKey(k);
+        assertThat(value3.value()).isEqualTo("v" + k);
+        assertThat(list3.get()).containsExactly(k, -k);
+      }
+    }
+    assertThat(again.getKeys(VALUE.getName(), VoidNamespace.INSTANCE).count()).isEqualTo(owned);
+  }
+
+  /** Live table files of {@code db} holding keys of key groups outside {@code range}. */
+  private static int foreignFiles(Db db, KeyGroupRange range) {
+    int foreign = 0;
+    for (Tree t : db.versionSet().current().trees()) {
+      for (FileMeta f : t.allFiles()) {
+        if (!range.contains(Bytes.getShort(f.smallest(), 0))
+            || !range.contains(Bytes.getShort(f.largest(), 0))) {
+          foreign++;
+        }
+      }
+    }
+    return foreign;
+  }
+
+  private static CobbleKeyedStateCore<?> core(AbstractKeyedStateBackend<?> backend)
+      throws Exception {
+    Field f = backend.getClass().getDeclaredField("core");
+    f.setAccessible(true);
+    return (CobbleKeyedStateCore<?>) f.get(backend);
   }
 
   /** Data files in any working directory of a Cobble backend, outside the staged checkpoints. */

@@ -2,6 +2,7 @@ package io.cobble.flink.v2_0;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import org.apache.flink.api.common.JobID;
@@ -14,6 +15,7 @@ import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.AbstractKeyedStateBackend;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
+import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 
 /** Cobble keyed backends on a mock task environment, disposed together. */
@@ -36,6 +38,16 @@ public final class TestBackends implements AutoCloseable {
   public <K> AbstractKeyedStateBackend<K> create(
       TypeSerializer<K> keySerializer, KeyGroupRange range, int numberOfKeyGroups)
       throws Exception {
+    return create(keySerializer, range, numberOfKeyGroups, Collections.emptyList());
+  }
+
+  /** A backend restored from {@code restore}. */
+  public <K> AbstractKeyedStateBackend<K> create(
+      TypeSerializer<K> keySerializer,
+      KeyGroupRange range,
+      int numberOfKeyGroups,
+      Collection<KeyedStateHandle> restore)
+      throws Exception {
     Configuration c = new Configuration(config);
     c.setString("state.backend.cobble.localdir", localDir.toString());
     CobbleStateBackend backend = new CobbleStateBackend().configure(c, getClass().getClassLoader());
@@ -53,7 +65,7 @@ public final class TestBackends implements AutoCloseable {
                 env.getTaskKvStateRegistry(),
                 TtlTimeProvider.DEFAULT,
                 new UnregisteredMetricsGroup(),
-                Collections.emptyList(),
+                restore,
                 new CloseableRegistry()));
     backends.add(keyed);
     return keyed;

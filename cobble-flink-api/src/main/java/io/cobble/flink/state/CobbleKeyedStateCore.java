@@ -237,7 +237,7 @@ public final class CobbleKeyedStateCore<K> {
   }
 
   public void notifyCheckpointComplete(long checkpointId) {
-    files.completed(checkpointId);
+    db.confirmOwned(files.completed(checkpointId));
     if (primary != null) {
       primary.completed(checkpointId);
     }

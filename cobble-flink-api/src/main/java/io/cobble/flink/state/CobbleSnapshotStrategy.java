@@ -159,6 +159,9 @@ final class CobbleSnapshotStrategy<K>
       inPlace.checkIntact();
     }
     Map<String, StreamStateHandle> handed = new HashMap<>();
+    // Once Flink confirms a checkpoint that shares its files, those the shard read in place from a
+    // restored checkpoint are kept by Flink for it, and the shard may rewrite them.
+    List<Long> numbers = new ArrayList<>();
     List<HandleAndLocalPath> shared = new ArrayList<>();
     List<SnapshotFile> manifestFiles = new ArrayList<>();
     long uploadedBytes = 0;
@@ -190,6 +193,7 @@ final class CobbleSnapshotStrategy<K>
             uploadedBytes += f.size();
           }
           handed.put(CheckpointFiles.identity(name, f.size()), h);
+          numbers.add(f.number());
           shared.add(HandleAndLocalPath.of(sent, name));
           manifestFiles.add(
               SnapshotFile.table(fam, level, f.number(), f.size(), f.properties(), name));
@@ -212,6 +216,7 @@ final class CobbleSnapshotStrategy<K>
         uploadedBytes += f.size();
       }
       handed.put(CheckpointFiles.identity(name, f.size()), h);
+      numbers.add(f.number());
       shared.add(HandleAndLocalPath.of(sent, name));
       manifestFiles.add(SnapshotFile.vlog(f.number(), f.size(), f.entries(), name));
     }
@@ -230,7 +235,7 @@ final class CobbleSnapshotStrategy<K>
         write(meta, streamFactory, CheckpointedStateScope.EXCLUSIVE, registry);
     uploaded.add(metaHandle);
     if (sharing != SharingFilesStrategy.NO_SHARING) {
-      files.pending(checkpointId, handed);
+      files.pending(checkpointId, handed, reuse ? numbers : Collections.emptyList());
     }
     if (inPlace != null) {
       inPlace.handedOver(taken, checkpointId);
