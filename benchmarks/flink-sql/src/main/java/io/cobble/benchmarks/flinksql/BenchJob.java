@@ -43,6 +43,7 @@ final class BenchJob {
     conf.set(TaskManagerOptions.NUM_TASK_SLOTS, settings.parallelism);
     // With checkpointing on, Flink would restart a failing job forever; fail it and report why.
     conf.setString("restart-strategy.type", "none");
+    LookupCounters.install(conf);
     env = StreamExecutionEnvironment.createLocalEnvironment(settings.parallelism, conf);
     env.enableCheckpointing(settings.checkpointMillis);
     tEnv = StreamTableEnvironment.create(env);

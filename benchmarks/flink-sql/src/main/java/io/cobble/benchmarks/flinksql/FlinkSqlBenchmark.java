@@ -174,7 +174,8 @@ public final class FlinkSqlBenchmark {
                 + settings.rows
                 + " rows, "
                 + millis
-                + " ms)");
+                + " ms)"
+                + shapeOf(engine));
       } catch (Exception e) {
         for (Shape shape : shapes) {
           fail(shape, engine, results.get(shape).get(engine), e);
@@ -251,14 +252,42 @@ public final class FlinkSqlBenchmark {
       BenchJob job = new BenchJob(settings);
       engine.declare(job.tEnv, runDir, DIMENSION, settings);
       JobShapes.registerProbes(job.env, job.tEnv, settings.probes, settings.keys, shape.hitsPerTen);
+      String startShape = shapeOf(engine);
+      LookupCounters.reset();
+      long cpuBefore = processCpuNanos();
       long millis = job.runMillis(JobShapes.lookupInsert(job.tEnv, engine.reference(DIMENSION)));
+      long cpuNanos = processCpuNanos() - cpuBefore;
       logRun(shape, engine, label, settings.probes, millis);
+      log(
+          String.format(
+              Locale.ROOT,
+              "  CPU %,.0f ns per probe (whole JVM, planning included); %s%s",
+              (double) cpuNanos / settings.probes,
+              LookupCounters.describe(),
+              startShape));
+      result.recordCounters(LookupCounters.totals());
       if (measured) {
         result.add(settings.probes, millis);
       }
     } catch (Exception e) {
       fail(shape, engine, result, e);
     }
+  }
+
+  /** For a Cobble table, the files per level the lookups start on (", table: ..."); else "". */
+  private String shapeOf(TableEngine engine) {
+    return engine == TableEngine.COBBLE || engine == TableEngine.COBBLE_ASYNC
+        ? "; table: " + CobbleTableShape.describe(engine.dataDir(runDir, DIMENSION))
+        : "";
+  }
+
+  /**
+   * CPU time of the whole JVM: unlike the job's wall time, it hardly moves with the machine's load,
+   * so builds can be compared on a machine other processes share.
+   */
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   /** The engines in the order of this run: alternating, so neither always runs on a warmer JVM. */
