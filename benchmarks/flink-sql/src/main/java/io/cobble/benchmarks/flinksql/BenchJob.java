@@ -26,6 +26,10 @@ final class BenchJob {
   private final long timeoutMinutes;
 
   BenchJob(BenchSettings settings) {
+    this(settings, settings.checkpointMillis);
+  }
+
+  BenchJob(BenchSettings settings, long checkpointMillis) {
     Configuration conf = new Configuration();
     for (String key :
         Arrays.asList(
@@ -45,7 +49,7 @@ final class BenchJob {
     conf.setString("restart-strategy.type", "none");
     LookupCounters.install(conf);
     env = StreamExecutionEnvironment.createLocalEnvironment(settings.parallelism, conf);
-    env.enableCheckpointing(settings.checkpointMillis);
+    env.enableCheckpointing(checkpointMillis);
     tEnv = StreamTableEnvironment.create(env);
     timeoutMinutes = settings.jobTimeoutMinutes;
   }
