@@ -26,6 +26,10 @@ final class BenchJob {
   private final long timeoutMinutes;
 
   BenchJob(BenchSettings settings) {
+    this(settings, settings.checkpointMillis);
+  }
+
+  BenchJob(BenchSettings settings, long checkpointMillis) {
     Configuration conf = new Configuration();
     for (String key :
         Arrays.asList(
@@ -43,8 +47,9 @@ final class BenchJob {
     conf.set(TaskManagerOptions.NUM_TASK_SLOTS, settings.parallelism);
     // With checkpointing on, Flink would restart a failing job forever; fail it and report why.
     conf.setString("restart-strategy.type", "none");
+    LookupCounters.install(conf);
     env = StreamExecutionEnvironment.createLocalEnvironment(settings.parallelism, conf);
-    env.enableCheckpointing(settings.checkpointMillis);
+    env.enableCheckpointing(checkpointMillis);
     tEnv = StreamTableEnvironment.create(env);
     timeoutMinutes = settings.jobTimeoutMinutes;
   }

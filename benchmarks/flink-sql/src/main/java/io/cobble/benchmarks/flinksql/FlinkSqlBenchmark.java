@@ -30,6 +30,8 @@ public final class FlinkSqlBenchmark {
 
   private static final String DIMENSION = "dim";
   private static final int VERIFY_PROBES = 1000;
+  // Longer than any dimension write: checkpointing stays on (Paimon's streaming sink requires it).
+  private static final long DIMENSION_CHECKPOINT_MILLIS = 3_600_000;
 
   private final BenchSettings settings;
   private final Path runDir;
@@ -153,9 +155,18 @@ public final class FlinkSqlBenchmark {
     }
   }
 
-  /** Writes the upsert stream into a new table; returns the job's run time in milliseconds. */
+  /**
+   * Writes the upsert stream into a new table; returns the job's run time in milliseconds. The
+   * untimed write of the lookups' dimension table takes no periodic checkpoint (only the final one
+   * at the end of input, which commits it): every checkpoint flushes the writers, so the files and
+   * levels the probes start on, and with them the lookup's cost, would depend on how many
+   * checkpoints the machine's load let the write take.
+   */
   private long writeTable(TableEngine engine, String table) throws Exception {
-    BenchJob job = new BenchJob(settings);
+    BenchJob job =
+        new BenchJob(
+            settings,
+            table.equals(DIMENSION) ? DIMENSION_CHECKPOINT_MILLIS : settings.checkpointMillis);
     engine.declare(job.tEnv, runDir, table, settings);
     JobShapes.registerUpserts(job.env, job.tEnv, settings.rows);
     return job.runMillis(JobShapes.upsertInsert(engine.reference(table), settings.keys));
@@ -174,7 +185,8 @@ public final class FlinkSqlBenchmark {
                 + settings.rows
                 + " rows, "
                 + millis
-                + " ms)");
+                + " ms)"
+                + shapeOf(engine));
       } catch (Exception e) {
         for (Shape shape : shapes) {
           fail(shape, engine, results.get(shape).get(engine), e);
@@ -251,14 +263,42 @@ public final class FlinkSqlBenchmark {
       BenchJob job = new BenchJob(settings);
       engine.declare(job.tEnv, runDir, DIMENSION, settings);
       JobShapes.registerProbes(job.env, job.tEnv, settings.probes, settings.keys, shape.hitsPerTen);
+      String startShape = shapeOf(engine);
+      LookupCounters.reset();
+      long cpuBefore = processCpuNanos();
       long millis = job.runMillis(JobShapes.lookupInsert(job.tEnv, engine.reference(DIMENSION)));
+      long cpuNanos = processCpuNanos() - cpuBefore;
       logRun(shape, engine, label, settings.probes, millis);
+      log(
+          String.format(
+              Locale.ROOT,
+              "  CPU %,.0f ns per probe (whole JVM, planning included); %s%s",
+              (double) cpuNanos / settings.probes,
+              LookupCounters.describe(),
+              startShape));
+      result.recordCounters(LookupCounters.totals());
       if (measured) {
         result.add(settings.probes, millis);
       }
     } catch (Exception e) {
       fail(shape, engine, result, e);
     }
+  }
+
+  /** For a Cobble table, the files per level the lookups start on (", table: ..."); else "". */
+  private String shapeOf(TableEngine engine) {
+    return engine == TableEngine.COBBLE || engine == TableEngine.COBBLE_ASYNC
+        ? "; table: " + CobbleTableShape.describe(engine.dataDir(runDir, DIMENSION))
+        : "";
+  }
+
+  /**
+   * CPU time of the whole JVM: unlike the job's wall time, it hardly moves with the machine's load,
+   * so builds can be compared on a machine other processes share.
+   */
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   /** The engines in the order of this run: alternating, so neither always runs on a warmer JVM. */

@@ -3,15 +3,26 @@ package io.cobble.benchmarks.flinksql;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 /** The measured runs of one engine on one shape, or why it could not run. */
 final class ShapeResult {
 
   private final List<Double> rowsPerSecond = new ArrayList<>();
   private String unavailable;
+  private Map<String, Long> lastCounters = Collections.emptyMap();
 
   void add(long rows, long millis) {
     rowsPerSecond.add(rows * 1000.0 / Math.max(1, millis));
+  }
+
+  /** The lookup counters of this engine's latest run of the shape ({@link LookupCounters}). */
+  void recordCounters(Map<String, Long> counters) {
+    lastCounters = counters;
+  }
+
+  Map<String, Long> lastCounters() {
+    return lastCounters;
   }
 
   void markUnavailable(String reason) {

@@ -1,6 +1,7 @@
 package io.cobble.benchmarks.flinksql;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -47,10 +48,29 @@ class FlinkSqlBenchmarkTest {
             cobble.isAvailable(),
             shape.label + " on " + engine.label + ": " + cobble.unavailableReason());
         assertEquals(1, cobble.runs(), shape.label + " on " + engine.label);
+        assertCountersAddUp(shape, engine, cobble.lastCounters());
       }
       assertTrue(
           !results.get(shape).get(TableEngine.BLACKHOLE).isAvailable(),
           "a blackhole table is not looked up");
+    }
+  }
+
+  /**
+   * The counters each lookup run prints are the job's own: every one of the 2,000 probes counted
+   * once as a hit or a miss (the probe keys are deterministic, so the split is exact), and on the
+   * async function once as answered inline or handed off.
+   */
+  private static void assertCountersAddUp(
+      Shape shape, TableEngine engine, Map<String, Long> counters) {
+    String what = shape.label + " on " + engine.label + ": " + counters;
+    assertEquals(200L * shape.hitsPerTen, counters.get("lookupHits"), what);
+    assertEquals(200L * (10 - shape.hitsPerTen), counters.get("lookupMisses"), what);
+    if (engine == TableEngine.COBBLE_ASYNC) {
+      assertEquals(
+          2000L, counters.get("lookupsAnsweredInline") + counters.get("lookupsHandedOff"), what);
+    } else {
+      assertFalse(counters.containsKey("lookupsAnsweredInline"), what);
     }
   }
 
