@@ -2,6 +2,7 @@ package io.cobble.flink.v1_19;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cobble.flink.state.TestBackends;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;

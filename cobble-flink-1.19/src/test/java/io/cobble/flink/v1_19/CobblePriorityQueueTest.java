@@ -1,5 +1,6 @@
 package io.cobble.flink.v1_19;
 
+import io.cobble.flink.state.TestBackends;
 import java.nio.file.Path;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.runtime.state.InternalPriorityQueue;

@@ -1,5 +1,6 @@
 package io.cobble.flink.v1_19;
 
+import io.cobble.flink.state.TestBackends;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;

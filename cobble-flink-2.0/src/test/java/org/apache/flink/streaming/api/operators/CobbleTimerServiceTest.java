@@ -1,6 +1,6 @@
 package org.apache.flink.streaming.api.operators;
 
-import io.cobble.flink.v2_0.TestBackends;
+import io.cobble.flink.state.TestBackends;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package io.cobble.flink.v1_19;
+package io.cobble.flink.state;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,10 +17,14 @@ import org.apache.flink.runtime.state.CheckpointStorageAccess;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyedStateBackendParametersImpl;
 import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 
-/** Cobble keyed backends on a mock task environment, disposed together. */
-final class TestBackends implements AutoCloseable {
+/**
+ * Cobble keyed backends on a mock task environment, disposed together. The backend comes from the
+ * factory a cluster names, so each line's tests get that line's backend.
+ */
+public final class TestBackends implements AutoCloseable {
 
   private final Path localDir;
   private final Configuration config = new Configuration();
@@ -28,28 +32,28 @@ final class TestBackends implements AutoCloseable {
   private final List<MockEnvironment> envs = new ArrayList<>();
   private CheckpointStorageAccess checkpointStorage;
 
-  TestBackends(Path localDir) {
+  public TestBackends(Path localDir) {
     this.localDir = localDir;
   }
 
-  TestBackends with(String key, String value) {
+  public TestBackends with(String key, String value) {
     config.setString(key, value);
     return this;
   }
 
   /** The checkpoint storage the tasks of later backends see. */
-  TestBackends checkpointStorage(CheckpointStorageAccess access) {
+  public TestBackends checkpointStorage(CheckpointStorageAccess access) {
     this.checkpointStorage = access;
     return this;
   }
 
-  <K> AbstractKeyedStateBackend<K> create(
+  public <K> AbstractKeyedStateBackend<K> create(
       TypeSerializer<K> keySerializer, KeyGroupRange range, int numberOfKeyGroups)
       throws Exception {
     return create(keySerializer, range, numberOfKeyGroups, Collections.emptyList());
   }
 
-  <K> AbstractKeyedStateBackend<K> create(
+  public <K> AbstractKeyedStateBackend<K> create(
       TypeSerializer<K> keySerializer,
       KeyGroupRange range,
       int numberOfKeyGroups,
@@ -57,26 +61,28 @@ final class TestBackends implements AutoCloseable {
       throws Exception {
     Configuration c = new Configuration(config);
     c.setString("state.backend.cobble.localdir", localDir.toString());
-    CobbleStateBackend backend = new CobbleStateBackend().configure(c, getClass().getClassLoader());
+    StateBackend backend =
+        new CobbleStateBackendFactory().createFromConfig(c, getClass().getClassLoader());
     MockEnvironment env = new MockEnvironmentBuilder().build();
     envs.add(env);
     if (checkpointStorage != null) {
       env.setCheckpointStorageAccess(checkpointStorage);
     }
     AbstractKeyedStateBackend<K> keyed =
-        backend.createKeyedStateBackend(
-            new KeyedStateBackendParametersImpl<>(
-                env,
-                new JobID(),
-                "test_op",
-                keySerializer,
-                numberOfKeyGroups,
-                range,
-                env.getTaskKvStateRegistry(),
-                TtlTimeProvider.DEFAULT,
-                new UnregisteredMetricsGroup(),
-                restore,
-                new CloseableRegistry()));
+        (AbstractKeyedStateBackend<K>)
+            backend.createKeyedStateBackend(
+                new KeyedStateBackendParametersImpl<>(
+                    env,
+                    new JobID(),
+                    "test_op",
+                    keySerializer,
+                    numberOfKeyGroups,
+                    range,
+                    env.getTaskKvStateRegistry(),
+                    TtlTimeProvider.DEFAULT,
+                    new UnregisteredMetricsGroup(),
+                    restore,
+                    new CloseableRegistry()));
     backends.add(keyed);
     return keyed;
   }

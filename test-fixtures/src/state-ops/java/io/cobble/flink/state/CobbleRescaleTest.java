@@ -1,9 +1,8 @@
-package io.cobble.flink.v2_0;
+package io.cobble.flink.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cobble.Db;
-import io.cobble.flink.state.CobbleKeyedStateCore;
 import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
