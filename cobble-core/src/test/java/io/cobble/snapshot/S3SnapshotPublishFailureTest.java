@@ -35,9 +35,16 @@ class S3SnapshotPublishFailureTest {
 
   @TempDir Path tmp;
 
-  private static Storage open(S3ProxyServer server) throws Exception {
+  /** Short timeouts and one retry, so the snapshot against a stopped server fails quickly. */
+  private static Storage openFailFast(S3ProxyServer server) throws Exception {
     return StorageProviders.open(
         URI.create("s3://vol/snapshots"), StorageOptions.of(server.failFastClientOptions()));
+  }
+
+  /** The client's usual timeouts and retries: uploads to a live server must not fail under load. */
+  private static Storage open(S3ProxyServer server) throws Exception {
+    return StorageProviders.open(
+        URI.create("s3://vol/snapshots"), StorageOptions.of(server.clientOptions()));
   }
 
   /**
@@ -53,7 +60,8 @@ class S3SnapshotPublishFailureTest {
     Path work = tmp.resolve("work");
     S3ProxyServer first = S3ProxyServer.start(blobs, "vol");
     try (Db db = Db.open(work, SnapshotTest.config(0))) {
-      try (StopServerStorage volume = new StopServerStorage(open(first), () -> stop(first));
+      try (StopServerStorage volume =
+              new StopServerStorage(openFailFast(first), () -> stop(first));
           SnapshotManager snaps = SnapshotManager.open(db, volume, SHARD)) {
         write(db, 0, 3000, 1);
         assertEquals(1, snaps.snapshot().published().get(60, TimeUnit.SECONDS).id());
