@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntPredicate;
 
 /**
@@ -103,7 +104,7 @@ final class CompactionScheduler {
 
   private void runInBackground(Compaction c) {
     try {
-      run(c);
+      run(c, () -> false);
     } catch (CompactionAbandoned abandoned) {
       // The Db is closing; the tree stays as it was and the next open compacts it again.
     } catch (Throwable t) {
@@ -126,8 +127,11 @@ final class CompactionScheduler {
     }
   }
 
-  /** Executes a compaction whose tree is marked as compacting, and installs the result. */
-  private void run(Compaction c) {
+  /**
+   * Executes a compaction whose tree is marked as compacting, and installs the result; abandons it
+   * when the Db closes or {@code stop} says so.
+   */
+  private void run(Compaction c, BooleanSupplier stop) {
     VersionEdit edit = new VersionEdit();
     boolean cleanup = c.kind() == Compaction.Kind.CLEANUP;
     if (!cleanup) {
@@ -154,7 +158,7 @@ final class CompactionScheduler {
                   readAhead(),
                   n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
                   owned::owns)
-              .abandonWhen(state::closed)
+              .abandonWhen(() -> state.closed() || stop.getAsBoolean())
               .filterWith(state.compactionFilter)
               .run(w);
         } catch (CompactionAbandoned e) {
@@ -214,7 +218,20 @@ final class CompactionScheduler {
    * up; the memtables are flushed.
    */
   void compactAll() {
-    runManual((v, fam) -> picker.pickManual(v, fam, state.clock.nowMillis(), owned()));
+    runManual((v, fam) -> picker.pickManual(v, fam, state.clock.nowMillis(), owned()), () -> false);
+  }
+
+  /**
+   * Merges every tree's L0 files into L1, in the caller's thread; returns false when {@code stop}
+   * (polled while rows merge) or the Db's close abandoned a merge, which then installed nothing.
+   */
+  boolean compactLevel0(BooleanSupplier stop) {
+    try {
+      runManual((v, fam) -> picker.pickLevel0(v, fam, state.clock.nowMillis(), owned()), stop);
+      return true;
+    } catch (CompactionAbandoned abandoned) {
+      return false;
+    }
   }
 
   /**
@@ -233,11 +250,11 @@ final class CompactionScheduler {
 
   /** Rewrites every file whose span crosses a bucket the shard does not own. */
   void cleanupForeignBuckets() {
-    runManual((v, fam) -> picker.pickCleanup(v, fam, owned()));
+    runManual((v, fam) -> picker.pickCleanup(v, fam, owned()), () -> false);
   }
 
   /** Runs what {@code next} picks for each tree, in the caller's thread, until it picks nothing. */
-  private void runManual(BiFunction<Version, Integer, Compaction> next) {
+  private void runManual(BiFunction<Version, Integer, Compaction> next, BooleanSupplier stop) {
     for (int fam = 0; fam < state.layouts().familySlots(); fam++) {
       while (true) {
         Compaction c;
@@ -256,7 +273,7 @@ final class CompactionScheduler {
           state.mutex.unlock();
         }
         try {
-          run(c);
+          run(c, stop);
         } finally {
           state.mutex.lock();
           try {

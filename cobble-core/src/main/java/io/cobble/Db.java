@@ -31,6 +31,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongUnaryOperator;
 
 /**
@@ -350,6 +351,19 @@ public final class Db implements AutoCloseable {
   public void compactAll() {
     flush();
     compactor.compactAll();
+  }
+
+  /**
+   * Flushes, then merges every tree's level-0 files into level 1 in the caller's thread, so that a
+   * point read checks one file per level; deeper levels are left as they are, so the work is
+   * bounded by level 0 and the level-1 files it overlaps. Returns false when {@code stop} (polled
+   * every few thousand rows of a merge) became true or the Db closed: the merge in progress is
+   * discarded, the tree is as before it and nothing is lost. Background compactions keep running
+   * meanwhile; one of the same tree is waited for.
+   */
+  public boolean compactLevel0(BooleanSupplier stop) {
+    flush();
+    return compactor.compactLevel0(stop);
   }
 
   /**

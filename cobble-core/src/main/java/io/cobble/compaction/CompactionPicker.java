@@ -136,6 +136,15 @@ public final class CompactionPicker {
   }
 
   /**
+   * Every L0 file of the tree merged into L1 (moved there when one file overlaps nothing), whatever
+   * the L0 count; null when L0 is empty. Deeper levels stay as they are.
+   */
+  public Compaction pickLevel0(Version v, int family, long now, OwnedBuckets owned) {
+    Tree tree = v.tree(family);
+    return tree.level(0).isEmpty() ? null : l0Compaction(v, tree, family, now, owned);
+  }
+
+  /**
    * Forces data down until a tree lives in one level, then rewrites files holding given-up buckets
    * (used by {@code Db.compactAll}).
    */

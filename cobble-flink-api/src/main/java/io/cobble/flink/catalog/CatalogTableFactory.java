@@ -68,6 +68,7 @@ final class CatalogTableFactory implements DynamicTableSourceFactory, DynamicTab
             CobbleSinkOptions.SNAPSHOT_RETENTION,
             CobbleSinkOptions.SINK_USE_MANAGED_MEMORY_ALLOCATOR,
             CobbleSinkOptions.SINK_WRITER_BUFFER_MEMORY,
+            CobbleSinkOptions.SINK_COMPACT_AT_END_OF_INPUT,
             CobbleSourceOptions.SCAN_CHECKPOINT_ID,
             CobbleSourceOptions.SCAN_POLL_INTERVAL_MS,
             CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS,

@@ -53,6 +53,7 @@ public final class CobbleDynamicTableFactory
             CobbleSinkOptions.SNAPSHOT_RETENTION,
             CobbleSinkOptions.SINK_USE_MANAGED_MEMORY_ALLOCATOR,
             CobbleSinkOptions.SINK_WRITER_BUFFER_MEMORY,
+            CobbleSinkOptions.SINK_COMPACT_AT_END_OF_INPUT,
             CobbleSourceOptions.SOURCE_KIND,
             CobbleSourceOptions.SCAN_CHECKPOINT_ID,
             CobbleSourceOptions.SCAN_MODE,
@@ -110,7 +111,8 @@ public final class CobbleDynamicTableFactory
         (RowType) schema.toPhysicalRowDataType().getLogicalType(),
         buffer.getBytes(),
         options.get(CobbleSinkOptions.SINK_USE_MANAGED_MEMORY_ALLOCATOR),
-        retention);
+        retention,
+        options.get(CobbleSinkOptions.SINK_COMPACT_AT_END_OF_INPUT));
   }
 
   @Override

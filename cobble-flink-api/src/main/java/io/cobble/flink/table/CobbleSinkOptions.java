@@ -37,5 +37,16 @@ public final class CobbleSinkOptions {
           .defaultValue(MemorySize.parse("256mb"))
           .withDescription("Write-buffer budget of one sink writer.");
 
+  public static final ConfigOption<Boolean> SINK_COMPACT_AT_END_OF_INPUT =
+      ConfigOptions.key("sink.compact-at-end-of-input")
+          .booleanType()
+          .defaultValue(true)
+          .withDescription(
+              "Whether each writer, when its bounded input ends, merges its shard's level-0 files"
+                  + " into level 1 before the final snapshot, so that lookups and reads of a"
+                  + " table written once check one file per level. Costs one rewrite of the"
+                  + " shard's level-1 data the level-0 files overlap at the end of a bounded"
+                  + " job; unbounded jobs never reach it.");
+
   private CobbleSinkOptions() {}
 }

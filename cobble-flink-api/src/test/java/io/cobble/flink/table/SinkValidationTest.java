@@ -74,6 +74,16 @@ class SinkValidationTest {
   }
 
   @Test
+  void compactAtEndOfInputMustBeABoolean() {
+    valid()
+        .option("sink.compact-at-end-of-input", "sometimes")
+        .sinkFails("Invalid value for option 'sink.compact-at-end-of-input'.");
+    assertInstanceOf(
+        CobbleDynamicTableSink.class,
+        valid().option("sink.compact-at-end-of-input", "FALSE").sink());
+  }
+
+  @Test
   void snapshotRetentionMustBePositive() {
     valid().option("snapshot.retention", "0").sinkFails("'snapshot.retention' must be > 0");
   }

@@ -28,6 +28,9 @@ final class BenchSettings {
   final Path dir;
   final long jobTimeoutMinutes;
 
+  /** Extra WITH entries of every Cobble table, as SQL ({@code , 'k' = 'v'}...); may be empty. */
+  final String cobbleOptions;
+
   private BenchSettings(Map<String, String> args) {
     rows = positiveLong(args, "rows", 1_000_000L);
     keys = Math.max(1, rows / 10);
@@ -43,6 +46,7 @@ final class BenchSettings {
             text(args, "engines", "cobble,cobble-async,paimon,blackhole").toLowerCase());
     dir = Paths.get(text(args, "dir", "target/bench-data")).toAbsolutePath();
     jobTimeoutMinutes = positiveLong(args, "job-timeout-minutes", 10);
+    cobbleOptions = withEntries(text(args, "cobble-options", ""));
     if (!args.isEmpty()) {
       throw new IllegalArgumentException(
           "Unknown option(s) " + args.keySet() + "; known: " + KNOWN + ".");
@@ -62,7 +66,8 @@ final class BenchSettings {
               "shapes",
               "engines",
               "dir",
-              "job-timeout-minutes"));
+              "job-timeout-minutes",
+              "cobble-options"));
 
   static BenchSettings parse(String[] argv) {
     Map<String, String> args = new HashMap<>();
@@ -75,6 +80,27 @@ final class BenchSettings {
       args.put(arg.substring(2, eq), arg.substring(eq + 1));
     }
     return new BenchSettings(args);
+  }
+
+  /** {@code k=v;k=v} as WITH entries, each preceded by a comma. */
+  private static String withEntries(String text) {
+    StringBuilder sql = new StringBuilder();
+    for (String entry : text.split(";")) {
+      if (entry.trim().isEmpty()) {
+        continue;
+      }
+      int eq = entry.indexOf('=');
+      if (eq < 0) {
+        throw new IllegalArgumentException(
+            "Bad --cobble-options entry '" + entry + "': use key=value;key=value.");
+      }
+      sql.append(", '")
+          .append(entry.substring(0, eq).trim())
+          .append("' = '")
+          .append(entry.substring(eq + 1).trim())
+          .append('\'');
+    }
+    return sql.toString();
   }
 
   /** Takes an option out of {@code args}, so that what is left at the end is unknown. */
@@ -114,6 +140,7 @@ final class BenchSettings {
     lines.add("probes per lookup job: " + probes);
     lines.add("bucket: " + buckets + ", parallelism (job and sink.parallelism): " + parallelism);
     lines.add("checkpoint interval: " + checkpointMillis + " ms");
+    lines.add("extra Cobble table options: " + (cobbleOptions.isEmpty() ? "none" : cobbleOptions));
     lines.add(
         "warm-up runs: " + warmups + ", measured runs: " + iterations + " per engine and shape");
     return lines;

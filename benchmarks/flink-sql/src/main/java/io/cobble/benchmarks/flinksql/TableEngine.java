@@ -152,6 +152,7 @@ enum TableEngine {
             + "', 'source.kind' = 'sink', 'source.block-cache-memory' = '"
             + LOOKUP_CACHE_MEMORY
             + "'"
+            + settings.cobbleOptions
             + options
             + ")");
   }

@@ -14,7 +14,9 @@ import org.apache.flink.types.RowKind;
 
 /**
  * The Cobble SQL sink of a validated table: upserts by primary key into bucketed shards, one global
- * snapshot per completed checkpoint (exactly-once), keeping {@code snapshot.retention} of them.
+ * snapshot per completed checkpoint (exactly-once), keeping {@code snapshot.retention} of them; a
+ * bounded write ends with each shard's level 0 merged into level 1 unless {@code
+ * sink.compact-at-end-of-input} is off.
  */
 public final class CobbleDynamicTableSink implements DynamicTableSink {
 
@@ -24,6 +26,7 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
   private final long writerBufferBytes;
   private final boolean managedMemory;
   private final int retention;
+  private final boolean compactAtEnd;
 
   public CobbleDynamicTableSink(
       TableStorage table,
@@ -31,13 +34,15 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
       RowType rowType,
       long writerBufferBytes,
       boolean managedMemory,
-      int retention) {
+      int retention,
+      boolean compactAtEnd) {
     this.table = table;
     this.schema = schema;
     this.rowType = rowType;
     this.writerBufferBytes = writerBufferBytes;
     this.managedMemory = managedMemory;
     this.retention = retention;
+    this.compactAtEnd = compactAtEnd;
   }
 
   /**
@@ -66,13 +71,14 @@ public final class CobbleDynamicTableSink implements DynamicTableSink {
         new RowCodec(rowType, keyPositions, schema.slots()),
         new KeyEncoder(keyTypes, keyPositions),
         new WriterMemory(writerBufferBytes, managedMemory),
-        retention);
+        retention,
+        compactAtEnd);
   }
 
   @Override
   public DynamicTableSink copy() {
     return new CobbleDynamicTableSink(
-        table, schema, rowType, writerBufferBytes, managedMemory, retention);
+        table, schema, rowType, writerBufferBytes, managedMemory, retention, compactAtEnd);
   }
 
   @Override

@@ -30,6 +30,7 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
   private final KeyEncoder keys;
   private final WriterMemory memory;
   private final int retention;
+  private final boolean compactAtEnd;
 
   CobbleSinkProvider(
       TableStorage table,
@@ -37,13 +38,15 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
       RowCodec codec,
       KeyEncoder keys,
       WriterMemory memory,
-      int retention) {
+      int retention,
+      boolean compactAtEnd) {
     this.table = table;
     this.schema = schema;
     this.codec = codec;
     this.keys = keys;
     this.memory = memory;
     this.retention = retention;
+    this.compactAtEnd = compactAtEnd;
   }
 
   @Override
@@ -58,7 +61,7 @@ final class CobbleSinkProvider implements DataStreamSinkProvider {
             .transform(
                 name + " (writer)",
                 TypeInformation.of(ShardCommit.class),
-                new CobbleSinkWriterOperator(table, schema, codec, memory))
+                new CobbleSinkWriterOperator(table, schema, codec, memory, compactAtEnd))
             .setParallelism(layout.shardCount());
     memory.declareOn(written.getTransformation());
     context.generateUid("cobble-sink-writer").ifPresent(written::uid);

@@ -3,6 +3,7 @@ package io.cobble.flink.table.sink;
 import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.flink.ShimLoader;
+import io.cobble.flink.table.CobbleSinkOptions;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.flink.table.codec.RowCodec;
 import io.cobble.flink.table.layout.TableLayout;
@@ -13,6 +14,7 @@ import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
+import io.cobble.version.Tree;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,9 +46,11 @@ import org.apache.flink.table.data.RowData;
  * local temporary directory. Before every checkpoint barrier it takes a shard snapshot onto the
  * table root, waits until it is published, and sends it to the committer; the snapshot id is the
  * writer's Flink state (union list state, so a rescaled job sees every previous shard, see {@link
- * ShardStart}). At the end of bounded input it does the same once more. A published snapshot stays
- * pinned until a global snapshot covers it, so the shard's own retention never removes a snapshot
- * the committer or a restore still needs.
+ * ShardStart}). At the end of bounded input it does the same once more, after merging the shard's
+ * level-0 files into level 1 (unless {@code sink.compact-at-end-of-input} is off), so a table
+ * written once starts its readers on one file per level. A published snapshot stays pinned until a
+ * global snapshot covers it, so the shard's own retention never removes a snapshot the committer or
+ * a restore still needs.
  */
 final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
     implements OneInputStreamOperator<RowData, ShardCommit>, BoundedOneInput {
@@ -57,6 +61,7 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
   private final TableSchemaFile schema;
   private final RowCodec codec;
   private final WriterMemory memory;
+  private final boolean compactAtEnd;
 
   private transient ListState<String> shardState;
   private transient Storage storage;
@@ -73,11 +78,16 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
   private transient long writerBufferBytes;
 
   CobbleSinkWriterOperator(
-      TableStorage table, TableSchemaFile schema, RowCodec codec, WriterMemory memory) {
+      TableStorage table,
+      TableSchemaFile schema,
+      RowCodec codec,
+      WriterMemory memory,
+      boolean compactAtEnd) {
     this.table = table;
     this.schema = schema;
     this.codec = codec;
     this.memory = memory;
+    this.compactAtEnd = compactAtEnd;
   }
 
   @Override
@@ -139,7 +149,7 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
   public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
     super.prepareSnapshotPreBarrier(checkpointId);
     if (!ended) {
-      publishSnapshot(checkpointId);
+      publishSnapshot(checkpointId, false);
     }
   }
 
@@ -151,18 +161,78 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
 
   @Override
   public void endInput() throws Exception {
-    publishSnapshot(ShardCommit.END_OF_INPUT);
+    boolean compacted = compactAtEnd && compactLevel0();
+    publishSnapshot(ShardCommit.END_OF_INPUT, compacted);
     ended = true;
   }
 
   /**
-   * Snapshots the shard, waits until the snapshot is on the table root and hands it on. A shard
-   * that has not changed since its last snapshot hands that one on again: the same files, without
-   * another manifest on the table root per idle checkpoint.
+   * Merges the shard's level-0 files into level 1 in the task thread, before the final snapshot:
+   * files the writer closes with below the level-0 trigger would otherwise cost every later point
+   * read one more file check per shard. The final snapshot still names every row (a compaction
+   * keeps the newest version of each), and until it is committed readers see the last committed
+   * global snapshot, so a failure or cancellation here loses nothing. Returns whether files
+   * changed.
+   *
+   * @throws InterruptedException when the task is cancelled during the merge, which is discarded
    */
-  private void publishSnapshot(long checkpointId) throws IOException {
+  private boolean compactLevel0() throws InterruptedException {
     writer.flush();
-    if (lastSnapshot > 0 && !writer.changedSinceSnapshot()) {
+    db.flush();
+    int[] before = filesPerLevel();
+    if (before[0] == 0) {
+      return false;
+    }
+    LOG.info(
+        "Cobble sink writer of shard {} merges its {} level-0 files into level 1 at the end of"
+            + " input ({} files in levels 1+; '{}' turns this off)",
+        shardId,
+        before[0],
+        before[1],
+        CobbleSinkOptions.SINK_COMPACT_AT_END_OF_INPUT.key());
+    long start = System.nanoTime();
+    long bytesIn = db.metrics().compactionBytesIn();
+    long bytesOut = db.metrics().compactionBytesOut();
+    Thread task = Thread.currentThread();
+    if (!db.compactLevel0(task::isInterrupted)) {
+      throw new InterruptedException(
+          "Cancelled while merging level 0 of Cobble shard "
+              + shardId
+              + " at the end of input; the merge was discarded");
+    }
+    int[] after = filesPerLevel();
+    LOG.info(
+        "Cobble sink writer of shard {} merged level 0 in {} ms: {} bytes read, {} written; files"
+            + " in level 0 / levels 1+: {} / {}",
+        shardId,
+        (System.nanoTime() - start) / 1_000_000,
+        db.metrics().compactionBytesIn() - bytesIn,
+        db.metrics().compactionBytesOut() - bytesOut,
+        after[0],
+        after[1]);
+    return true;
+  }
+
+  /** The shard's files in level 0 and in the levels below it, over every family. */
+  private int[] filesPerLevel() {
+    int[] files = new int[2];
+    for (Tree tree : db.versionSet().current().trees()) {
+      for (int level = 0; level < tree.levelCount(); level++) {
+        files[level == 0 ? 0 : 1] += tree.level(level).size();
+      }
+    }
+    return files;
+  }
+
+  /**
+   * Snapshots the shard, waits until the snapshot is on the table root and hands it on. A shard
+   * that has not changed since its last snapshot (neither rows nor, with {@code filesChanged},
+   * files) hands that one on again: the same files, without another manifest on the table root per
+   * idle checkpoint.
+   */
+  private void publishSnapshot(long checkpointId, boolean filesChanged) throws IOException {
+    writer.flush();
+    if (lastSnapshot > 0 && !writer.changedSinceSnapshot() && !filesChanged) {
       output.collect(
           new StreamRecord<>(new ShardCommit(checkpointId, shardId.toString(), lastSnapshot)));
       return;
