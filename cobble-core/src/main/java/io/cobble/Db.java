@@ -359,7 +359,8 @@ public final class Db implements AutoCloseable {
    * bounded by level 0 and the level-1 files it overlaps. Returns false when {@code stop} (polled
    * every few thousand rows of a merge) became true or the Db closed: the merge in progress is
    * discarded, the tree is as before it and nothing is lost. Background compactions keep running
-   * meanwhile; one of the same tree is waited for.
+   * meanwhile; one of the same tree is waited for. A caller that stops on its thread's interrupt
+   * should close the Db afterwards: an interrupt during a read also closes NIO file channels.
    */
   public boolean compactLevel0(BooleanSupplier stop) {
     flush();

@@ -175,6 +175,7 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
    * changed.
    *
    * @throws InterruptedException when the task is cancelled during the merge, which is discarded
+   *     (Flink interrupts the task thread; the shard is closed with the task)
    */
   private boolean compactLevel0() throws InterruptedException {
     writer.flush();

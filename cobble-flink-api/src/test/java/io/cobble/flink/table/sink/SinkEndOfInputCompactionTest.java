@@ -76,22 +76,22 @@ class SinkEndOfInputCompactionTest {
   @Test
   void aBoundedInsertLeavesNoLevel0FileAndReadsBackExactly() throws Exception {
     Path table = dir.resolve("compacted");
-    write(table, "1mb", "", "a", 200_000).await(3, TimeUnit.MINUTES);
+    write(table, "1mb", "", "a", 100_000).await(3, TimeUnit.MINUTES);
 
     int[] perLevel = filesPerLevel(table);
     assertEquals(0, perLevel[0], "level-0 files of the committed table");
     assertTrue(perLevel[1] >= 2, "both shards hold level-1 files: " + perLevel[1]);
-    assertEquals(expected("a", 200_000), read(table));
+    assertEquals(expected("a", 100_000), read(table));
   }
 
   @Test
   void turnedOffTheFinalFlushStaysInLevel0() throws Exception {
     Path table = dir.resolve("uncompacted");
-    write(table, "1mb", ", 'sink.compact-at-end-of-input' = 'false'", "a", 200_000)
+    write(table, "1mb", ", 'sink.compact-at-end-of-input' = 'false'", "a", 100_000)
         .await(3, TimeUnit.MINUTES);
 
     assertTrue(filesPerLevel(table)[0] >= 1, "the last memtable of each shard is a level-0 file");
-    assertEquals(expected("a", 200_000), read(table));
+    assertEquals(expected("a", 100_000), read(table));
   }
 
   @Test
@@ -100,10 +100,10 @@ class SinkEndOfInputCompactionTest {
     write(table, "1mb", "", "a", 100_000).await(3, TimeUnit.MINUTES);
     Map<Long, String> first = expected("a", 100_000);
     Map<Long, String> second = new TreeMap<>(first);
-    second.putAll(expected("b", 300_000));
+    second.putAll(expected("b", 200_000));
 
     // A large last memtable on top of the first job's files: the end of input has work to do.
-    JobClient job = write(table, "64mb", "", "b", 300_000).getJobClient().get();
+    JobClient job = write(table, "64mb", "", "b", 200_000).getJobClient().get();
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
     while (!MarkLast.EMITTED.get() && !job.getJobStatus().get().isGloballyTerminalState()) {
       assertTrue(System.nanoTime() < deadline, "the source did not emit its last row in 3 min");
@@ -136,7 +136,7 @@ class SinkEndOfInputCompactionTest {
       assertEquals(second, stored);
     }
     // Whatever the cancel interrupted, the table is writable again and settles at the end.
-    write(table, "1mb", "", "b", 300_000).await(3, TimeUnit.MINUTES);
+    write(table, "8mb", "", "b", 200_000).await(3, TimeUnit.MINUTES);
     assertEquals(second, read(table));
     assertEquals(0, filesPerLevel(table)[0]);
   }
