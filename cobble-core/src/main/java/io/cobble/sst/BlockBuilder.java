@@ -108,7 +108,8 @@ public final class BlockBuilder {
 
   /** Returns the finished block bytes; the builder must be reset before reuse. */
   public byte[] finish() {
-    return java.util.Arrays.copyOf(out.array(), finishInPlace());
+    int length = finishInPlace();
+    return java.util.Arrays.copyOf(out.array(), length);
   }
 
   /**
