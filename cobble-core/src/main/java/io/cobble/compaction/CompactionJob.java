@@ -95,7 +95,7 @@ public final class CompactionJob {
   }
 
   /** Rows the last {@link #run} stored as it read them, without decoding them. */
-  public long rowsPassedThrough() {
+  long rowsPassedThrough() {
     return passedThrough;
   }
 
