@@ -61,6 +61,8 @@ final class ShardState {
   private long memtableIds;
   // With no history yet, start append-only: the first read or scan converts cheaply.
   private MemTableType nextAdaptiveType = MemTableType.VEC;
+  // Records the last sealed memtable held: the next one's index starts that large.
+  private int lastSealedEntries;
 
   ShardState(
       Path dir,
@@ -155,14 +157,15 @@ final class ShardState {
       case HASH:
         return new HashMemTable(id, fold);
       case VEC:
-        return new VecMemTable(id, fold);
+        return new VecMemTable(id, fold, lastSealedEntries);
       default:
-        return new AdaptiveMemTable(id, fold, nextAdaptiveType);
+        return new AdaptiveMemTable(id, fold, nextAdaptiveType, lastSealedEntries);
     }
   }
 
   /** Lets the next adaptive memtable start as the type {@code sealed} ended up as. */
   void noteSealed(MemTable sealed) {
+    lastSealedEntries = sealed.entryCount();
     if (sealed instanceof AdaptiveMemTable) {
       nextAdaptiveType = ((AdaptiveMemTable) sealed).nextType();
     }

@@ -34,6 +34,8 @@ public final class CompactionJob {
 
   private BooleanSupplier abandoned = () -> false;
   private CompactionFilter filter;
+  private boolean passThrough = true;
+  private long passedThrough;
 
   /**
    * {@code rewriteVlog} selects value-log files whose values are copied out (and re-separated into
@@ -83,6 +85,20 @@ public final class CompactionJob {
     return this;
   }
 
+  /**
+   * Decodes, folds and encodes every row again, as before rows one source decides were stored as
+   * read: the reference the pass-through is tested against.
+   */
+  CompactionJob decodeEveryRow() {
+    this.passThrough = false;
+    return this;
+  }
+
+  /** Rows the last {@link #run} stored as it read them, without decoding them. */
+  long rowsPassedThrough() {
+    return passedThrough;
+  }
+
   /** Runs the merge into {@code out}; the caller finishes or abandons the writer. */
   public void run(OutputWriter out) {
     List<KvIterator> sources = new ArrayList<>();
@@ -102,15 +118,33 @@ public final class CompactionJob {
     }
     boolean bottom = compaction.bottommost();
     long dropBefore = compaction.dropExpiredBefore();
+    passedThrough = 0;
     CompactionFilter.ValueFilter dead =
         bottom && filter != null ? filter.forFamily(layout.family().name()) : null;
-    try (RowMergingIterator it = new RowMergingIterator(sources, names, layout, loader)) {
+    try (RowMergingIterator it =
+        new RowMergingIterator(sources, names, layout, loader).passThrough(passThrough)) {
       int rows = 0;
       for (it.seekToFirst(); it.valid(); it.next()) {
         if (++rows % ABANDON_CHECK_ROWS == 0 && abandoned.getAsBoolean()) {
           throw new CompactionAbandoned();
         }
         if (!keepBucket.test(Bytes.getShort(it.keyArray(), 0))) {
+          continue;
+        }
+        // A row one source decides, with inline values and nothing the bottom drops, is stored
+        // as it is read: no decode, no encode.
+        if (it.hasEncodedRow()
+            && dead == null
+            && out.addIfPlain(
+                it.keyArray(),
+                it.keyLength(),
+                layout,
+                it.encodedRow(),
+                0,
+                it.encodedLength(),
+                bottom,
+                dropBefore)) {
+          passedThrough++;
           continue;
         }
         RowState row = it.row();
@@ -141,7 +175,7 @@ public final class CompactionJob {
         if (row.isEmpty()) {
           continue;
         }
-        out.add(it.key(), row);
+        out.add(it.keyArray(), it.keyLength(), row);
       }
     }
   }

@@ -104,7 +104,43 @@ public final class OutputWriter implements AutoCloseable {
     afterAdd();
   }
 
+  /**
+   * Adds an encoded row as it is, under a key given as the first {@code keyLen} bytes of {@code
+   * key}, when {@link RowState#plainExpiry} (at the bottom of the tree: {@link
+   * RowState#plainBottomExpiry} with {@code dropBefore}) vouches that decoding it and writing the
+   * result would store the same bytes; otherwise adds nothing and returns false.
+   */
+  public boolean addIfPlain(
+      byte[] key,
+      int keyLen,
+      ColumnLayout layout,
+      byte[] row,
+      int rowOff,
+      int rowLen,
+      boolean bottom,
+      long dropBefore) {
+    long expiry =
+        bottom
+            ? RowState.plainBottomExpiry(
+                layout, row, rowOff, rowLen, separationThreshold, dropBefore)
+            : RowState.plainExpiry(layout, row, rowOff, rowLen, separationThreshold);
+    if (expiry == RowState.NOT_PLAIN) {
+      return false;
+    }
+    cutBefore(key, 0);
+    startTable();
+    noteExpiry(expiry);
+    builder.add(key, 0, keyLen, row, rowOff, rowLen);
+    afterAdd();
+    return true;
+  }
+
   public void add(byte[] key, RowState row) {
+    add(key, key.length, row);
+  }
+
+  /** As {@link #add(byte[], RowState)} under the first {@code keyLen} bytes of {@code key}. */
+  public void add(byte[] key, int keyLen, RowState row) {
     cutBefore(key, 0);
     startTable();
     for (int i = 0; i < row.size(); i++) {
@@ -131,7 +167,7 @@ public final class OutputWriter implements AutoCloseable {
     noteExpiry(row.maxExpiry());
     rowBuf.reset();
     row.encode(rowBuf);
-    builder.add(key, rowBuf.toByteArray());
+    builder.add(key, 0, keyLen, rowBuf.array(), 0, rowBuf.size());
     afterAdd();
   }
 

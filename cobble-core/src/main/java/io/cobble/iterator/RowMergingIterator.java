@@ -34,6 +34,12 @@ public final class RowMergingIterator implements AutoCloseable {
   private byte[] key = new byte[32];
   private int keyLength;
   private boolean valid;
+  // Pass-through: the current row kept encoded (a copy of one source's row) until row() asks.
+  private boolean passThrough;
+  private byte[] encoded = new byte[256];
+  private int encodedLength;
+  private int encodedSource = -1;
+  private boolean pending;
 
   /** An iterator over no sources; {@link #reset} it onto some. */
   public RowMergingIterator() {}
@@ -164,8 +170,44 @@ public final class RowMergingIterator implements AutoCloseable {
     return keyLength;
   }
 
+  /**
+   * With {@code on}, a key whose row one source decides is not decoded while moving: the key has no
+   * other source, or the newest source's row sets every column with a PUT or DELETE ({@link
+   * RowState#replacesOlder}), so the older rows of the key are skipped unread. Such a row is kept
+   * as a copy of its encoding ({@link #hasEncodedRow}); {@link #row()} decodes it on demand, so the
+   * rows seen are the same either way. Off by default.
+   */
+  public RowMergingIterator passThrough(boolean on) {
+    this.passThrough = on;
+    return this;
+  }
+
+  /**
+   * Whether the current row is held encoded ({@link #encodedRow}): with {@link #passThrough} on,
+   * when one source decided the key. Its decoded form is what {@link #row()} returns.
+   */
+  public boolean hasEncodedRow() {
+    return valid && encodedSource >= 0;
+  }
+
+  /**
+   * The current row's encoding in place: the first {@link #encodedLength()} bytes; valid until the
+   * next move, and only while {@link #hasEncodedRow}.
+   */
+  public byte[] encodedRow() {
+    return encoded;
+  }
+
+  public int encodedLength() {
+    return encodedLength;
+  }
+
   /** The combined row at the current key; valid until the next move. */
   public RowState row() {
+    if (pending) {
+      pending = false;
+      decodeCopy();
+    }
     return row;
   }
 
@@ -186,7 +228,40 @@ public final class RowMergingIterator implements AutoCloseable {
     }
   }
 
+  private void decodeCopy() {
+    try {
+      row.decode(layout, encoded, 0, encodedLength, reader);
+    } catch (CobbleException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      String name = names[encodedSource];
+      throw new CorruptionException(
+          name == null ? "<memtable>" : name, "cannot decode row: " + e.getMessage(), e);
+    }
+  }
+
+  /** Whether the heap entry at {@code i} exists and is positioned on the current key. */
+  private boolean atKey(int i) {
+    return i < heapSize
+        && Bytes.compare(keys[heap[i]], keyOffsets[heap[i]], keyLengths[heap[i]], key, 0, keyLength)
+            == 0;
+  }
+
+  /** Moves the heap's top source past the current key. */
+  private void moveTop() {
+    int s = heap[0];
+    sources[s].next();
+    if (sources[s].valid()) {
+      loadKey(s);
+    } else {
+      heap[0] = heap[--heapSize];
+    }
+    siftDown(0);
+  }
+
   private void advance() {
+    pending = false;
+    encodedSource = -1;
     if (heapSize == 0) {
       valid = false;
       return;
@@ -199,10 +274,27 @@ public final class RowMergingIterator implements AutoCloseable {
       key = new byte[Math.max(keyLength, key.length * 2)];
     }
     System.arraycopy(keys[top], keyOffsets[top], key, 0, keyLength);
+    if (passThrough) {
+      KvIterator s = sources[top];
+      // Any other source at this key is a child of the top (ties order by source index).
+      boolean alone = !atKey(1) && !atKey(2);
+      if (alone
+          || RowState.replacesOlder(layout, s.valueArray(), s.valueOffset(), s.valueLength())) {
+        encodedLength = s.valueLength();
+        if (encoded.length < encodedLength) {
+          encoded = new byte[Math.max(encodedLength, encoded.length * 2)];
+        }
+        System.arraycopy(s.valueArray(), s.valueOffset(), encoded, 0, encodedLength);
+        encodedSource = top;
+        pending = true;
+        while (atKey(0)) {
+          moveTop();
+        }
+        return;
+      }
+    }
     boolean first = true;
-    while (heapSize > 0
-        && Bytes.compare(keys[heap[0]], keyOffsets[heap[0]], keyLengths[heap[0]], key, 0, keyLength)
-            == 0) {
+    while (atKey(0)) {
       int s = heap[0];
       if (first) {
         decode(row, s);
@@ -211,14 +303,7 @@ public final class RowMergingIterator implements AutoCloseable {
         decode(older, s);
         row.mergeOlder(older, loader);
       }
-      sources[s].next();
-      if (sources[s].valid()) {
-        loadKey(s);
-        siftDown(0);
-      } else {
-        heap[0] = heap[--heapSize];
-        siftDown(0);
-      }
+      moveTop();
     }
   }
 

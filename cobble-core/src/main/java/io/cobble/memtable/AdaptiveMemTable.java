@@ -37,9 +37,18 @@ public final class AdaptiveMemTable extends MemTable {
   private int conversions;
 
   public AdaptiveMemTable(long id, RowCombiner combiner, MemTableType initial) {
+    this(id, combiner, initial, 0);
+  }
+
+  /** Starting as a vec memtable, its index has room for {@code expectedEntries} records. */
+  public AdaptiveMemTable(
+      long id, RowCombiner combiner, MemTableType initial, int expectedEntries) {
     super(id, combiner);
     this.type = initial;
-    this.delegate = create(initial);
+    this.delegate =
+        initial == MemTableType.VEC
+            ? new VecMemTable(id, combiner, expectedEntries)
+            : create(initial);
   }
 
   private MemTable create(MemTableType t) {

@@ -210,6 +210,28 @@ public final class RowState {
    */
   public static long plainExpiry(
       ColumnLayout layout, byte[] buf, int off, int len, long maxValueLength) {
+    return plain(layout, buf, off, len, maxValueLength, false, 0);
+  }
+
+  /**
+   * As {@link #plainExpiry} for a row a compaction writes at the bottom of the tree, where deletes
+   * and values expired at or before {@code dropBefore} are dropped: {@link #NOT_PLAIN} also when a
+   * column is a DELETE or a PUT with such an expiry, since the bottom does not store that row as it
+   * is.
+   */
+  public static long plainBottomExpiry(
+      ColumnLayout layout, byte[] buf, int off, int len, long maxValueLength, long dropBefore) {
+    return plain(layout, buf, off, len, maxValueLength, true, dropBefore);
+  }
+
+  private static long plain(
+      ColumnLayout layout,
+      byte[] buf,
+      int off,
+      int len,
+      long maxValueLength,
+      boolean bottom,
+      long dropBefore) {
     int end = off + len;
     int pos = varintEnd(buf, off, end);
     if (pos > end) {
@@ -242,6 +264,9 @@ public final class RowState {
         }
         long expiry = varint(buf, pos);
         long valueLength = varint(buf, expiryEnd);
+        if (bottom && expiry != 0 && expiry <= dropBefore) {
+          return NOT_PLAIN;
+        }
         if (valueLength < 0
             || valueLength > end - lengthEnd
             || (maxValueLength > 0 && valueLength > maxValueLength)) {
@@ -253,7 +278,7 @@ public final class RowState {
           max = Math.max(max, expiry);
         }
         pos = lengthEnd + (int) valueLength;
-      } else if (tag != DELETE) {
+      } else if (tag != DELETE || bottom) {
         return NOT_PLAIN;
       }
     }

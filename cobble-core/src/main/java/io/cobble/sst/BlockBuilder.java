@@ -108,6 +108,15 @@ public final class BlockBuilder {
 
   /** Returns the finished block bytes; the builder must be reset before reuse. */
   public byte[] finish() {
+    int length = finishInPlace();
+    return java.util.Arrays.copyOf(out.array(), length);
+  }
+
+  /**
+   * Finishes the block without copying it: it is the first returned-length bytes of {@link
+   * #buffer()}, valid until the builder is reset.
+   */
+  public int finishInPlace() {
     for (int i = 0; i < restartCount; i++) {
       out.writeInt(restarts[i]);
     }
@@ -118,9 +127,14 @@ public final class BlockBuilder {
       }
       DataBlockHash.write(out, hashes, entries, restartInterval, buckets);
       out.writeInt(restartCount | DataBlockHash.FLAG);
-      return out.toByteArray();
+    } else {
+      out.writeInt(restartCount);
     }
-    out.writeInt(restartCount);
-    return out.toByteArray();
+    return out.size();
+  }
+
+  /** The builder's buffer, holding a block {@link #finishInPlace} finished. */
+  public byte[] buffer() {
+    return out.array();
   }
 }

@@ -20,25 +20,33 @@ final class BlockCodec {
 
   private BlockCodec() {}
 
-  /** Frames a block, returning payload + trailer. */
-  static byte[] frame(byte[] raw, boolean lz4) {
-    byte[] payload = raw;
+  /** The most bytes {@link #frame} writes for a block of {@code rawLen} bytes. */
+  static int maxFramedLength(int rawLen) {
+    return Math.max(rawLen, 4 + COMPRESSOR.maxCompressedLength(rawLen)) + BlockHandle.TRAILER_SIZE;
+  }
+
+  /**
+   * Frames the block held in the first {@code rawLen} bytes of {@code raw} into {@code dst} from
+   * index 0 ({@link #maxFramedLength} bytes at least), compressing straight from {@code raw}, and
+   * returns the length of payload + trailer.
+   */
+  static int frame(byte[] raw, int rawLen, boolean lz4, byte[] dst) {
+    int payload = rawLen;
     byte type = RAW;
-    if (lz4 && raw.length > 64) {
-      int max = COMPRESSOR.maxCompressedLength(raw.length);
-      byte[] buf = new byte[4 + max];
-      Bytes.putInt(buf, 0, raw.length);
-      int n = COMPRESSOR.compress(raw, 0, raw.length, buf, 4, max);
-      if (4 + n < raw.length - raw.length / 8) {
-        payload = java.util.Arrays.copyOf(buf, 4 + n);
+    if (lz4 && rawLen > 64) {
+      Bytes.putInt(dst, 0, rawLen);
+      int n = COMPRESSOR.compress(raw, 0, rawLen, dst, 4, COMPRESSOR.maxCompressedLength(rawLen));
+      if (4 + n < rawLen - rawLen / 8) {
+        payload = 4 + n;
         type = LZ4;
       }
     }
-    byte[] out = new byte[payload.length + BlockHandle.TRAILER_SIZE];
-    System.arraycopy(payload, 0, out, 0, payload.length);
-    out[payload.length] = type;
-    Bytes.putInt(out, payload.length + 1, Crc.crc32c(out, 0, payload.length + 1));
-    return out;
+    if (type == RAW) {
+      System.arraycopy(raw, 0, dst, 0, rawLen);
+    }
+    dst[payload] = type;
+    Bytes.putInt(dst, payload + 1, Crc.crc32c(dst, 0, payload + 1));
+    return payload + BlockHandle.TRAILER_SIZE;
   }
 
   /**

@@ -30,6 +30,9 @@ public final class TableBuilder implements AutoCloseable {
   private byte[] firstKey;
   private long entries;
   private int partitions;
+  // Framed blocks are built here, reused from block to block.
+  private byte[] framed = new byte[8192];
+  private final ByteWriter handle = new ByteWriter(24);
 
   public TableBuilder(Path path, TableOptions options) {
     this.path = path;
@@ -89,25 +92,41 @@ public final class TableBuilder implements AutoCloseable {
   }
 
   private BlockHandle writeBlock(byte[] raw, boolean lz4) {
-    byte[] framed = BlockCodec.frame(raw, lz4);
-    BlockHandle h = new BlockHandle(offset, framed.length - BlockHandle.TRAILER_SIZE);
+    return writeBlock(raw, raw.length, lz4);
+  }
+
+  /** Frames the first {@code rawLen} bytes of {@code raw} into the reused buffer and writes it. */
+  private BlockHandle writeBlock(byte[] raw, int rawLen, boolean lz4) {
+    int max = BlockCodec.maxFramedLength(rawLen);
+    if (framed.length < max) {
+      framed = new byte[Math.max(max, framed.length * 2)];
+    }
+    int length = BlockCodec.frame(raw, rawLen, lz4, framed);
+    BlockHandle h = new BlockHandle(offset, length - BlockHandle.TRAILER_SIZE);
     try {
-      out.write(framed);
+      out.write(framed, 0, length);
     } catch (IOException e) {
       throw new CobbleException("cannot write table " + path, e);
     }
-    offset += framed.length;
+    offset += length;
     return h;
+  }
+
+  /** Finishes {@code block} in place and writes it. */
+  private BlockHandle writeBlock(BlockBuilder block, boolean lz4) {
+    int length = block.finishInPlace();
+    return writeBlock(block.buffer(), length, lz4);
   }
 
   private void flushData() {
     if (data.isEmpty()) {
       return;
     }
-    BlockHandle h = writeBlock(data.finish(), options.lz4);
+    BlockHandle h = writeBlock(data, options.lz4);
     data.reset();
-    byte[] handle = h.encode();
-    index.add(lastKey, 0, lastKeyLen, handle, 0, handle.length, 0);
+    handle.reset();
+    h.encode(handle);
+    index.add(lastKey, 0, lastKeyLen, handle.array(), 0, handle.size(), 0);
     if (options.partitioned && index.estimatedSize() >= options.blockSize) {
       flushPartition();
     }
@@ -117,9 +136,10 @@ public final class TableBuilder implements AutoCloseable {
     if (index.isEmpty()) {
       return;
     }
-    BlockHandle ih = writeBlock(index.finish(), false);
+    BlockHandle ih = writeBlock(index, false);
     index.reset();
-    ByteWriter w = new ByteWriter(24);
+    ByteWriter w = handle;
+    w.reset();
     w.writeVarInt(partitions);
     ih.encode(w);
     if (options.bloom) {
@@ -151,7 +171,7 @@ public final class TableBuilder implements AutoCloseable {
     ByteWriter pw = new ByteWriter(128);
     props.encode(pw);
     BlockHandle propsHandle = writeBlock(Arrays.copyOf(pw.array(), pw.size()), false);
-    BlockHandle topHandle = writeBlock(top.finish(), false);
+    BlockHandle topHandle = writeBlock(top, false);
     int flags =
         (options.bloom ? Footer.FLAG_BLOOM : 0)
             | (partitions > 1 ? Footer.FLAG_PARTITIONED : 0)

@@ -26,6 +26,11 @@ public final class NewFile {
     out.write(bytes);
   }
 
+  /** Writes {@code len} bytes of {@code bytes} from {@code off}. */
+  public void write(byte[] bytes, int off, int len) throws IOException {
+    out.write(bytes, off, len);
+  }
+
   /** Flushes, fsyncs when {@code sync}, and closes; a failure leaves the file to abandon. */
   public void finish(boolean sync) throws IOException {
     out.flush();

@@ -184,4 +184,77 @@ class RowMergingIteratorTest {
     CorruptionException e = assertThrows(CorruptionException.class, it::seekToFirst);
     assertTrue(e.getMessage().contains("source-1"), e.getMessage());
   }
+
+  /**
+   * With pass-through on, keys one source decides (no other source has them, or the newest row puts
+   * or deletes every column) are held encoded as that source's row, every other key is folded, and
+   * the rows seen are those of the iterator with pass-through off: seeded random sources ({@code
+   * -Dcobble.test.seed}) of puts, deletes and merges.
+   */
+  @Test
+  void passThroughHoldsTheDecidingRowEncodedAndShowsTheSameRows() {
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    java.util.Random random = new java.util.Random(seed);
+    String[] cells = {null, "delete", "put:a", "put:b", "merge:x", "merge:y"};
+    for (int round = 0; round < 20; round++) {
+      int n = 1 + random.nextInt(4);
+      SortedListIterator[] plain = new SortedListIterator[n];
+      SortedListIterator[] passing = new SortedListIterator[n];
+      // Per key, the newest source's row, and how many sources hold the key.
+      java.util.Map<String, byte[]> newest = new java.util.HashMap<>();
+      java.util.Map<String, Integer> holders = new java.util.HashMap<>();
+      for (int s = 0; s < n; s++) {
+        plain[s] = new SortedListIterator();
+        passing[s] = new SortedListIterator();
+        for (int k = 0; k < 30; k++) {
+          if (random.nextInt(3) != 0) {
+            continue;
+          }
+          String m = cells[random.nextInt(cells.length)];
+          String p = cells[random.nextInt(4)];
+          if (m == null && p == null) {
+            p = "put:p" + s;
+          }
+          byte[] key = b(String.format("k%02d", k));
+          byte[] value = row(m, p);
+          plain[s].add(key, value);
+          passing[s].add(key, value);
+          newest.putIfAbsent(new String(key, UTF_8), value);
+          holders.merge(new String(key, UTF_8), 1, Integer::sum);
+        }
+      }
+      String note = "round " + round + " (seed " + seed + ")";
+      RowMergingIterator expected = merging(plain);
+      RowMergingIterator actual = merging(passing).passThrough(true);
+      expected.seekToFirst();
+      List<String> want = drain(expected);
+      List<String> got = new ArrayList<>();
+      for (actual.seekToFirst(); actual.valid(); actual.next()) {
+        String key = new String(actual.key(), UTF_8);
+        byte[] first = newest.get(key);
+        boolean decided =
+            holders.get(key) == 1 || RowState.replacesOlder(LAYOUT, first, 0, first.length);
+        assertEquals(decided, actual.hasEncodedRow(), key + ", " + note);
+        if (decided) {
+          assertArrayEquals(
+              first, Arrays.copyOf(actual.encodedRow(), actual.encodedLength()), key + ", " + note);
+        }
+        RowState r = actual.row();
+        got.add(key + ":" + cell(r, 0) + "|" + cell(r, 1));
+      }
+      assertEquals(want, got, note);
+    }
+  }
+
+  @Test
+  void anUndecodableRowHeldEncodedNamesItsSourceWhenDecoded() {
+    SortedListIterator good = new SortedListIterator().add(b("a"), row("put:v", null));
+    SortedListIterator bad = new SortedListIterator().add(b("k"), new byte[] {5, 9});
+    RowMergingIterator it = merging(good, bad).passThrough(true);
+    it.seekToFirst();
+    it.next();
+    assertTrue(it.hasEncodedRow());
+    CorruptionException e = assertThrows(CorruptionException.class, it::row);
+    assertTrue(e.getMessage().contains("source-1"), e.getMessage());
+  }
 }

@@ -143,8 +143,15 @@ public final class FlinkSqlBenchmark {
       return;
     }
     try {
+      long cpuBefore = processCpuNanos();
       long millis = writeTable(engine, table);
+      long cpuNanos = processCpuNanos() - cpuBefore;
       logRun(Shape.SINK, engine, label, settings.rows, millis);
+      log(
+          String.format(
+              Locale.ROOT,
+              "  CPU %,.0f ns per row (whole JVM, planning included)",
+              (double) cpuNanos / settings.rows));
       if (measured) {
         result.add(settings.rows, millis);
       }
