@@ -38,7 +38,12 @@ abstract class BlockSource implements AutoCloseable {
         return new DirectIoSource(name, path, directIo);
       }
       if (mmapReads && MappedSource.fits(Files.size(path))) {
-        return new MappedSource(name, path);
+        try {
+          return new MappedSource(name, path);
+        } catch (IOException e) {
+          // No mapping to be had (address space or vm.max_map_count used up): positional reads
+          // serve the table as well; a file that cannot be opened fails just below.
+        }
       }
       return new ChannelSource(name, path);
     } catch (IOException e) {
