@@ -72,6 +72,7 @@ public final class Config {
   private final long blockCacheSize;
   private final long defaultTtlMillis;
   private final boolean directIoEnabled;
+  private final boolean mmapReadsEnabled;
   private final boolean fsyncEnabled;
   private final int directIoBufferSize;
   private final int directIoPoolMaxSize;
@@ -126,6 +127,7 @@ public final class Config {
     blockCacheSize = parse(EngineOptions.BLOCK_CACHE_SIZE);
     defaultTtlMillis = parse(EngineOptions.DEFAULT_TTL);
     directIoEnabled = parse(EngineOptions.DIRECT_IO_ENABLED);
+    mmapReadsEnabled = parse(EngineOptions.MMAP_READS_ENABLED);
     fsyncEnabled = parse(EngineOptions.FSYNC_ENABLED);
     directIoBufferSize = (int) (long) parse(EngineOptions.DIRECT_IO_BUFFER_SIZE);
     directIoPoolMaxSize = parse(EngineOptions.DIRECT_IO_POOL_MAX_SIZE);
@@ -429,6 +431,10 @@ public final class Config {
 
   public boolean directIoEnabled() {
     return directIoEnabled;
+  }
+
+  public boolean mmapReadsEnabled() {
+    return mmapReadsEnabled;
   }
 
   public int directIoBufferSize() {

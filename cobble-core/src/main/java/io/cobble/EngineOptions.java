@@ -234,6 +234,14 @@ public final class EngineOptions {
           "Table block reads bypass the page cache (O_DIRECT) where the file system supports it;"
               + " compaction's sequential reads stay buffered.");
 
+  public static final EngineOption<Boolean> MMAP_READS_ENABLED =
+      EngineOption.bool(
+          "mmap-reads.enabled",
+          true,
+          "Block reads of local table files come from a read-only memory mapping of the file (no"
+              + " system call per block-cache miss; checksums still verified); ignored with direct"
+              + " I/O and for tables read in place on object storage.");
+
   public static final EngineOption<Long> DIRECT_IO_BUFFER_SIZE =
       EngineOption.size(
           "direct-io.buffer-size",
@@ -307,6 +315,7 @@ public final class EngineOptions {
               DEFAULT_TTL,
               FSYNC_ENABLED,
               DIRECT_IO_ENABLED,
+              MMAP_READS_ENABLED,
               DIRECT_IO_BUFFER_SIZE,
               DIRECT_IO_POOL_MAX_SIZE,
               SNAPSHOT_RETENTION,

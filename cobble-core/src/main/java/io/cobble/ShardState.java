@@ -181,6 +181,7 @@ final class ShardState {
             .pinPartitions(config.pinPartitions())
             .lazyMetadata(mode == MetadataCacheMode.LAZY)
             .directIo(directIo)
+            .mmapReads(config.mmapReadsEnabled())
             .build();
     return Table.open(
         versions.tableFile(number), size, cacheIds.applyAsLong(number), cache, options);

@@ -4,10 +4,12 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * LRU cache of decoded blocks, charged by bytes and shared by every table of a Db. Keys are {@code
- * (file number, block offset)} packed into a long. Each shard keeps its entries in parallel
- * primitive arrays (an open-addressing index plus an intrusive LRU list), so a cached block costs
- * no wrapper objects and a lookup allocates nothing.
+ * Cache of decoded blocks, charged by bytes and shared by every table of a Db, evicting the least
+ * recently used; a hit on a block still in the most recent quarter of its shard leaves the order as
+ * it is (see {@code Shard.touch}). Keys are {@code (file number, block offset)} packed into a long.
+ * Each shard keeps its entries in parallel primitive arrays (an open-addressing index plus an
+ * intrusive recency list), so a cached block costs no wrapper objects and a lookup allocates
+ * nothing.
  *
  * <p>Point reads {@link #acquire pin} the block they search and {@link #release} it afterwards.
  * Blocks that point reads bring in are decoded into arrays the cache hands out ({@link #allocate})
@@ -140,18 +142,20 @@ public final class BlockCache {
 
   /**
    * One shard's entries. An entry's metadata is packed into {@link #STRIDE} adjacent longs of
-   * {@code meta} (key; LRU links; charge and index slot; block length, pin count and whether the
-   * array may be recycled), so a lookup and its LRU update touch one cache line per entry involved
-   * instead of one per field. The charge (the array's length) is kept so eviction never touches the
-   * cold block it drops, and the slot so removal needs no probe for the victim or for the entry
-   * moved into its place. Blocks sit in {@code values} at the entry number.
+   * {@code meta} (key; recency links; charge and index slot; block length, pin count and whether
+   * the array may be recycled; the tick of its last move to the front), so a lookup and its LRU
+   * update touch one cache line per entry involved instead of one per field. The charge (the
+   * array's length) is kept so eviction never touches the cold block it drops, and the slot so
+   * removal needs no probe for the victim or for the entry moved into its place. Blocks sit in
+   * {@code values} at the entry number.
    */
   private static final class Shard {
-    private static final int STRIDE = 4;
+    private static final int STRIDE = 5;
     private static final int KEY = 0;
     private static final int LINKS = 1;
     private static final int INFO = 2;
     private static final int STATE = 3;
+    private static final int TICK = 4;
     private static final long RECYCLABLE = 1;
     private static final long ONE_PIN = 2;
     private static final long PINS = 0xFFFFFFFEL;
@@ -168,6 +172,8 @@ public final class BlockCache {
     private int size;
     private int head = -1;
     private int tail = -1;
+    // Moves to the front so far; an entry's TICK is the count at its last move.
+    private long ticks;
 
     Shard(long capacity) {
       this.capacity = capacity;
@@ -245,10 +251,7 @@ public final class BlockCache {
         return null;
       }
       int e = index[i];
-      if (e != head) {
-        unlink(e);
-        pushFront(e);
-      }
+      touch(e);
       byte[] v = values[e];
       if ((state(e) & RECYCLABLE) != 0) {
         // The caller keeps the block: hand out an exact copy that is never recycled.
@@ -270,10 +273,7 @@ public final class BlockCache {
         return false;
       }
       int e = index[i];
-      if (e != head) {
-        unlink(e);
-        pushFront(e);
-      }
+      touch(e);
       meta[e * STRIDE + STATE] += ONE_PIN;
       pin.key = key;
       pin.data = values[e];
@@ -301,10 +301,7 @@ public final class BlockCache {
       if (i >= 0) {
         spares.give(data, data.length, spareRoom());
         int e = index[i];
-        if (e != head) {
-          unlink(e);
-          pushFront(e);
-        }
+        touch(e);
         meta[e * STRIDE + STATE] += ONE_PIN;
         pin.key = key;
         pin.data = values[e];
@@ -456,7 +453,21 @@ public final class BlockCache {
       }
     }
 
+    /**
+     * A hit: moves {@code e} to the front unless it is still in the front quarter of the order. At
+     * most {@code ticks - TICK} entries were moved in front of it since its own move, so below a
+     * quarter of the entries it is among the most recent quarter and far from eviction; skipping
+     * the relink spares a hot block's hit the writes to its neighbours' links and the list head.
+     */
+    private void touch(int e) {
+      if (ticks - meta[e * STRIDE + TICK] >= (size >> 2)) {
+        unlink(e);
+        pushFront(e);
+      }
+    }
+
     private void pushFront(int e) {
+      meta[e * STRIDE + TICK] = ++ticks;
       setLinks(e, -1, head);
       if (head >= 0) {
         setPrev(head, e);

@@ -50,19 +50,21 @@ final class BlockCodec {
   }
 
   /**
-   * Verifies a frame held in {@code framed} from index 0 (for example a direct buffer a block was
-   * read into) and returns its decoded length; throws IllegalStateException if it is bad.
+   * Verifies a frame held in {@code framed} from index {@code base} (for example a direct buffer a
+   * block was read into, or a mapped file) and returns its decoded length; throws
+   * IllegalStateException if it is bad. Leaves position and limit of {@code framed} unspecified.
    */
-  static int verify(ByteBuffer framed, int payloadSize) {
-    int crc = framed.getInt(payloadSize + 1);
-    framed.limit(payloadSize + 1).position(0);
+  static int verify(ByteBuffer framed, int base, int payloadSize) {
+    int crc = framed.getInt(base + payloadSize + 1);
+    framed.limit(base + payloadSize + 1).position(base);
     if (Crc.crc32c(framed) != crc) {
       throw new IllegalStateException("block checksum mismatch");
     }
-    return decodedLength(framed.get(payloadSize), payloadSize, framed.getInt(0));
+    return decodedLength(
+        framed.get(base + payloadSize), payloadSize, payloadSize >= 4 ? framed.getInt(base) : 0);
   }
 
-  /** As {@link #verify(ByteBuffer, int)} for a frame at {@code off} of {@code framed}. */
+  /** As {@link #verify(ByteBuffer, int, int)} for a frame at {@code off} of {@code framed}. */
   static int verify(byte[] framed, int off, int payloadSize) {
     int crc = Bytes.getInt(framed, off + payloadSize + 1);
     if (Crc.crc32c(framed, off, payloadSize + 1) != crc) {
@@ -86,21 +88,24 @@ final class BlockCodec {
   }
 
   /**
-   * Decodes a frame {@link #verify verified} to {@code rawLen} bytes into {@code dst} from index 0.
-   * Leaves position and limit of {@code framed} unspecified.
+   * Decodes a frame {@link #verify verified} to {@code rawLen} bytes from index {@code base} of
+   * {@code framed} into {@code dst} from index 0. Leaves position and limit of {@code framed}
+   * unspecified.
    */
-  static void decode(ByteBuffer framed, int payloadSize, byte[] dst, int rawLen) {
-    if (framed.get(payloadSize) == RAW) {
-      framed.limit(payloadSize).position(0);
+  static void decode(ByteBuffer framed, int base, int payloadSize, byte[] dst, int rawLen) {
+    if (framed.get(base + payloadSize) == RAW) {
+      framed.limit(base + payloadSize).position(base);
       framed.get(dst, 0, payloadSize);
       return;
     }
-    int n = DECOMPRESSOR.decompress(framed, 4, payloadSize - 4, ByteBuffer.wrap(dst), 0, rawLen);
+    int n =
+        DECOMPRESSOR.decompress(framed, base + 4, payloadSize - 4, ByteBuffer.wrap(dst), 0, rawLen);
     checkDecoded(n, rawLen);
   }
 
   /**
-   * As {@link #decode(ByteBuffer, int, byte[], int)} for a frame at {@code off} of {@code framed}.
+   * As {@link #decode(ByteBuffer, int, int, byte[], int)} for a frame at {@code off} of {@code
+   * framed}.
    */
   static void decode(byte[] framed, int off, int payloadSize, byte[] dst, int rawLen) {
     if (framed[off + payloadSize] == RAW) {

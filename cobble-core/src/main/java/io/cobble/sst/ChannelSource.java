@@ -67,6 +67,7 @@ class ChannelSource extends BlockSource {
     }
     b.clear().limit(len);
     fill(b, position);
+    b.flip();
     return b;
   }
 

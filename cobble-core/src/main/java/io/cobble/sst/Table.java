@@ -42,7 +42,7 @@ public final class Table implements AutoCloseable {
       DataFile file, long knownSize, long fileNumber, BlockCache cache, TableReadOptions options) {
     this.fileNumber = fileNumber;
     this.cache = cache;
-    this.source = BlockSource.open(file, knownSize, options.directIo());
+    this.source = BlockSource.open(file, knownSize, options.directIo(), options.mmapReads());
     this.name = source.name();
     this.fileSize = source.size();
     try {
@@ -99,6 +99,11 @@ public final class Table implements AutoCloseable {
     return name;
   }
 
+  /** Where this table's bytes come from. */
+  BlockSource source() {
+    return source;
+  }
+
   /** The local path; null for a file read in place on remote storage. */
   public Path localPath() {
     return source.localPath();
@@ -135,6 +140,7 @@ public final class Table implements AutoCloseable {
   private static final class Frame {
     // The frame: in the source's direct buffer, or else in a heap array.
     ByteBuffer direct;
+    int directBase;
     byte[] heap;
     int rawLength;
     private byte[] scratch = new byte[8 << 10];
@@ -154,7 +160,8 @@ public final class Table implements AutoCloseable {
   /**
    * Reads and verifies the framed block at {@code offset} into this thread's {@link Frame}. A block
    * from remote storage that fails its checksum may be a damaged copy in a cache between: that copy
-   * is dropped and the block read once more; only a second failure is corruption.
+   * is dropped and the block read once more; only a second failure is corruption. A frame in a
+   * direct buffer must be {@link #doneFrame done} with once decoded (a mapped table counts it).
    */
   private Frame readFrame(long offset, int size, String kind) {
     MemoryOnlyReads.checkMayReadStorage();
@@ -162,9 +169,11 @@ public final class Table implements AutoCloseable {
     int len = size + BlockHandle.TRAILER_SIZE;
     f.direct = source.readDirect(len, offset);
     if (f.direct != null) {
+      f.directBase = f.direct.position();
       try {
-        f.rawLength = BlockCodec.verify(f.direct, size);
+        f.rawLength = BlockCodec.verify(f.direct, f.directBase, size);
       } catch (RuntimeException e) {
+        doneFrame(f);
         throw corrupt(kind, offset, e);
       }
       return f;
@@ -189,11 +198,19 @@ public final class Table implements AutoCloseable {
     return f;
   }
 
+  /** Ends the use of a frame {@link #readFrame} left in a direct buffer. */
+  private void doneFrame(Frame f) {
+    if (f.direct != null) {
+      f.direct = null;
+      source.doneDirect();
+    }
+  }
+
   /** Decodes the verified frame into the first {@code f.rawLength} bytes of {@code dst}. */
   private void decode(Frame f, long offset, int size, String kind, byte[] dst) {
     try {
       if (f.direct != null) {
-        BlockCodec.decode(f.direct, size, dst, f.rawLength);
+        BlockCodec.decode(f.direct, f.directBase, size, dst, f.rawLength);
       } else {
         BlockCodec.decode(f.heap, 0, size, dst, f.rawLength);
       }
@@ -222,8 +239,13 @@ public final class Table implements AutoCloseable {
       }
     }
     Frame f = readFrame(offset, size, kind);
-    byte[] raw = new byte[f.rawLength];
-    decode(f, offset, size, kind, raw);
+    byte[] raw;
+    try {
+      raw = new byte[f.rawLength];
+      decode(f, offset, size, kind, raw);
+    } finally {
+      doneFrame(f);
+    }
     if (useCache && cache != null) {
       cache.put(key, raw);
     }
@@ -392,8 +414,13 @@ public final class Table implements AutoCloseable {
     long cacheKey = BlockCache.key(fileNumber, offset);
     if (!cache.acquire(cacheKey, pin)) {
       Frame f = readFrame(offset, size, "data");
-      byte[] block = cache.allocate(cacheKey, f.rawLength);
-      decode(f, offset, size, "data", block);
+      byte[] block;
+      try {
+        block = cache.allocate(cacheKey, f.rawLength);
+        decode(f, offset, size, "data", block);
+      } finally {
+        doneFrame(f);
+      }
       cache.insertPinned(cacheKey, block, f.rawLength, pin);
     }
     resetOnto(it, pin.data(), pin.length(), "data");

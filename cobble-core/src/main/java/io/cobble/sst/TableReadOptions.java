@@ -5,22 +5,25 @@ import io.cobble.util.DirectIo;
 /**
  * How a table is read: which metadata stays pinned outside the block cache ({@code
  * sst.pinned-metadata.*}), whether it is decoded at open or on the first point read ({@code
- * sst.read-metadata-cache.mode}), and whether block reads use direct I/O.
+ * sst.read-metadata-cache.mode}), and whether block reads of local files use direct I/O or a memory
+ * mapping.
  */
 public final class TableReadOptions {
-  /** Nothing pinned, metadata read through the cache, no direct I/O. */
+  /** Nothing pinned, metadata read through the cache, no direct I/O, local files mapped. */
   public static final TableReadOptions UNPINNED = builder().build();
 
   private final boolean pinTopIndex;
   private final boolean pinPartitions;
   private final boolean lazyMetadata;
   private final DirectIo directIo;
+  private final boolean mmapReads;
 
   private TableReadOptions(Builder b) {
     this.pinTopIndex = b.pinTopIndex;
     this.pinPartitions = b.pinTopIndex && b.pinPartitions;
     this.lazyMetadata = b.lazyMetadata;
     this.directIo = b.directIo;
+    this.mmapReads = b.mmapReads;
   }
 
   public static Builder builder() {
@@ -47,11 +50,17 @@ public final class TableReadOptions {
     return directIo;
   }
 
+  /** Whether block reads of local files come from a memory mapping (without direct I/O). */
+  public boolean mmapReads() {
+    return mmapReads;
+  }
+
   public static final class Builder {
     private boolean pinTopIndex;
     private boolean pinPartitions;
     private boolean lazyMetadata;
     private DirectIo directIo;
+    private boolean mmapReads = true;
 
     private Builder() {}
 
@@ -73,6 +82,15 @@ public final class TableReadOptions {
     /** Direct I/O for block reads of local files; null (the default) reads through the cache. */
     public Builder directIo(DirectIo directIo) {
       this.directIo = directIo;
+      return this;
+    }
+
+    /**
+     * Block reads of local files from a read-only memory mapping (the default), instead of a
+     * positional read per block; ignored with direct I/O and for remote files.
+     */
+    public Builder mmapReads(boolean mmap) {
+      this.mmapReads = mmap;
       return this;
     }
 
