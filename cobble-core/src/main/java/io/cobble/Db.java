@@ -432,6 +432,27 @@ public final class Db implements AutoCloseable {
     changeSchema(schema().addFamily(name, columns));
   }
 
+  /**
+   * Gives the tables {@code family} writes from now on a prefix filter over the first {@code
+   * prefixLength} bytes of each row key (0 = none), so a scan whose range lies within one such
+   * prefix skips, without a seek, every table that holds no key with it. Worth it for a family
+   * whose rows are grouped under fixed-length prefixes and read by prefix scans. Not persisted:
+   * each table records its own prefix length, so tables keep their filter whatever a later open
+   * sets.
+   *
+   * @throws IllegalArgumentException when {@code prefixLength} is negative
+   */
+  public void prefixFilter(String family, int prefixLength) {
+    checkOpen();
+    if (prefixLength < 0) {
+      throw new IllegalArgumentException(
+          "prefix filter length of family " + family + " must be >= 0, was " + prefixLength);
+    }
+    int id = layouts.require(family).familyId();
+    // Table keys start with the two bucket bytes.
+    state.prefixFilterLength(id, prefixLength == 0 ? 0 : 2 + prefixLength);
+  }
+
   public void addColumn(String family, ColumnSpec column) {
     changeSchema(schema().addColumn(family, column));
   }

@@ -20,6 +20,7 @@ import io.cobble.version.VersionSet;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -52,6 +53,8 @@ final class ShardState {
   // Signalled whenever the version, a background task or the shard's state changes.
   final Condition changed = mutex.newCondition();
   private volatile Layouts layouts;
+  // Per family id: the prefix length of new tables' prefix filters in table-key bytes (0 = none).
+  private volatile int[] prefixFilterLengths = new int[0];
   private volatile boolean closed;
   private volatile Throwable backgroundError;
   // A volume Db.open(VolumeSet, ...) opened for files used in place there; closed with the Db.
@@ -187,8 +190,18 @@ final class ShardState {
         versions.tableFile(number), size, cacheIds.applyAsLong(number), cache, options);
   }
 
-  private TableOptions tableOptions(int level) {
+  /** Sets the prefix filter length (table-key bytes, 0 = none) of {@code family}'s new tables. */
+  synchronized void prefixFilterLength(int family, int length) {
+    int[] next =
+        Arrays.copyOf(prefixFilterLengths, Math.max(prefixFilterLengths.length, family + 1));
+    next[family] = length;
+    prefixFilterLengths = next;
+  }
+
+  private TableOptions tableOptions(int level, int family) {
+    int[] prefixes = prefixFilterLengths;
     return TableOptions.builder()
+        .prefixFilterLength(family < prefixes.length ? prefixes[family] : 0)
         .blockSize(config.blockSize())
         .restartInterval(config.blockRestartInterval())
         .bloomBitsPerKey(config.bloomFilterEnabled() ? config.bloomBitsPerKey() : 0)
@@ -205,7 +218,7 @@ final class ShardState {
         versions,
         family,
         layouts.schema().id(),
-        tableOptions(level),
+        tableOptions(level, family),
         targetSize,
         config.valueSeparationThreshold(),
         n -> {

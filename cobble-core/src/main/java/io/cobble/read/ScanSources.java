@@ -65,9 +65,10 @@ public final class ScanSources {
   /**
    * As {@link #open(Version, ColumnLayout, ValueLoader)} for a scan that reads only keys in {@code
    * [lo, hi)} (tree keys, null = unbounded): level-0 files and deeper levels with no key in that
-   * range are left out, so a short per-key scan seeks only the sources that can hold its rows
-   * instead of every table of the tree. Leaving them out changes no row: a source without a key in
-   * the range contributes nothing, not even an older version to merge under.
+   * range are left out, and so are those whose {@link io.cobble.sst.PrefixFilter} rules the range
+   * out, so a short per-key scan seeks only the sources that can hold its rows instead of every
+   * table of the tree. Leaving them out changes no row: a source without a key in the range
+   * contributes nothing, not even an older version to merge under.
    */
   public RowMergingIterator open(
       Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi) {
@@ -85,7 +86,7 @@ public final class ScanSources {
       }
       for (int i = 0; i < level0.size(); i++) {
         FileMeta f = level0.get(i);
-        if (outside(f, lo, hi)) {
+        if (outside(f, lo, hi) || !f.table().mayHoldRange(lo, hi)) {
           continue;
         }
         tables[i] = f.iterator(0, tables[i]);
@@ -95,7 +96,7 @@ public final class ScanSources {
         levels = Arrays.copyOf(levels, tree.levelCount());
       }
       for (int level = 1; level < tree.levelCount(); level++) {
-        if (mayHold(tree.level(level), lo, hi)) {
+        if (levelMayHold(tree.level(level), lo, hi)) {
           LevelIterator it = levels[level];
           levels[level] =
               it == null ? new LevelIterator(tree.level(level), 0) : it.reset(tree.level(level));
@@ -112,8 +113,23 @@ public final class ScanSources {
         || (hi != null && Bytes.compare(f.smallest(), hi) >= 0);
   }
 
-  /** Whether a level (sorted, non-overlapping files) has a file whose range meets [lo, hi). */
-  private static boolean mayHold(List<FileMeta> files, byte[] lo, byte[] hi) {
+  /**
+   * Whether a level (sorted, non-overlapping files) may hold a key of [lo, hi): some file's range
+   * meets it and, when exactly one does, that file's prefix filter admits it.
+   */
+  private static boolean levelMayHold(List<FileMeta> files, byte[] lo, byte[] hi) {
+    int from = firstOverlap(files, lo, hi);
+    if (from < 0) {
+      return false;
+    }
+    boolean onlyOne =
+        hi != null
+            && (from + 1 == files.size() || Bytes.compare(files.get(from + 1).smallest(), hi) >= 0);
+    return !onlyOne || files.get(from).table().mayHoldRange(lo, hi);
+  }
+
+  /** The first file of a level whose range meets [lo, hi), or -1. */
+  private static int firstOverlap(List<FileMeta> files, byte[] lo, byte[] hi) {
     int from = 0;
     if (lo != null) {
       // The first file that ends at or after lo, as the level iterator's seek finds it.
@@ -127,7 +143,9 @@ public final class ScanSources {
         }
       }
     }
-    return from < files.size() && (hi == null || Bytes.compare(files.get(from).smallest(), hi) < 0);
+    return from < files.size() && (hi == null || Bytes.compare(files.get(from).smallest(), hi) < 0)
+        ? from
+        : -1;
   }
 
   /** The sources the last {@link #open} chose, newest first; valid until {@link #release}. */

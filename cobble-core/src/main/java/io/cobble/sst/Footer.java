@@ -10,15 +10,18 @@ import io.cobble.util.Crc;
  * format version, flags, magic and a CRC32C of the footer itself. Version 2 marks files whose data
  * blocks may carry a {@link DataBlockHash} index ({@link #FLAG_DATA_BLOCK_HASH}), so a build that
  * reads only version 1 refuses them by name instead of misreading their blocks; files without it
- * stay version 1.
+ * stay version 1. Version 3 marks files that carry a {@link PrefixFilter} ({@link
+ * #FLAG_PREFIX_FILTER}): its length and handle follow the table's properties in the properties
+ * block, which an older build would not look for, so it refuses them too.
  */
 public final class Footer {
   public static final int SIZE = 44;
   public static final long MAGIC = 0x436f62626c655354L; // "CobbleST"
-  public static final int FORMAT_VERSION = 2;
+  public static final int FORMAT_VERSION = 3;
   public static final int FLAG_BLOOM = 1;
   public static final int FLAG_PARTITIONED = 2;
   public static final int FLAG_DATA_BLOCK_HASH = 4;
+  public static final int FLAG_PREFIX_FILTER = 8;
 
   private final BlockHandle topIndex;
   private final BlockHandle properties;
@@ -48,11 +51,19 @@ public final class Footer {
     w.writeInt(topIndex.size());
     w.writeLong(properties.offset());
     w.writeInt(properties.size());
-    w.writeInt((flags & FLAG_DATA_BLOCK_HASH) != 0 ? FORMAT_VERSION : 1);
+    w.writeInt(versionOf(flags));
     w.writeInt(flags);
     w.writeLong(MAGIC);
     w.writeInt(Crc.crc32c(w.array(), 0, w.size()));
     return w.toByteArray();
+  }
+
+  /** The oldest format version that can hold a file with {@code flags}. */
+  static int versionOf(int flags) {
+    if ((flags & FLAG_PREFIX_FILTER) != 0) {
+      return 3;
+    }
+    return (flags & FLAG_DATA_BLOCK_HASH) != 0 ? 2 : 1;
   }
 
   /** Decodes and verifies; returns a message describing the problem via exception. */

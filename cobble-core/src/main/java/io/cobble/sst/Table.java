@@ -37,6 +37,8 @@ public final class Table implements AutoCloseable {
   private final TableProperties properties;
   private final boolean bloom;
   private final PinnedMetadata metadata;
+  // Null when the file has no prefix filter (format version 1 or 2, or written without one).
+  private final PrefixFilter prefixFilter;
 
   private Table(
       DataFile file, long knownSize, long fileNumber, BlockCache cache, TableReadOptions options) {
@@ -58,7 +60,10 @@ public final class Table implements AutoCloseable {
         throw new CorruptionException(name, "footer: " + e.getMessage());
       }
       bloom = (footer.flags() & Footer.FLAG_BLOOM) != 0;
-      properties = decodeProperties(readBlock(footer.properties(), "properties", false));
+      ByteReader props = new ByteReader(readBlock(footer.properties(), "properties", false));
+      properties = decodeProperties(props);
+      prefixFilter =
+          (footer.flags() & Footer.FLAG_PREFIX_FILTER) != 0 ? readPrefixFilter(props) : null;
       metadata =
           new PinnedMetadata(name, footer, bloom, options, (h, kind) -> readBlock(h, kind, false));
     } catch (RuntimeException e) {
@@ -86,12 +91,31 @@ public final class Table implements AutoCloseable {
     return new Table(file, knownSize, fileNumber, cache, options);
   }
 
-  private TableProperties decodeProperties(byte[] pb) {
+  private TableProperties decodeProperties(ByteReader pb) {
     try {
-      return TableProperties.decode(new ByteReader(pb));
+      return TableProperties.decode(pb);
     } catch (IllegalStateException e) {
       throw new CorruptionException(name, "properties block: " + e.getMessage());
     }
+  }
+
+  /**
+   * Reads the prefix filter named after the properties: kept in memory from open, as a scan
+   * consults it before anything else of the table (one bit array, about 10 bits per prefix).
+   */
+  private PrefixFilter readPrefixFilter(ByteReader props) {
+    int length;
+    BlockHandle handle;
+    try {
+      length = props.readVarInt();
+      handle = BlockHandle.decode(props);
+    } catch (RuntimeException e) {
+      throw new CorruptionException(name, "properties block: no prefix filter handle: " + e);
+    }
+    if (length < 1) {
+      throw new CorruptionException(name, "properties block: prefix filter length " + length);
+    }
+    return new PrefixFilter(length, readBlock(handle, "prefix filter", false));
   }
 
   /** The file's local path or storage URI, for messages. */
@@ -259,6 +283,19 @@ public final class Table implements AutoCloseable {
     } catch (RuntimeException e) {
       throw corrupt(kind, fileOffset, e);
     }
+  }
+
+  /**
+   * Whether this table may hold a key in {@code [lo, hi)}, by its {@link PrefixFilter}: true
+   * without one, or when the range spans more than one prefix.
+   */
+  public boolean mayHoldRange(byte[] lo, byte[] hi) {
+    return prefixFilter == null || prefixFilter.mayHold(lo, hi);
+  }
+
+  /** The prefix filter's length in key bytes, 0 when the table has none. */
+  public int prefixFilterLength() {
+    return prefixFilter == null ? 0 : prefixFilter.length();
   }
 
   boolean hasBloom() {

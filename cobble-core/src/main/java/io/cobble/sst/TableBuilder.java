@@ -2,6 +2,7 @@ package io.cobble.sst;
 
 import io.cobble.CobbleException;
 import io.cobble.util.ByteWriter;
+import io.cobble.util.Bytes;
 import io.cobble.util.NewFile;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -33,6 +34,10 @@ public final class TableBuilder implements AutoCloseable {
   // Framed blocks are built here, reused from block to block.
   private byte[] framed = new byte[8192];
   private final ByteWriter handle = new ByteWriter(24);
+  // Prefix filter: one hash per distinct prefix (keys arrive sorted, so equal prefixes are
+  // adjacent).
+  private long[] prefixHashes;
+  private int prefixCount;
 
   public TableBuilder(Path path, TableOptions options) {
     this.path = path;
@@ -45,6 +50,7 @@ public final class TableBuilder implements AutoCloseable {
     this.data = new BlockBuilder(options.restartInterval, options.dataBlockHash);
     this.index = new BlockBuilder(1);
     this.top = new BlockBuilder(1);
+    this.prefixHashes = options.prefixLength > 0 ? new long[256] : null;
   }
 
   public Path path() {
@@ -60,6 +66,9 @@ public final class TableBuilder implements AutoCloseable {
    * and does not keep.
    */
   public void add(byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen) {
+    if (prefixHashes != null) {
+      addPrefix(key, keyOff, keyLen);
+    }
     if (firstKey == null) {
       firstKey = Arrays.copyOfRange(key, keyOff, keyOff + keyLen);
     }
@@ -80,6 +89,21 @@ public final class TableBuilder implements AutoCloseable {
     if (data.estimatedSize() >= options.blockSize) {
       flushData();
     }
+  }
+
+  /** Records the key's prefix unless it is shorter than one or repeats the previous key's. */
+  private void addPrefix(byte[] key, int keyOff, int keyLen) {
+    int len = options.prefixLength;
+    if (keyLen < len
+        || (firstKey != null
+            && lastKeyLen >= len
+            && Bytes.compare(key, keyOff, len, lastKey, 0, len) == 0)) {
+      return;
+    }
+    if (prefixCount == prefixHashes.length) {
+      prefixHashes = BloomFilter.grow(prefixHashes);
+    }
+    prefixHashes[prefixCount++] = BloomFilter.hash(key, keyOff, len);
   }
 
   public long entries() {
@@ -159,6 +183,11 @@ public final class TableBuilder implements AutoCloseable {
     }
     flushData();
     flushPartition();
+    BlockHandle prefixHandle = null;
+    if (prefixHashes != null) {
+      int bits = options.bloom ? options.bitsPerKey : 10;
+      prefixHandle = writeBlock(BloomFilter.build(prefixHashes, prefixCount, bits), false);
+    }
     TableProperties props =
         new TableProperties(
             entries,
@@ -170,12 +199,18 @@ public final class TableBuilder implements AutoCloseable {
             vlogRefs);
     ByteWriter pw = new ByteWriter(128);
     props.encode(pw);
+    if (prefixHandle != null) {
+      // Format version 3: the prefix filter's length and handle follow the properties.
+      pw.writeVarInt(options.prefixLength);
+      prefixHandle.encode(pw);
+    }
     BlockHandle propsHandle = writeBlock(Arrays.copyOf(pw.array(), pw.size()), false);
     BlockHandle topHandle = writeBlock(top, false);
     int flags =
         (options.bloom ? Footer.FLAG_BLOOM : 0)
             | (partitions > 1 ? Footer.FLAG_PARTITIONED : 0)
-            | (options.dataBlockHash ? Footer.FLAG_DATA_BLOCK_HASH : 0);
+            | (options.dataBlockHash ? Footer.FLAG_DATA_BLOCK_HASH : 0)
+            | (prefixHandle != null ? Footer.FLAG_PREFIX_FILTER : 0);
     try {
       out.write(new Footer(topHandle, propsHandle, flags).encode());
       offset += Footer.SIZE;

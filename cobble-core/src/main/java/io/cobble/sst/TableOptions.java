@@ -15,6 +15,7 @@ public final class TableOptions {
   final boolean partitioned;
   final boolean lz4;
   final boolean sync;
+  final int prefixLength;
 
   private TableOptions(Builder b) {
     this.blockSize = b.blockSize;
@@ -25,6 +26,7 @@ public final class TableOptions {
     this.partitioned = b.partitionedIndex;
     this.lz4 = b.lz4;
     this.sync = b.sync;
+    this.prefixLength = b.prefixLength;
   }
 
   /**
@@ -48,6 +50,7 @@ public final class TableOptions {
     private boolean partitionedIndex;
     private boolean lz4;
     private boolean sync;
+    private int prefixLength;
 
     private Builder() {}
 
@@ -91,15 +94,26 @@ public final class TableOptions {
       return this;
     }
 
+    /**
+     * Writes a {@link PrefixFilter} over the first {@code bytes} bytes of each key (0 = none; a
+     * filter needs format version 3). Uses the bloom's bits per key, else 10.
+     */
+    public Builder prefixFilterLength(int bytes) {
+      this.prefixLength = bytes;
+      return this;
+    }
+
     public TableOptions build() {
-      if (blockSize < 1 || restartInterval < 1 || bloomBitsPerKey < 0) {
+      if (blockSize < 1 || restartInterval < 1 || bloomBitsPerKey < 0 || prefixLength < 0) {
         throw new IllegalArgumentException(
             "table options out of range: block size "
                 + blockSize
                 + ", restart interval "
                 + restartInterval
                 + ", bloom bits per key "
-                + bloomBitsPerKey);
+                + bloomBitsPerKey
+                + ", prefix filter length "
+                + prefixLength);
       }
       return new TableOptions(this);
     }

@@ -187,7 +187,7 @@ class DataBlockHashTest {
     b.finish(1, Long.MAX_VALUE, Long.MAX_VALUE, Collections.emptyMap());
     byte[] file = Files.readAllBytes(path);
     byte[] footer = java.util.Arrays.copyOfRange(file, file.length - Footer.SIZE, file.length);
-    Bytes.putInt(footer, 24, 3);
+    Bytes.putInt(footer, 24, Footer.FORMAT_VERSION + 1);
     Bytes.putInt(footer, Footer.SIZE - 4, io.cobble.util.Crc.crc32c(footer, 0, Footer.SIZE - 4));
     System.arraycopy(footer, 0, file, file.length - Footer.SIZE, Footer.SIZE);
     Files.write(path, file);
@@ -195,7 +195,9 @@ class DataBlockHashTest {
         assertThrows(
             CorruptionException.class,
             () -> Table.open(path, 1, null, TableReadOptions.builder().build()).close());
-    assertTrue(e.getMessage().contains("unsupported table format version 3"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("unsupported table format version " + (Footer.FORMAT_VERSION + 1)),
+        e.getMessage());
   }
 
   private static byte[] valueOf(BlockIterator it) {

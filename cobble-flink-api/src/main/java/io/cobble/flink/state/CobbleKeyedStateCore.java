@@ -414,9 +414,35 @@ public final class CobbleKeyedStateCore<K> {
         stateDesc instanceof ListStateDescriptor
             ? ColumnSpec.merging(VALUE_COLUMN, "list_append")
             : ColumnSpec.of(VALUE_COLUMN));
+    if (stateDesc instanceof MapStateDescriptor) {
+      db.prefixFilter(family, mapPrefixLength(meta.getNamespaceSerializer()));
+    }
     ttlFilter.register(family, stateDesc);
     return (IS)
         newState(family, stateDesc, meta.getNamespaceSerializer(), meta.getStateSerializer());
+  }
+
+  /**
+   * The length of a map state's (key, namespace) row prefix when both serializers write a fixed
+   * length, else 0. Its tables then carry a filter over that prefix, which lets the per-key scans
+   * of iteration and {@code isEmpty} skip the tables that hold none of the key's entries.
+   */
+  private int mapPrefixLength(TypeSerializer<?> namespaceSerializer) {
+    int key = keySerializer.getLength();
+    int namespace = namespaceSerializer.getLength();
+    if (key < 0 || namespace < 0) {
+      return 0;
+    }
+    return sizedLength(key) + sizedLength(namespace);
+  }
+
+  /** Bytes of a value of {@code length} bytes written by {@link RowKeys#writeSized}. */
+  private static int sizedLength(int length) {
+    int prefix = 1;
+    for (int v = length >>> 7; v != 0; v >>>= 7) {
+      prefix++;
+    }
+    return prefix + length;
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})

@@ -277,6 +277,63 @@ public abstract class StateOpsContract {
   }
 
   /**
+   * A map state with fixed-length key and namespace serializers writes tables with a prefix filter
+   * over (key group, key, namespace): 2 + 1 + 4 + 1 + 0 bytes for {@code Integer} keys and {@code
+   * VoidNamespace}; a value state's tables carry none. Per-key iteration reads every entry back.
+   */
+  @Test
+  void mapStateTablesCarryAPrefixFilterOverKeyAndNamespace() throws Exception {
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
+      try {
+        MapState<Integer, String> map =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new MapStateDescriptor<>("prefix-m", Integer.class, String.class));
+        ValueState<String> value =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new ValueStateDescriptor<>("prefix-v", String.class));
+        for (int k = 0; k < KEYS; k++) {
+          backend.setCurrentKey(k);
+          value.update("v" + k);
+          for (int u = 0; u < 3; u++) {
+            map.put(u, k + "/" + u);
+          }
+        }
+        Db db = db(backend);
+        db.flush();
+        java.util.Set<Integer> lengths = new java.util.TreeSet<>();
+        io.cobble.version.Version v = db.versionSet().acquire();
+        try {
+          for (io.cobble.version.Tree t : v.trees()) {
+            for (io.cobble.version.FileMeta f : t.allFiles()) {
+              lengths.add(f.table().prefixFilterLength());
+            }
+          }
+        } finally {
+          v.unref();
+        }
+        assertEquals(new java.util.TreeSet<>(java.util.Arrays.asList(0, 8)), lengths);
+        for (int k = 0; k < KEYS; k++) {
+          backend.setCurrentKey(k);
+          Map<Integer, String> read = new HashMap<>();
+          for (Map.Entry<Integer, String> e : map.entries()) {
+            read.put(e.getKey(), e.getValue());
+          }
+          assertEquals(3, read.size(), "key " + k);
+          assertEquals(k + "/2", read.get(2), "key " + k);
+        }
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  /**
    * Writes a value and a map entry for keys 0..99 at time 0 and for keys 100..199 at time 1000 (a
    * TTL of 100 ms expires the first half), flushing each half into its own file, compacts the shard
    * and returns the rows it still holds; the live half must read back either way.
