@@ -198,14 +198,16 @@ public abstract class StateAllocationContract {
   void mapPutAllAllocatesNoMoreThanSinglePuts() throws Exception {
     MapState<Long, Long> state = map();
     Map<Long, Long> batch = new HashMap<>();
+    Map<Long, Long> older = new HashMap<>();
     for (long i = 0; i < 10; i++) {
       batch.put(i, i * 31);
+      older.put(i, i * 31 + 1);
     }
     Op puts =
         k -> {
           backend.setCurrentKey(k);
-          for (Map.Entry<Long, Long> e : batch.entrySet()) {
-            state.put(e.getKey(), e.getValue() + 1);
+          for (Map.Entry<Long, Long> e : older.entrySet()) {
+            state.put(e.getKey(), e.getValue());
           }
         };
     long single = measure(puts, () -> db().flush());
