@@ -326,6 +326,26 @@ public final class Db implements AutoCloseable {
   }
 
   /**
+   * Puts one column of {@code count} rows of one bucket, with the default TTL, as one write: row
+   * {@code i}'s key is {@code keys[keyEnds[i - 1]..keyEnds[i])} and its value {@code
+   * values[valueEnds[i - 1]..valueEnds[i])} (row 0 starts at 0), so a caller encodes a batch into
+   * reused buffers and the engine takes its lock and checks for room once. Each row reads like
+   * {@link #put}; rows apply in order, and a concurrent reader may see some rows of the batch
+   * before others.
+   */
+  public void putColumns(
+      int bucket,
+      String family,
+      int column,
+      byte[] keys,
+      int[] keyEnds,
+      byte[] values,
+      int[] valueEnds,
+      int count) {
+    writes.putColumns(bucket, family, column, keys, keyEnds, values, valueEnds, count);
+  }
+
+  /**
    * Puts every column of one row as a single delta, with the default TTL: column {@code i}'s value
    * is {@code values[columnEnds[i - 1]..columnEnds[i])} (column 0 starts at 0) and the key is
    * {@code key[0..keyLen)}, so a caller can encode its rows into reused buffers. It reads like a

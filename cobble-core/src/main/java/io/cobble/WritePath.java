@@ -124,6 +124,79 @@ final class WritePath {
     }
   }
 
+  /** See {@link Db#putColumns}. */
+  void putColumns(
+      int bucket,
+      String family,
+      int column,
+      byte[] keys,
+      int[] keyEnds,
+      byte[] values,
+      int[] valueEnds,
+      int count) {
+    state.checkOpen();
+    state.ownership.checkBucket(bucket);
+    ColumnLayout layout = layout(state.layouts(), family);
+    layout.checkColumn(column);
+    if (count < 0 || count > keyEnds.length || count > valueEnds.length) {
+      throw new IllegalArgumentException(
+          "count " + count + " does not fit the key and value ends of '" + family + "'");
+    }
+    int keyStart = 0;
+    int valueStart = 0;
+    for (int i = 0; i < count; i++) {
+      if (keyEnds[i] < keyStart || valueEnds[i] < valueStart) {
+        throw new IllegalArgumentException(
+            "key or value ends of '" + family + "' decrease at row " + i);
+      }
+      keyStart = keyEnds[i];
+      valueStart = valueEnds[i];
+    }
+    if (keyStart > keys.length || valueStart > values.length) {
+      throw new IllegalArgumentException(
+          "key or value ends of '" + family + "' pass the end of their array");
+    }
+    MergeOperator op = layout.operator(column);
+    boolean elementTtl = op != null && op.elementTtl();
+    state.mutex.lock();
+    try {
+      makeRoomForWrite();
+      MemTable mem = state.versions.current().active();
+      long ttl = state.config.defaultTtlMillis();
+      long expiry = ttl == 0 ? 0 : state.clock.nowMillis() + ttl;
+      Buffers b = buffers;
+      keyStart = 0;
+      valueStart = 0;
+      for (int i = 0; i < count; i++) {
+        b.key.reset();
+        b.key.writeByte(layout.familyId() >>> 8);
+        b.key.writeByte(layout.familyId());
+        b.key.writeByte(bucket >>> 8);
+        b.key.writeByte(bucket);
+        b.key.writeBytes(keys, keyStart, keyEnds[i] - keyStart);
+        ByteWriter w = b.row;
+        w.reset();
+        w.writeVarInt(1);
+        w.writeVarInt(layout.id(column));
+        w.writeByte(RowState.PUT);
+        if (elementTtl) {
+          w.writeVarLong(0);
+          w.writeLengthPrefixed(
+              op.toStored(Arrays.copyOfRange(values, valueStart, valueEnds[i]), expiry));
+        } else {
+          w.writeVarLong(expiry);
+          w.writeVarInt(valueEnds[i] - valueStart);
+          w.writeBytes(values, valueStart, valueEnds[i] - valueStart);
+        }
+        mem.put(b.key.array(), b.key.size(), w.array(), w.size());
+        keyStart = keyEnds[i];
+        valueStart = valueEnds[i];
+      }
+    } finally {
+      state.mutex.unlock();
+    }
+  }
+
   /** See {@link Db#putRow}. */
   void putRow(int bucket, String family, byte[] key, int keyLen, byte[] values, int[] columnEnds) {
     state.checkOpen();

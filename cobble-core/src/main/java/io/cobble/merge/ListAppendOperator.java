@@ -11,6 +11,7 @@ import io.cobble.util.ByteWriter;
  */
 public final class ListAppendOperator implements MergeOperator {
   public static final String NAME = "list_append";
+  private static final ConcatOperator CONCAT = new ConcatOperator();
 
   private final int maxElements;
   private final boolean retainLast;
@@ -105,11 +106,11 @@ public final class ListAppendOperator implements MergeOperator {
   @Override
   public byte[] merge(byte[] older, byte[] newer) {
     if (maxElements == 0) {
-      return new ConcatOperator().merge(older, newer);
+      return CONCAT.merge(older, newer);
     }
     int total = count(older) + count(newer);
     if (total <= maxElements) {
-      return new ConcatOperator().merge(older, newer);
+      return CONCAT.merge(older, newer);
     }
     int skip = retainLast ? total - maxElements : 0;
     ByteWriter w = new ByteWriter(older.length + newer.length);

@@ -29,8 +29,8 @@ abstract class AbstractCobbleState<K, N, V> implements InternalKvState<K, N, V> 
   final DataOutputSerializer valueOut = new DataOutputSerializer(128);
   final DataOutputSerializer scratch = new DataOutputSerializer(64);
   final DataInputDeserializer in = new DataInputDeserializer();
-  private final ExactArrays keyArrays = new ExactArrays(MAX_REUSED_LENGTH);
-  private final ExactArrays valueArrays = new ExactArrays(MAX_REUSED_LENGTH);
+  private final ExactArrays keyArrays = new ExactArrays(MAX_REUSED_LENGTH, false);
+  private final ExactArrays valueArrays = new ExactArrays(MAX_REUSED_LENGTH, true);
   // What keyOut's first prefixLength bytes hold: the key of keyVersion and this namespace object.
   private int prefixKeyVersion;
   private Object prefixNamespace;

@@ -138,11 +138,30 @@ final class CobbleListState<K, N, V> extends AbstractCobbleState<K, N, List<V>>
     return out.getCopyOfBuffer();
   }
 
-  /** Appends one element in the list column format. */
+  /**
+   * Appends one element in the list column format. An element of a fixed-length type is serialized
+   * straight into {@code out} after its known length, skipping the copy through {@code scratch}.
+   */
   static <T> void appendElement(
       DataOutputSerializer out, DataOutputSerializer scratch, TypeSerializer<T> ser, T element) {
     try {
-      RowKeys.writeSized(out, scratch, ser, element);
+      int fixed = ser.getLength();
+      if (fixed > 0) {
+        RowKeys.writeVarInt(out, fixed);
+        int start = out.length();
+        ser.serialize(element, out);
+        if (out.length() - start != fixed) {
+          throw new IOException(
+              ser
+                  + " declares length "
+                  + fixed
+                  + " but wrote "
+                  + (out.length() - start)
+                  + " bytes");
+        }
+      } else {
+        RowKeys.writeSized(out, scratch, ser, element);
+      }
     } catch (IOException e) {
       throw new FlinkRuntimeException("cannot serialize a list element", e);
     }

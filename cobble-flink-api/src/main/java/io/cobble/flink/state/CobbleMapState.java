@@ -25,10 +25,17 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     implements InternalMapState<K, N, UK, UV> {
 
   private static final int CHUNK = 128;
+  // Entries per engine write of putAll: bounds the batch buffers whatever the map's size.
+  private static final int BATCH = 256;
   private static final ScanOptions FIRST_CHUNK = ScanOptions.defaults().maxRows(CHUNK);
 
   private final TypeSerializer<UK> userKeySerializer;
   private final TypeSerializer<UV> userValueSerializer;
+  // putAll's batch: the entries' row keys and values back to back, and where each one ends.
+  private final DataOutputSerializer batchKeys = new DataOutputSerializer(256);
+  private final DataOutputSerializer batchValues = new DataOutputSerializer(256);
+  private final int[] batchKeyEnds = new int[BATCH];
+  private final int[] batchValueEnds = new int[BATCH];
 
   CobbleMapState(
       CobbleKeyedStateCore<K> core,
@@ -84,14 +91,57 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     db.put(bucket(), family, entryKey(key), 0, encodeValue(value));
   }
 
+  /**
+   * Encodes the entries into two reused buffers and hands them to the engine as one write per
+   * {@link #BATCH} entries, so a batch takes the engine's lock once and allocates nothing per
+   * entry.
+   */
   @Override
   public void putAll(Map<UK, UV> map) {
-    if (map == null) {
+    if (map == null || map.isEmpty()) {
       return;
     }
-    for (Map.Entry<UK, UV> e : map.entrySet()) {
-      put(e.getKey(), e.getValue());
+    writePrefix(currentNamespace);
+    int prefixLength = keyOut.length();
+    batchKeys.clear();
+    batchValues.clear();
+    int count = 0;
+    try {
+      for (Map.Entry<UK, UV> e : map.entrySet()) {
+        batchKeys.write(keyOut.getSharedBuffer(), 0, prefixLength);
+        userKeySerializer.serialize(e.getKey(), batchKeys);
+        UV value = e.getValue();
+        batchValues.writeBoolean(value == null);
+        if (value != null) {
+          userValueSerializer.serialize(value, batchValues);
+        }
+        batchKeyEnds[count] = batchKeys.length();
+        batchValueEnds[count] = batchValues.length();
+        if (++count == BATCH) {
+          writeBatch(count);
+          count = 0;
+        }
+      }
+    } catch (IOException e) {
+      throw new FlinkRuntimeException("cannot serialize an entry of " + family, e);
     }
+    if (count > 0) {
+      writeBatch(count);
+    }
+  }
+
+  private void writeBatch(int count) {
+    db.putColumns(
+        bucket(),
+        family,
+        0,
+        batchKeys.getSharedBuffer(),
+        batchKeyEnds,
+        batchValues.getSharedBuffer(),
+        batchValueEnds,
+        count);
+    batchKeys.clear();
+    batchValues.clear();
   }
 
   @Override

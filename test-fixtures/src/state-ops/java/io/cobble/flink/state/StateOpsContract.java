@@ -188,6 +188,251 @@ public abstract class StateOpsContract {
     }
   }
 
+  /**
+   * Random {@code add}, {@code addAll} and {@code update} calls with batches of up to 1,200
+   * elements (operands from a few bytes to past 64 KB, the largest reused buffer) on 30 keys, with
+   * flushes and full compactions at random points: every list reads exactly as a plain Java list
+   * that applied the same calls. A batch holding a null fails like Flink's backends, before
+   * anything of it is written. Seed printed; replay with {@code -Dcobble.test.seed}.
+   */
+  @Test
+  void listBatchesMatchAModelThroughFlushesAndCompactions() throws Exception {
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    System.out.println("listBatchesMatchAModelThroughFlushesAndCompactions seed " + seed);
+    java.util.Random rnd = new java.util.Random(seed);
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
+      try {
+        ListState<String> list =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new ListStateDescriptor<>("batch-l", String.class));
+        Db db = db(backend);
+        Map<Integer, List<String>> model = new HashMap<>();
+        for (int step = 0; step < 400; step++) {
+          int k = rnd.nextInt(30);
+          backend.setCurrentKey(k);
+          List<String> batch = new ArrayList<>();
+          int size = rnd.nextInt(10) == 0 ? 600 + rnd.nextInt(600) : rnd.nextInt(120);
+          for (int i = 0; i < size; i++) {
+            batch.add(
+                rnd.nextInt(8) == 0 ? "" : "e" + step + "." + i + "x".repeat(rnd.nextInt(90)));
+          }
+          switch (rnd.nextInt(6)) {
+            case 0:
+              if (!batch.isEmpty()) {
+                batch.set(rnd.nextInt(batch.size()), null);
+                List<String> withNull = batch;
+                assertThrows(NullPointerException.class, () -> list.addAll(withNull));
+                assertThrows(NullPointerException.class, () -> list.update(withNull));
+              }
+              break;
+            case 1:
+              list.update(batch);
+              model.put(k, batch.isEmpty() ? null : new ArrayList<>(batch));
+              break;
+            case 2:
+              String one = "one" + step;
+              list.add(one);
+              model.computeIfAbsent(k, x -> new ArrayList<>()).add(one);
+              break;
+            default:
+              list.addAll(batch);
+              if (!batch.isEmpty()) {
+                model.computeIfAbsent(k, x -> new ArrayList<>()).addAll(batch);
+              }
+          }
+          int r = rnd.nextInt(40);
+          if (r == 0) {
+            db.flush();
+          } else if (r == 1) {
+            db.flush();
+            db.compactAll();
+            db.waitForCompactions();
+          }
+        }
+        for (int round = 0; round < 2; round++) {
+          for (int k = 0; k < 30; k++) {
+            backend.setCurrentKey(k);
+            List<String> expected = model.get(k);
+            Iterable<String> got = list.get();
+            if (expected == null) {
+              assertTrue(
+                  got == null || !got.iterator().hasNext(), "key " + k + " (seed " + seed + ")");
+            } else {
+              assertEquals(expected, toList(got), "key " + k + " (seed " + seed + ")");
+            }
+          }
+          db.flush();
+          db.compactAll();
+          db.waitForCompactions();
+        }
+        assertThrows(NullPointerException.class, () -> list.addAll(null));
+        assertThrows(NullPointerException.class, () -> list.update(null));
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  /**
+   * Random {@code putAll} maps of up to 700 entries (more than one engine batch), null values
+   * included, mixed with single puts and removes over 20 keys and 1,000 user keys, with flushes and
+   * full compactions at random points: every entry reads, by {@code get} and by iteration, exactly
+   * as a plain Java map that applied the same calls. Seed printed; replay with {@code
+   * -Dcobble.test.seed}.
+   */
+  @Test
+  void mapPutAllMatchesAModelThroughFlushesAndCompactions() throws Exception {
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    System.out.println("mapPutAllMatchesAModelThroughFlushesAndCompactions seed " + seed);
+    java.util.Random rnd = new java.util.Random(seed);
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
+      try {
+        MapState<Integer, String> map =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new MapStateDescriptor<>("batch-m", Integer.class, String.class));
+        Db db = db(backend);
+        Map<Integer, Map<Integer, String>> model = new HashMap<>();
+        for (int step = 0; step < 300; step++) {
+          int k = rnd.nextInt(20);
+          backend.setCurrentKey(k);
+          Map<Integer, String> entries = model.computeIfAbsent(k, x -> new HashMap<>());
+          int r = rnd.nextInt(5);
+          if (r == 0) {
+            int uk = rnd.nextInt(1000);
+            map.remove(uk);
+            entries.remove(uk);
+          } else if (r == 1) {
+            int uk = rnd.nextInt(1000);
+            map.put(uk, "p" + step);
+            entries.put(uk, "p" + step);
+          } else {
+            int size = rnd.nextInt(8) == 0 ? 300 + rnd.nextInt(400) : rnd.nextInt(40);
+            Map<Integer, String> batch = new HashMap<>();
+            for (int i = 0; i < size; i++) {
+              batch.put(rnd.nextInt(1000), rnd.nextInt(6) == 0 ? null : "v" + step + "." + i);
+            }
+            map.putAll(batch);
+            entries.putAll(batch);
+          }
+          int f = rnd.nextInt(30);
+          if (f == 0) {
+            db.flush();
+          } else if (f == 1) {
+            db.flush();
+            db.compactAll();
+            db.waitForCompactions();
+          }
+        }
+        map.putAll(null);
+        for (int round = 0; round < 2; round++) {
+          for (int k = 0; k < 20; k++) {
+            backend.setCurrentKey(k);
+            Map<Integer, String> expected = model.getOrDefault(k, Collections.emptyMap());
+            for (int uk = 0; uk < 1000; uk++) {
+              assertEquals(
+                  expected.containsKey(uk),
+                  map.contains(uk),
+                  k + "/" + uk + " (seed " + seed + ")");
+              assertEquals(expected.get(uk), map.get(uk), k + "/" + uk + " (seed " + seed + ")");
+            }
+            Map<Integer, String> iterated = new HashMap<>();
+            for (Map.Entry<Integer, String> e : map.entries()) {
+              iterated.put(e.getKey(), e.getValue());
+            }
+            assertEquals(expected, iterated, "entries of " + k + " (seed " + seed + ")");
+          }
+          db.flush();
+          db.compactAll();
+          db.waitForCompactions();
+        }
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  /**
+   * Flink TTL over the batch writes: at time 0 keys 0..199 get a 150-element {@code addAll} and a
+   * 50-entry {@code putAll}, at time 1000 keys 100..199 get a second batch of each (a TTL of 100 ms
+   * expires the first): read through Flink's TTL decorators, and after compaction in the stored
+   * rows, only the second batches remain.
+   */
+  @Test
+  void ttlExpiresWholeBatchesOfAddAllAndPutAll() throws Exception {
+    ManualTime time = new ManualTime();
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, time, new Gauges(), 1.0, Collections.emptyList());
+      try {
+        StateTtlConfig ttl = StateTtlConfig.newBuilder(Duration.ofMillis(100)).build();
+        ListStateDescriptor<String> listDesc = new ListStateDescriptor<>("ttl-bl", String.class);
+        listDesc.enableTimeToLive(ttl);
+        MapStateDescriptor<Integer, String> mapDesc =
+            new MapStateDescriptor<>("ttl-bm", Integer.class, String.class);
+        mapDesc.enableTimeToLive(ttl);
+        ListState<String> list =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, listDesc);
+        MapState<Integer, String> map =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, mapDesc);
+        Db db = db(backend);
+        for (int round = 0; round < 2; round++) {
+          time.now = round * 1000L;
+          for (int k = round * KEYS; k < 2 * KEYS; k++) {
+            backend.setCurrentKey(k);
+            list.addAll(listBatch(round, k));
+            map.putAll(mapBatch(round, k));
+          }
+          db.flush();
+        }
+        db.compactAll();
+        db.waitForCompactions();
+        List<Integer> elementsPerRow = storedListElements(db, "ttl-bl");
+        assertEquals(KEYS, elementsPerRow.size(), "the lists with no live element are gone");
+        for (int n : elementsPerRow) {
+          assertEquals(150, n, "each remaining list holds only its live batch");
+        }
+        for (int k = 0; k < 2 * KEYS; k++) {
+          backend.setCurrentKey(k);
+          List<String> expectedList = k < KEYS ? Collections.emptyList() : listBatch(1, k);
+          assertEquals(expectedList, toList(list.get()), "list of " + k);
+          Map<Integer, String> expectedMap = k < KEYS ? Collections.emptyMap() : mapBatch(1, k);
+          for (int uk = 0; uk < 100; uk++) {
+            assertEquals(expectedMap.get(uk), map.get(uk), "map of " + k + " at " + uk);
+          }
+        }
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  private static List<String> listBatch(int round, int key) {
+    List<String> batch = new ArrayList<>();
+    for (int i = 0; i < 150; i++) {
+      batch.add("r" + round + "k" + key + "e" + i);
+    }
+    return batch;
+  }
+
+  /** Round 0 fills user keys 0..49, round 1 user keys 50..99. */
+  private static Map<Integer, String> mapBatch(int round, int key) {
+    Map<Integer, String> batch = new HashMap<>();
+    for (int i = 0; i < 50; i++) {
+      batch.put(round * 50 + i, "r" + round + "k" + key + "u" + i);
+    }
+    return batch;
+  }
+
   /** The number of elements of each stored row of list state {@code name}, read raw. */
   private static List<Integer> storedListElements(Db db, String name) {
     List<Integer> counts = new ArrayList<>();
