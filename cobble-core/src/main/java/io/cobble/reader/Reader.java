@@ -54,7 +54,11 @@ public final class Reader implements AutoCloseable {
   /** A reader that follows {@code global/CURRENT}. */
   public static Reader open(Storage volume, Config config) {
     SnapshotStore store = new SnapshotStore(volume);
-    return new Reader(volume, config, true, store.requireGlobal(store.requireCurrentGlobalId()));
+    return new Reader(
+        volume,
+        config,
+        true,
+        store.currentGlobal().orElseGet(() -> store.requireGlobal(store.requireCurrentGlobalId())));
   }
 
   /** A reader fixed on global snapshot {@code globalId}. */

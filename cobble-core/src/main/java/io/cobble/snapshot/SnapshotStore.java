@@ -35,6 +35,9 @@ import java.util.regex.Pattern;
  * the volume and no lease refers to it.
  */
 public final class SnapshotStore {
+  /** Reads of CURRENT and the global snapshot it names while commits keep moving it on. */
+  private static final int CURRENT_ATTEMPTS = 10;
+
   private static final Pattern SHARD_ID = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
   private static final String SNAPSHOT_PREFIX = "snapshot-";
   private static final Pattern SNAPSHOT_NAME = Pattern.compile("snapshot-\\d{19}");
@@ -284,6 +287,28 @@ public final class SnapshotStore {
     } catch (IOException e) {
       throw new CobbleException("cannot read " + CURRENT + " in " + storage.uri(), e);
     }
+  }
+
+  /**
+   * The global snapshot {@code CURRENT} names, empty before the first commit. A committer's
+   * retention removes a global snapshot once {@code CURRENT} has moved past it (with a retention of
+   * one, right after the next commit), so one that vanished under a {@code CURRENT} that moved on
+   * is read again; one missing while {@code CURRENT} still names it is an error.
+   */
+  public Optional<GlobalSnapshot> currentGlobal() {
+    Optional<Long> id = currentGlobalId();
+    for (int attempt = 1; id.isPresent(); attempt++) {
+      Optional<GlobalSnapshot> global = readGlobal(id.get());
+      if (global.isPresent()) {
+        return global;
+      }
+      Optional<Long> now = currentGlobalId();
+      if (now.equals(id) || attempt == CURRENT_ATTEMPTS) {
+        return Optional.of(requireGlobal(id.get()));
+      }
+      id = now;
+    }
+    return Optional.empty();
   }
 
   /** The number {@code CURRENT} points to, with a clear error when there is none intact. */

@@ -22,9 +22,6 @@ import org.apache.flink.table.api.ValidationException;
  */
 final class TableSnapshots {
 
-  /** Reads of CURRENT and the global snapshot it names while commits keep moving it on. */
-  private static final int LATEST_ATTEMPTS = 10;
-
   private TableSnapshots() {}
 
   /**
@@ -38,30 +35,17 @@ final class TableSnapshots {
       if (checkpointId != 0) {
         return Optional.of(committedFor(store, table, checkpointId));
       }
-      for (int attempt = 1; ; attempt++) {
-        Optional<Long> current = store.currentGlobalId();
-        if (!current.isPresent()) {
-          if (streaming) {
-            return Optional.empty();
-          }
-          throw new ValidationException(
-              "The Cobble table at '"
-                  + table.root()
-                  + "' has no global snapshot yet (no global/CURRENT): nothing to read with "
-                  + CobbleSourceOptions.SCAN_CHECKPOINT_ID.key()
-                  + " = 'latest'. Write the table first, or read it with scan.mode = 'streaming'"
-                  + " to wait for its first snapshot.");
-        }
-        Optional<GlobalSnapshot> global = store.readGlobal(current.get());
-        if (global.isPresent()) {
-          return global;
-        }
-        // A running sink's retention removes a global snapshot once CURRENT has moved past it
-        // (with snapshot.retention 1, right after the next commit): read CURRENT again.
-        if (attempt == LATEST_ATTEMPTS || store.currentGlobalId().equals(current)) {
-          return Optional.of(store.requireGlobal(current.get()));
-        }
+      Optional<GlobalSnapshot> current = store.currentGlobal();
+      if (!current.isPresent() && !streaming) {
+        throw new ValidationException(
+            "The Cobble table at '"
+                + table.root()
+                + "' has no global snapshot yet (no global/CURRENT): nothing to read with "
+                + CobbleSourceOptions.SCAN_CHECKPOINT_ID.key()
+                + " = 'latest'. Write the table first, or read it with scan.mode = 'streaming'"
+                + " to wait for its first snapshot.");
       }
+      return current;
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot read the Cobble table at " + table.root(), e);
     }

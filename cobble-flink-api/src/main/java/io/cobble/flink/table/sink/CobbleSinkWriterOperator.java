@@ -12,7 +12,6 @@ import io.cobble.snapshot.GlobalSnapshot;
 import io.cobble.snapshot.PendingSnapshot;
 import io.cobble.snapshot.ShardRef;
 import io.cobble.snapshot.SnapshotManager;
-import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.version.Tree;
 import java.io.IOException;
@@ -280,13 +279,12 @@ final class CobbleSinkWriterOperator extends AbstractStreamOperator<ShardCommit>
 
   /** Releases the pins of snapshots the current global snapshot covers (or supersedes). */
   private void unpinCommitted() {
-    SnapshotStore store = snapshots.store();
-    Optional<Long> current = store.currentGlobalId();
+    Optional<GlobalSnapshot> current = snapshots.store().currentGlobal();
     if (!current.isPresent()) {
       return;
     }
     long committed = -1;
-    for (GlobalSnapshot.Part part : store.requireGlobal(current.get()).parts()) {
+    for (GlobalSnapshot.Part part : current.get().parts()) {
       if (part.shardId().equals(shardId.toString())) {
         committed = part.snapshotId();
       }

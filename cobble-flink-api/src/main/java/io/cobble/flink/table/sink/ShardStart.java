@@ -121,12 +121,12 @@ final class ShardStart {
 
   private static List<ShardRef> currentGlobal(Storage table) {
     SnapshotStore store = new SnapshotStore(table);
-    Optional<Long> current = store.currentGlobalId();
+    Optional<GlobalSnapshot> current = store.currentGlobal();
     if (!current.isPresent()) {
       return Collections.emptyList();
     }
     List<ShardRef> refs = new ArrayList<>();
-    for (GlobalSnapshot.Part part : store.requireGlobal(current.get()).parts()) {
+    for (GlobalSnapshot.Part part : current.get().parts()) {
       refs.add(ShardRef.of(part.shardId(), part.snapshotId()));
     }
     return refs;
