@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,8 +12,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -33,26 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
 class FlinkFileSystemTableTest {
 
   @RegisterExtension
-  static final MiniClusterExtension MINI_CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setConfiguration(loopback())
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
-              .build());
+  static final MiniClusterExtension MINI_CLUSTER = LoopbackMiniCluster.withSlots(2);
 
   @TempDir Path dir;
-
-  private static Configuration loopback() {
-    Configuration conf = new Configuration();
-    for (String key :
-        new String[] {
-          "rest.address", "rest.bind-address", "jobmanager.rpc.address", "taskmanager.host"
-        }) {
-      conf.setString(key, "127.0.0.1");
-    }
-    return conf;
-  }
 
   private String ddl(String name, Path table, String options) {
     return "CREATE TABLE "

@@ -7,6 +7,7 @@ import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import io.cobble.testing.metrics.CobbleMetricsReporter;
 import io.cobble.testing.table.TestSinkTable;
 import java.nio.file.Path;
@@ -18,12 +19,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
@@ -58,26 +57,11 @@ class SinkDefaultsAndMetricsTest {
 
   @RegisterExtension
   static final MiniClusterExtension MINI_CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setConfiguration(clusterConfig())
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
+      LoopbackMiniCluster.withSlots(
+          4,
+          Map.of("metrics.reporter.cobble.factory.class", CobbleMetricsReporter.class.getName()));
 
   @TempDir Path dir;
-
-  private static Configuration clusterConfig() {
-    Configuration conf = new Configuration();
-    for (String key :
-        new String[] {
-          "rest.address", "rest.bind-address", "jobmanager.rpc.address", "taskmanager.host"
-        }) {
-      conf.setString(key, "127.0.0.1");
-    }
-    conf.setString("metrics.reporter.cobble.factory.class", CobbleMetricsReporter.class.getName());
-    return conf;
-  }
 
   @BeforeEach
   void reset() {

@@ -10,6 +10,7 @@ import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
@@ -18,9 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
@@ -45,28 +44,11 @@ import org.junit.jupiter.api.io.TempDir;
 class SinkEndOfInputCompactionTest {
 
   @RegisterExtension
-  static final MiniClusterExtension MINI_CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setConfiguration(loopback())
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
+  static final MiniClusterExtension MINI_CLUSTER = LoopbackMiniCluster.withSlots(4);
 
   private static final int KEYS = 20_000;
 
   @TempDir Path dir;
-
-  private static Configuration loopback() {
-    Configuration conf = new Configuration();
-    for (String key :
-        new String[] {
-          "rest.address", "rest.bind-address", "jobmanager.rpc.address", "taskmanager.host"
-        }) {
-      conf.setString(key, "127.0.0.1");
-    }
-    return conf;
-  }
 
   @BeforeEach
   void reset() {

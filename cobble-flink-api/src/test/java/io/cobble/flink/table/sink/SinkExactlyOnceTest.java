@@ -18,6 +18,7 @@ import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,7 +42,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -73,13 +73,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SinkExactlyOnceTest {
 
   @RegisterExtension
-  static final MiniClusterExtension MINI_CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setConfiguration(loopback())
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
+  static final MiniClusterExtension MINI_CLUSTER = LoopbackMiniCluster.withSlots(4);
 
   private static final int BUCKETS = 8;
   private static final Duration WAIT = Duration.ofMinutes(2);
@@ -91,17 +85,6 @@ class SinkExactlyOnceTest {
   private static final RowCodec CODEC = new RowCodec(ROW_TYPE, new int[] {0});
 
   @TempDir Path dir;
-
-  private static Configuration loopback() {
-    Configuration conf = new Configuration();
-    for (String key :
-        new String[] {
-          "rest.address", "rest.bind-address", "jobmanager.rpc.address", "taskmanager.host"
-        }) {
-      conf.setString(key, "127.0.0.1");
-    }
-    return conf;
-  }
 
   @BeforeEach
   void resetSwitches() {

@@ -3,9 +3,11 @@ package io.cobble.flink.table.sink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +20,6 @@ import org.apache.flink.metrics.MetricConfig;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.metrics.reporter.MetricReporter;
 import org.apache.flink.metrics.reporter.MetricReporterFactory;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
@@ -44,27 +45,15 @@ class SinkManagedMemoryTest {
 
   @RegisterExtension
   static final MiniClusterExtension MINI_CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setConfiguration(clusterConfig())
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
-              .build());
+      LoopbackMiniCluster.withSlots(
+          2,
+          Map.of(
+              "taskmanager.memory.managed.size",
+              "64m",
+              "metrics.reporter.budget.factory.class",
+              BudgetReporter.class.getName()));
 
   @TempDir Path dir;
-
-  private static Configuration clusterConfig() {
-    Configuration conf = new Configuration();
-    for (String key :
-        new String[] {
-          "rest.address", "rest.bind-address", "jobmanager.rpc.address", "taskmanager.host"
-        }) {
-      conf.setString(key, "127.0.0.1");
-    }
-    conf.setString("taskmanager.memory.managed.size", "64m");
-    conf.setString("metrics.reporter.budget.factory.class", BudgetReporter.class.getName());
-    return conf;
-  }
 
   @BeforeEach
   void clearBudgets() {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RunningFlink;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

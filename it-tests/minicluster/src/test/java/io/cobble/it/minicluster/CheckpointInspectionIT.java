@@ -7,6 +7,7 @@ import io.cobble.flink.state.inspect.CobbleCheckpoint;
 import io.cobble.flink.state.inspect.CobbleOperator;
 import io.cobble.flink.state.inspect.CobbleStateInfo;
 import io.cobble.flink.state.inspect.OperatorStateView;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.RunningFlink;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;

@@ -2,6 +2,7 @@ package io.cobble.it.minicluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.RunningFlink;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import io.cobble.testing.table.TestSinkTable;
 import java.nio.file.Path;
 import java.nio.file.Paths;

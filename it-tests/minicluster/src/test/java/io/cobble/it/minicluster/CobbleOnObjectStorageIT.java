@@ -8,6 +8,7 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import io.cobble.testing.S3ProxyServer;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -16,6 +16,7 @@ import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -17,6 +17,7 @@ import io.cobble.snapshot.GlobalSnapshot;
 import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.io.InputStream;
 import java.math.BigDecimal;
 import java.net.URL;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import io.cobble.testing.table.TestSinkTable;
 import java.math.BigDecimal;
 import java.nio.file.Path;

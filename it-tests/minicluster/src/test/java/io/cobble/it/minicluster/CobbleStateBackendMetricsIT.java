@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RunningFlink;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import io.cobble.testing.metrics.CobbleMetricsReporter;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cobble.testing.S3ProxyExtension;
 import io.cobble.testing.S3ProxyServer;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

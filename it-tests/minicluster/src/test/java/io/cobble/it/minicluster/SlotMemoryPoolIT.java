@@ -2,6 +2,7 @@ package io.cobble.it.minicluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import io.cobble.testing.metrics.CobbleMetricsReporter;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,4 +1,4 @@
-package io.cobble.it.minicluster;
+package io.cobble.testing.flink;
 
 import java.util.Arrays;
 import java.util.HashMap;
@@ -8,15 +8,15 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
 /** A one-TaskManager MiniCluster whose every endpoint is on 127.0.0.1 only. */
-final class LoopbackMiniCluster {
+public final class LoopbackMiniCluster {
   private LoopbackMiniCluster() {}
 
-  static MiniClusterExtension withSlots(int slots) {
+  public static MiniClusterExtension withSlots(int slots) {
     return withSlots(slots, new HashMap<>());
   }
 
   /** The same with {@code extra} cluster settings (a metric reporter, for example). */
-  static MiniClusterExtension withSlots(int slots, Map<String, String> extra) {
+  public static MiniClusterExtension withSlots(int slots, Map<String, String> extra) {
     Configuration conf = loopbackOnly();
     conf.addAll(Configuration.fromMap(extra));
     return new MiniClusterExtension(
