@@ -293,7 +293,7 @@ public final class BlockCache {
     }
 
     synchronized byte[] allocate(int length) {
-      return spares.take(length);
+      return spares.take(length, spareRoom());
     }
 
     synchronized void insertPinned(long key, byte[] data, int length, Pin pin) {

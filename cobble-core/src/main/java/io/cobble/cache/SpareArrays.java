@@ -6,9 +6,11 @@ import java.util.Arrays;
  * Arrays evicted from one {@link BlockCache} shard, kept for the next blocks to be decoded into.
  * Arrays come in size classes of {@link #GRANULE} bytes so that blocks of about the same size share
  * them; a request takes an array of its class or of one of the next {@link #REACH} classes. The
- * shard says how many bytes may be kept when it gives an array back; arrays beyond that, or larger
- * than the largest class, are left to the garbage collector. Not thread-safe: the shard's lock
- * guards it.
+ * shard says how many bytes may be kept; arrays beyond that, or larger than the largest class, are
+ * left to the garbage collector. A request that finds no array of its size drops kept arrays of
+ * other sizes until one of its own fits: otherwise arrays of a size no longer asked for (the blocks
+ * of tables a compaction replaced) would fill the allowance for good, every array the cache evicts
+ * would be refused, and every miss would allocate. Not thread-safe: the shard's lock guards it.
  */
 final class SpareArrays {
   static final int GRANULE = 256;
@@ -24,8 +26,11 @@ final class SpareArrays {
     return (length + GRANULE - 1) / GRANULE;
   }
 
-  /** A kept array of at least {@code length} bytes, or a new one of its class's size. */
-  byte[] take(int length) {
+  /**
+   * A kept array of at least {@code length} bytes, or a new one of its class's size; in that case
+   * kept arrays are dropped, smallest first, until an array of that size fits in {@code maxBytes}.
+   */
+  byte[] take(int length, long maxBytes) {
     int c = classOf(length);
     if (c >= CLASSES) {
       return new byte[length];
@@ -41,7 +46,19 @@ final class SpareArrays {
         return a;
       }
     }
+    makeRoom((long) c * GRANULE, maxBytes);
     return new byte[c * GRANULE];
+  }
+
+  private void makeRoom(long length, long maxBytes) {
+    for (int k = 0; k < CLASSES && bytes + length > maxBytes; k++) {
+      while (counts[k] > 0 && bytes + length > maxBytes) {
+        int n = counts[k] - 1;
+        stacks[k][n] = null;
+        counts[k] = n;
+        bytes -= (long) k * GRANULE;
+      }
+    }
   }
 
   /**

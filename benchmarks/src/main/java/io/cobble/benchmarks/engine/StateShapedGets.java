@@ -21,9 +21,9 @@ import java.util.stream.Stream;
  * per key, an 8-byte value) or map state (10 user keys per key, a null flag and an 8-byte value),
  * two buckets, and the state backend's memory split of its default 128 MB (two 32 MB memtables, a
  * 64 MB block cache). Prints where the rows are after the load and the reading thread's CPU
- * nanoseconds per get for each round, so that two builds can be compared on a shared machine (CPU
- * time leaves out the time a loaded machine deschedules the reader; the Flink layer and JMH are
- * left out too).
+ * nanoseconds and allocated bytes per get for each round, so that two builds can be compared on a
+ * shared machine (CPU time leaves out the time a loaded machine deschedules the reader; the Flink
+ * layer and JMH are left out too).
  *
  * <p>Run: {@code java -Xms3g -Xmx3g -cp benchmarks.jar io.cobble.benchmarks.engine.StateShapedGets
  * [value|map] [rounds]} (defaults value and 5), the classpath of two builds in turn; {@code
@@ -32,6 +32,8 @@ import java.util.stream.Stream;
  */
 public final class StateShapedGets {
   private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
+  private static final com.sun.management.ThreadMXBean ALLOC =
+      (com.sun.management.ThreadMXBean) CPU;
   private static final int KEYS = 500_000;
   private static final int GETS_PER_ROUND = 2_000_000;
   private static final String FAMILY = "state";
@@ -98,6 +100,8 @@ public final class StateShapedGets {
       }
       long found = 0;
       for (int round = 0; round < rounds; round++) {
+        long self = Thread.currentThread().getId();
+        long allocStart = ALLOC.getThreadAllocatedBytes(self);
         long start = CPU.getCurrentThreadCpuTime();
         for (int i = 0; i < GETS_PER_ROUND; i++) {
           if (db.getColumn((int) (keys[i] & 1), FAMILY, rowKeys[i], 0) != null) {
@@ -105,7 +109,10 @@ public final class StateShapedGets {
           }
         }
         long cpu = CPU.getCurrentThreadCpuTime() - start;
-        System.out.printf("round %d: %.1f CPU ns per get%n", round, cpu / (double) GETS_PER_ROUND);
+        long allocated = ALLOC.getThreadAllocatedBytes(self) - allocStart;
+        System.out.printf(
+            "round %d: %.1f CPU ns per get, %.1f B allocated per get by the reading thread%n",
+            round, cpu / (double) GETS_PER_ROUND, allocated / (double) GETS_PER_ROUND);
       }
       if (found != (long) rounds * GETS_PER_ROUND) {
         throw new IllegalStateException("gets found " + found + " rows, expected every one");
