@@ -121,12 +121,4 @@ final class BlockCodec {
       throw new IllegalStateException("LZ4 block decoded to " + n + " bytes, expected " + rawLen);
     }
   }
-
-  /** Verifies and decodes a framed block read from disk; throws IllegalStateException if bad. */
-  static byte[] unframe(byte[] framed, int off, int payloadSize) {
-    int rawLen = verify(framed, off, payloadSize);
-    byte[] out = new byte[rawLen];
-    decode(framed, off, payloadSize, out, rawLen);
-    return out;
-  }
 }

@@ -276,10 +276,26 @@ public final class Table implements AutoCloseable {
     return raw;
   }
 
-  /** Verifies and decodes a block framed at {@code off} of {@code buf} (a read-ahead chunk). */
-  byte[] unframe(byte[] buf, int off, int size, String kind, long fileOffset) {
+  /**
+   * Verifies a block framed at {@code off} of {@code buf} (a read-ahead chunk) and returns its
+   * decoded length.
+   */
+  int verifyFramed(byte[] buf, int off, int size, String kind, long fileOffset) {
     try {
-      return BlockCodec.unframe(buf, off, size);
+      return BlockCodec.verify(buf, off, size);
+    } catch (RuntimeException e) {
+      throw corrupt(kind, fileOffset, e);
+    }
+  }
+
+  /**
+   * Decodes a block {@link #verifyFramed} accepted into the first {@code rawLen} bytes of {@code
+   * dst}, so a sequential reader can reuse one array for every block.
+   */
+  void decodeFramed(
+      byte[] buf, int off, int size, byte[] dst, int rawLen, String kind, long fileOffset) {
+    try {
+      BlockCodec.decode(buf, off, size, dst, rawLen);
     } catch (RuntimeException e) {
       throw corrupt(kind, fileOffset, e);
     }

@@ -18,6 +18,9 @@ final class TableIterator implements KvIterator {
   /** Below this the caller asked for plain block-by-block reads without kernel hints. */
   private static final int MIN_HINTED_READ_AHEAD = 4096;
 
+  /** Growing the reused block array doubles it up to this, then grows to the block's size. */
+  private static final int MAX_KEPT_BLOCK = 1 << 20;
+
   private Table table;
   private final int readAhead;
   private final BlockIterator top = new BlockIterator();
@@ -28,6 +31,10 @@ final class TableIterator implements KvIterator {
   private boolean indexLoaded;
   private boolean dataLoaded;
   private byte[] raBuf;
+  // The decoded data block of a sequential read, one array reused for every block (the in-place
+  // key and value views are valid only until the cursor moves, see KvIterator).
+  private byte[] block = new byte[0];
+  private int blockLength;
   private long raStart = -1;
   private int raLen;
   private ReadAhead hint;
@@ -82,8 +89,8 @@ final class TableIterator implements KvIterator {
     long offset = r.readVarLong();
     int size = r.readVarInt();
     if (readAhead > 0) {
-      byte[] raw = readSequential(offset, size);
-      table.resetOnto(data, raw, raw.length, "data");
+      readSequential(offset, size);
+      table.resetOnto(data, block, blockLength, "data");
     } else {
       table.loadData(data, offset, size, pin);
     }
@@ -96,7 +103,8 @@ final class TableIterator implements KvIterator {
     table.releaseData(pin);
   }
 
-  private byte[] readSequential(long offset, int size) {
+  /** Reads the data block at {@code offset} into {@link #block}. */
+  private void readSequential(long offset, int size) {
     int need = size + BlockHandle.TRAILER_SIZE;
     if (raStart < 0 || offset < raStart || offset + need > raStart + raLen) {
       long end = Math.min(table.fileSize() - Footer.SIZE, offset + Math.max(need, readAhead));
@@ -115,8 +123,14 @@ final class TableIterator implements KvIterator {
       raStart = offset;
       raLen = len;
     }
+    int at = (int) (offset - raStart);
     try {
-      return table.unframe(raBuf, (int) (offset - raStart), size, "data", offset);
+      int rawLength = table.verifyFramed(raBuf, at, size, "data", offset);
+      if (block.length < rawLength) {
+        block = new byte[Math.max(rawLength, Math.min(2 * block.length, MAX_KEPT_BLOCK))];
+      }
+      table.decodeFramed(raBuf, at, size, block, rawLength, "data", offset);
+      blockLength = rawLength;
     } catch (CorruptionException e) {
       if (table.localPath() != null) {
         throw e;
@@ -124,7 +138,8 @@ final class TableIterator implements KvIterator {
       // A remote block may be damaged only in a local cache: the single-block read drops that
       // copy and reads the block again.
       raStart = -1;
-      return table.readBlock(new BlockHandle(offset, size), "data", false);
+      block = table.readBlock(new BlockHandle(offset, size), "data", false);
+      blockLength = block.length;
     }
   }
 

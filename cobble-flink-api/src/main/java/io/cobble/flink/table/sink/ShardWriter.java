@@ -36,6 +36,11 @@ final class ShardWriter {
   private final EncodeBuffer values = new EncodeBuffer(256);
   private final int[] columnEnds;
 
+  /** The shard's buckets, {@code [firstBucket, endBucket)}: resolved once, checked per row. */
+  private final int firstBucket;
+
+  private final int endBucket;
+
   /**
    * The key of an UPDATE_BEFORE not written yet, valid while {@link #removalPending}; it swaps
    * buffers with {@link #key}, so holding a key copies nothing.
@@ -59,6 +64,8 @@ final class ShardWriter {
     this.layout = layout;
     this.codec = codec;
     this.columnEnds = new int[codec.valueColumnCount()];
+    this.firstBucket = layout.firstBucket(shardIndex);
+    this.endBucket = layout.endBucket(shardIndex);
     this.recordsSent = metrics.counter(MetricNames.NUM_RECORDS_SEND);
     this.bytesSent = metrics.counter(MetricNames.NUM_BYTES_SEND);
     registerShardGauges(metrics.addGroup("cobble"));
@@ -129,7 +136,7 @@ final class ShardWriter {
   /** The key's bucket, which must belong to this shard: the stream is partitioned by bucket. */
   private int ownedBucket() {
     int bucket = BucketRouter.bucketOf(key.array(), key.size(), layout.bucketCount());
-    if (layout.shardOf(bucket) != shardIndex) {
+    if (bucket < firstBucket || bucket >= endBucket) {
       throw new IllegalStateException(
           "A row of bucket "
               + bucket

@@ -228,6 +228,38 @@ class ShardWriterTest {
     }
   }
 
+  /**
+   * With buckets that do not split evenly (7 over 3 writers: ranges of 2, 2 and 3), each writer
+   * takes exactly the rows of the buckets {@link TableLayout#shardOf} gives it, boundary buckets
+   * included, and refuses every other row.
+   */
+  @Test
+  void eachWriterTakesExactlyItsBucketsWhenTheyDoNotSplitEvenly() {
+    TableLayout uneven = new TableLayout(7, 3);
+    for (int shard = 0; shard < 3; shard++) {
+      try (Db db = Db.open(dir.resolve("shard-" + shard), ShardConfig.of(uneven, shard, 1 << 20))) {
+        ShardWriter writer = new ShardWriter(db, shard, uneven, CODEC, new CountingGroup());
+        boolean[] seen = new boolean[7];
+        for (long id = 1; id <= 200; id++) {
+          int bucket = BucketRouter.bucketOf(CODEC.key(row(RowKind.INSERT, id, "")), 7);
+          seen[bucket] = true;
+          GenericRowData row = row(RowKind.INSERT, id, "n" + id);
+          if (uneven.shardOf(bucket) == shard) {
+            writer.write(row);
+          } else {
+            assertThrows(
+                IllegalStateException.class,
+                () -> writer.write(row),
+                "bucket " + bucket + " of id " + id + " reached writer " + shard);
+          }
+        }
+        for (int b = 0; b < 7; b++) {
+          assertTrue(seen[b], "no id of bucket " + b + " among the first 200");
+        }
+      }
+    }
+  }
+
   @Test
   void shardConfigKeepsOneUnpinnedSnapshot() {
     Config config = ShardConfig.of(LAYOUT, 1, 1 << 20);
