@@ -25,7 +25,6 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   private final Version version;
   private final ScanSources sources;
   private final RowMergingIterator merged;
-  private final byte[] endKey;
   private final int[] projection;
   private final byte[] resumeAfter;
   private final long maxRows;
@@ -50,16 +49,18 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     this.projection = projection;
     this.maxRows = options.maxRows();
     this.resumeAfter = options.resumeAfter();
-    byte[] bucketPrefix = {(byte) (bucket >>> 8), (byte) bucket};
-    this.endKey = end != null ? concat(bucketPrefix, end) : Bytes.successor(bucketPrefix);
+    byte[] endKey =
+        end != null
+            ? treeKey(bucket, end)
+            : Bytes.successor(new byte[] {(byte) (bucket >>> 8), (byte) bucket});
     byte[] from = resumeAfter != null ? resumeAfter : start != null ? start : Bytes.EMPTY;
     if (start != null && Bytes.compare(from, start) < 0) {
       from = start;
     }
     this.sources = ScanSources.acquire();
     try {
-      byte[] seekKey = concat(bucketPrefix, from);
-      merged = sources.open(version, layout, loader, seekKey, endKey);
+      byte[] seekKey = treeKey(bucket, from);
+      merged = sources.open(version, layout, loader, seekKey, endKey).upperBound(endKey);
       merged.seek(seekKey);
     } catch (RuntimeException e) {
       sources.release();
@@ -67,9 +68,11 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     }
   }
 
-  private static byte[] concat(byte[] a, byte[] b) {
-    byte[] out = Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, out, a.length, b.length);
+  private static byte[] treeKey(int bucket, byte[] key) {
+    byte[] out = new byte[2 + key.length];
+    out[0] = (byte) (bucket >>> 8);
+    out[1] = (byte) bucket;
+    System.arraycopy(key, 0, out, 2, key.length);
     return out;
   }
 
@@ -84,9 +87,6 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     while (merged.valid()) {
       byte[] key = merged.keyArray();
       int keyLength = merged.keyLength();
-      if (endKey != null && Bytes.compare(key, 0, keyLength, endKey, 0, endKey.length) >= 0) {
-        break;
-      }
       if (resumeAfter != null
           && Bytes.compare(key, 2, keyLength - 2, resumeAfter, 0, resumeAfter.length) <= 0) {
         merged.next();

@@ -28,6 +28,9 @@ public final class RowMergingIterator implements AutoCloseable {
   private int[] keyOffsets = new int[0];
   private int[] keyLengths = new int[0];
   private int heapSize;
+  // Keys at or after this bound (null = none) never enter the heap: a bounded scan neither merges
+  // nor decodes the row just past its range.
+  private byte[] upper;
   private final ByteReader reader = new ByteReader();
   private RowState row = new RowState();
   private RowState older = new RowState();
@@ -76,7 +79,24 @@ public final class RowMergingIterator implements AutoCloseable {
     this.loader = loader;
     this.heapSize = 0;
     this.valid = false;
+    this.upper = null;
     return this;
+  }
+
+  /**
+   * Ends the merge before {@code bound} (null = unbounded): once every source has reached a key at
+   * or after it the iterator is no longer {@link #valid}, and rows at or after it are never merged
+   * or decoded. Applies from the next seek.
+   */
+  public RowMergingIterator upperBound(byte[] bound) {
+    this.upper = bound;
+    return this;
+  }
+
+  /** Whether source {@code s}'s current key (loaded) lies before the upper bound. */
+  private boolean belowUpper(int s) {
+    return upper == null
+        || Bytes.compare(keys[s], keyOffsets[s], keyLengths[s], upper, 0, upper.length) < 0;
   }
 
   private void loadKey(int s) {
@@ -131,8 +151,10 @@ public final class RowMergingIterator implements AutoCloseable {
     for (int i = 0; i < count; i++) {
       if (sources[i].valid()) {
         loadKey(i);
-        heap[heapSize++] = i;
-        siftUp(heapSize - 1);
+        if (belowUpper(i)) {
+          heap[heapSize++] = i;
+          siftUp(heapSize - 1);
+        }
       }
     }
     advance();
@@ -251,9 +273,12 @@ public final class RowMergingIterator implements AutoCloseable {
   private void moveTop() {
     int s = heap[0];
     sources[s].next();
-    if (sources[s].valid()) {
+    boolean stays = sources[s].valid();
+    if (stays) {
       loadKey(s);
-    } else {
+      stays = belowUpper(s);
+    }
+    if (!stays) {
       heap[0] = heap[--heapSize];
     }
     siftDown(0);
@@ -322,5 +347,6 @@ public final class RowMergingIterator implements AutoCloseable {
     Arrays.fill(keys, 0, count, null);
     count = 0;
     valid = false;
+    upper = null;
   }
 }

@@ -64,7 +64,7 @@ public final class RangeProbe {
       if (decided >= 0) {
         return decided == 1;
       }
-      merged.seek(lo);
+      merged.upperBound(hi).seek(lo);
       while (merged.valid()) {
         if (hi != null
             && Bytes.compare(merged.keyArray(), 0, merged.keyLength(), hi, 0, hi.length) >= 0) {

@@ -186,6 +186,44 @@ class RowMergingIteratorTest {
   }
 
   /**
+   * An upper bound ends the merge before it: the rows before the bound are those of the unbounded
+   * merge, the iterator is then invalid, and no row at or after the bound is decoded (a corrupt row
+   * there, which the unbounded merge reports, goes unread), whichever source reaches it first.
+   */
+  @Test
+  void upperBoundEndsTheMergeWithoutDecodingTheRowsPastIt() {
+    byte[] corrupt = {5, 9};
+    SortedListIterator newest =
+        new SortedListIterator()
+            .add(b("a"), row("put:a2", null))
+            .add(b("c"), row("merge:c2", null))
+            .add(b("e"), corrupt);
+    SortedListIterator oldest =
+        new SortedListIterator()
+            .add(b("a"), row("put:a1", "put:p"))
+            .add(b("c"), row("put:c1", null))
+            .add(b("d"), corrupt);
+    RowMergingIterator bounded = merging(newest, oldest).upperBound(b("d"));
+    bounded.seekToFirst();
+    assertEquals(Arrays.asList("a:a2|p", "c:c1,c2|-"), drain(bounded));
+    assertFalse(bounded.valid());
+    bounded.seek(b("b"));
+    assertEquals(Arrays.asList("c:c1,c2|-"), drain(bounded));
+
+    RowMergingIterator unbounded = merging(newest, oldest);
+    unbounded.seekToFirst();
+    unbounded.next();
+    assertThrows(CorruptionException.class, unbounded::next);
+
+    RowMergingIterator reset =
+        merging(newest, oldest)
+            .upperBound(b("d"))
+            .reset(new KvIterator[] {newest}, new String[] {"source-0"}, 1, LAYOUT, NO_POINTERS);
+    reset.seek(b("b"));
+    assertThrows(CorruptionException.class, reset::next, "reset drops the bound");
+  }
+
+  /**
    * With pass-through on, keys one source decides (no other source has them, or the newest row puts
    * or deletes every column) are held encoded as that source's row, every other key is folded, and
    * the rows seen are those of the iterator with pass-through off: seeded random sources ({@code

@@ -161,32 +161,17 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
 
   @Override
   public Iterable<UK> keys() {
-    return () -> mapped(iterator(), true);
+    return () -> {
+      writePrefix(currentNamespace);
+      return new KeyIterator(bucket(), keyOut.getCopyOfBuffer());
+    };
   }
 
   @Override
   public Iterable<UV> values() {
-    return () -> mapped(iterator(), false);
-  }
-
-  @SuppressWarnings("unchecked")
-  private <T> Iterator<T> mapped(Iterator<Map.Entry<UK, UV>> entries, boolean keys) {
-    return new Iterator<T>() {
-      @Override
-      public boolean hasNext() {
-        return entries.hasNext();
-      }
-
-      @Override
-      public T next() {
-        Map.Entry<UK, UV> e = entries.next();
-        return (T) (keys ? e.getKey() : e.getValue());
-      }
-
-      @Override
-      public void remove() {
-        entries.remove();
-      }
+    return () -> {
+      writePrefix(currentNamespace);
+      return new ValueIterator(bucket(), keyOut.getCopyOfBuffer());
     };
   }
 
@@ -245,33 +230,43 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     return any ? out.getCopyOfBuffer() : null;
   }
 
-  /** Entries of one (key, namespace), read {@link #CHUNK} rows at a time. */
-  private final class EntryIterator implements Iterator<Map.Entry<UK, UV>> {
-    private final int bucket;
-    private final byte[] prefix;
+  /**
+   * The rows of one (key, namespace), read {@link #CHUNK} rows at a time into a reused list, each
+   * handed out as an element of type {@code T}; {@link #remove} deletes the row of the last one.
+   */
+  private abstract class RowIterator<T> implements Iterator<T> {
+    final int bucket;
+    final byte[] prefix;
     private final byte[] end;
-    private final DataInputDeserializer input = new DataInputDeserializer();
-    private List<Row> chunk = new ArrayList<>();
+    final DataInputDeserializer input = new DataInputDeserializer();
+    private final List<Row> chunk = new ArrayList<>();
     private int index;
     private byte[] after;
     private boolean exhausted;
-    private Entry current;
+    // The row key of the last element handed out, until it is removed.
+    private byte[] lastRowKey;
 
-    EntryIterator(int bucket, byte[] prefix) {
+    RowIterator(int bucket, byte[] prefix) {
       this.bucket = bucket;
       this.prefix = prefix;
       this.end = RowKeys.prefixEnd(prefix);
     }
 
+    /** The element of one row. */
+    abstract T element(Row row);
+
+    /** Called after the row of the last element was deleted. */
+    void removed() {}
+
     @Override
-    public boolean hasNext() {
+    public final boolean hasNext() {
       if (index < chunk.size()) {
         return true;
       }
       if (exhausted) {
         return false;
       }
-      chunk = new ArrayList<>();
+      chunk.clear();
       index = 0;
       ScanOptions options = after == null ? FIRST_CHUNK : FIRST_CHUNK.startAfter(after);
       try (ScanCursor c = db.scan(bucket, family, prefix, end, options)) {
@@ -289,22 +284,78 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     }
 
     @Override
-    public Map.Entry<UK, UV> next() {
+    public final T next() {
       if (!hasNext()) {
         throw new NoSuchElementException();
       }
-      Row row = chunk.get(index++);
+      Row row = chunk.get(index);
+      // The chunk list is reused: drop the row so a long iteration keeps only the current chunk.
+      chunk.set(index++, null);
+      lastRowKey = row.key();
+      return element(row);
+    }
+
+    @Override
+    public final void remove() {
+      if (lastRowKey == null) {
+        throw new IllegalStateException("next() was not called, or the entry is removed");
+      }
+      db.deleteRow(bucket, family, lastRowKey);
+      lastRowKey = null;
+      removed();
+    }
+
+    UK decodeKey(byte[] rowKey) {
+      try {
+        input.setBuffer(rowKey, prefix.length, rowKey.length - prefix.length);
+        return userKeySerializer.deserialize(input);
+      } catch (IOException e) {
+        throw new FlinkRuntimeException("cannot deserialize a user key of " + family, e);
+      }
+    }
+  }
+
+  /** Only the user keys: values are never decoded. */
+  private final class KeyIterator extends RowIterator<UK> {
+    KeyIterator(int bucket, byte[] prefix) {
+      super(bucket, prefix);
+    }
+
+    @Override
+    UK element(Row row) {
+      return decodeKey(row.key());
+    }
+  }
+
+  /** Only the values: user keys are never decoded. */
+  private final class ValueIterator extends RowIterator<UV> {
+    ValueIterator(int bucket, byte[] prefix) {
+      super(bucket, prefix);
+    }
+
+    @Override
+    UV element(Row row) {
+      return decodeValue(row.column(0), input);
+    }
+  }
+
+  /** Entries that decode their key and value on first use. */
+  private final class EntryIterator extends RowIterator<Map.Entry<UK, UV>> {
+    private Entry current;
+
+    EntryIterator(int bucket, byte[] prefix) {
+      super(bucket, prefix);
+    }
+
+    @Override
+    Map.Entry<UK, UV> element(Row row) {
       current = new Entry(row.key(), row.column(0));
       return current;
     }
 
     @Override
-    public void remove() {
-      if (current == null || current.removed) {
-        throw new IllegalStateException("next() was not called, or the entry is removed");
-      }
+    void removed() {
       current.removed = true;
-      db.deleteRow(bucket, family, current.rowKey);
     }
 
     private final class Entry implements Map.Entry<UK, UV> {
@@ -323,12 +374,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       @Override
       public UK getKey() {
         if (key == null) {
-          try {
-            input.setBuffer(rowKey, prefix.length, rowKey.length - prefix.length);
-            key = userKeySerializer.deserialize(input);
-          } catch (IOException e) {
-            throw new FlinkRuntimeException("cannot deserialize a user key of " + family, e);
-          }
+          key = decodeKey(rowKey);
         }
         return key;
       }

@@ -631,6 +631,136 @@ public abstract class StateOpsContract {
     }
   }
 
+  /**
+   * Map iteration against a model (seed: {@code -Dcobble.test.seed}): entries, keys and values of
+   * maps up to three chunks long, over puts, removes and null values spread across the memtable,
+   * level 0 and compacted levels; removes through each kind of iterator (gone from the state and
+   * the model, a second remove or one before {@code next} rejected) and {@code setValue} through an
+   * entry.
+   */
+  @Test
+  void mapIterationMatchesAModelThroughFlushesCompactionsAndIteratorRemoves() throws Exception {
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    System.out.println(
+        "mapIterationMatchesAModelThroughFlushesCompactionsAndIteratorRemoves seed " + seed);
+    java.util.Random rnd = new java.util.Random(seed);
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
+      try {
+        MapState<Integer, String> map =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new MapStateDescriptor<>("iter-m", Integer.class, String.class));
+        Db db = db(backend);
+        Map<Integer, Map<Integer, String>> model = new HashMap<>();
+        for (int step = 0; step < 3000; step++) {
+          int k = rnd.nextInt(12);
+          backend.setCurrentKey(k);
+          Map<Integer, String> entries = model.computeIfAbsent(k, x -> new HashMap<>());
+          int uk = rnd.nextInt(k < 4 ? 400 : 30);
+          if (rnd.nextInt(4) == 0) {
+            map.remove(uk);
+            entries.remove(uk);
+          } else {
+            String v = rnd.nextInt(8) == 0 ? null : "v" + step;
+            map.put(uk, v);
+            entries.put(uk, v);
+          }
+          int f = rnd.nextInt(400);
+          if (f == 0) {
+            db.flush();
+          } else if (f == 1) {
+            db.flush();
+            db.compactAll();
+            db.waitForCompactions();
+          } else if (f < 40 && step % 50 == 0) {
+            checkIteration(map, backend, model, k, rnd, seed);
+          }
+        }
+        for (int round = 0; round < 2; round++) {
+          for (int k = 0; k < 13; k++) {
+            checkIteration(map, backend, model, k, rnd, seed);
+          }
+          db.flush();
+          db.compactAll();
+          db.waitForCompactions();
+        }
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  private static void checkIteration(
+      MapState<Integer, String> map,
+      AbstractKeyedStateBackend<Integer> backend,
+      Map<Integer, Map<Integer, String>> model,
+      int k,
+      java.util.Random rnd,
+      long seed)
+      throws Exception {
+    backend.setCurrentKey(k);
+    Map<Integer, String> expected = model.computeIfAbsent(k, x -> new HashMap<>());
+    String at = "key " + k + " (seed " + seed + ")";
+    List<Integer> keys = new ArrayList<>();
+    for (Integer uk : map.keys()) {
+      keys.add(uk);
+    }
+    List<Integer> sortedKeys = new ArrayList<>(expected.keySet());
+    Collections.sort(sortedKeys);
+    assertEquals(sortedKeys, keys, "keys() in key order, " + at);
+    List<String> values = new ArrayList<>();
+    for (String v : map.values()) {
+      values.add(v);
+    }
+    List<String> expectedValues = new ArrayList<>();
+    for (Integer uk : sortedKeys) {
+      expectedValues.add(expected.get(uk));
+    }
+    assertEquals(expectedValues, values, "values() in key order, " + at);
+    Map<Integer, String> iterated = new HashMap<>();
+    for (Map.Entry<Integer, String> e : map.entries()) {
+      iterated.put(e.getKey(), e.getValue());
+    }
+    assertEquals(expected, iterated, "entries(), " + at);
+    assertEquals(expected.isEmpty(), map.isEmpty(), "isEmpty(), " + at);
+
+    // Removes and updates through the three kinds of iterator.
+    int kind = rnd.nextInt(3);
+    java.util.Iterator<?> it =
+        kind == 0 ? map.keys().iterator() : kind == 1 ? map.values().iterator() : map.iterator();
+    assertThrows(IllegalStateException.class, it::remove, "remove before next, " + at);
+    for (Integer uk : sortedKeys) {
+      Object element = it.next();
+      int choice = rnd.nextInt(4);
+      if (choice == 0) {
+        it.remove();
+        assertThrows(IllegalStateException.class, it::remove, "second remove, " + at);
+        expected.remove(uk);
+        if (kind == 2) {
+          @SuppressWarnings("unchecked")
+          Map.Entry<Integer, String> e = (Map.Entry<Integer, String>) element;
+          assertEquals(uk, e.getKey(), at);
+          assertNull(e.getValue(), "a removed entry's value, " + at);
+        }
+      } else if (choice == 1 && kind == 2) {
+        @SuppressWarnings("unchecked")
+        Map.Entry<Integer, String> e = (Map.Entry<Integer, String>) element;
+        assertEquals(expected.get(uk), e.setValue("set" + uk), at);
+        assertEquals("set" + uk, e.getValue(), at);
+        expected.put(uk, "set" + uk);
+      }
+    }
+    assertTrue(!it.hasNext(), "iterator exhausted, " + at);
+    Map<Integer, String> after = new HashMap<>();
+    for (Map.Entry<Integer, String> e : map.entries()) {
+      after.put(e.getKey(), e.getValue());
+    }
+    assertEquals(expected, after, "entries after removes through the iterator, " + at);
+  }
+
   private MockEnvironment env() {
     return new MockEnvironmentBuilder().setManagedMemorySize(SLOT).build();
   }
