@@ -40,6 +40,8 @@ public final class RowProjection implements Serializable {
   private transient FieldCodec[] codecs;
   // Per key part (stored key order): its produced position, or -1; null when no key is produced.
   private transient int[] keyTargets;
+  // Whether every produced key field decodes to a value equal to the probe value that encoded it.
+  private transient boolean probeKeysExact;
 
   private RowProjection(
       RowType producedType,
@@ -113,6 +115,34 @@ public final class RowProjection implements Serializable {
       }
     }
     keyTargets = producesKey ? keyFieldPositions() : null;
+    probeKeysExact = true;
+    for (LogicalType type : keyTypes) {
+      probeKeysExact &= decodesToProbeValue(type);
+    }
+  }
+
+  /**
+   * Whether a key field of this type decodes to exactly the value it was encoded from, so a lookup
+   * may produce the probe's own value instead of decoding the stored key: true for the integer,
+   * boolean, date, time and character types, which encode every bit of their value and are
+   * immutable. Not for floating point (one encoding for several NaNs), timestamps and decimals
+   * (encoded at the column's precision) or binary strings (mutable arrays).
+   */
+  private static boolean decodesToProbeValue(LogicalType type) {
+    switch (type.getTypeRoot()) {
+      case BOOLEAN:
+      case TINYINT:
+      case SMALLINT:
+      case INTEGER:
+      case BIGINT:
+      case DATE:
+      case TIME_WITHOUT_TIME_ZONE:
+      case CHAR:
+      case VARCHAR:
+        return true;
+      default:
+        return false;
+    }
   }
 
   /**
@@ -165,6 +195,34 @@ public final class RowProjection implements Serializable {
     if (keyTargets != null) {
       keys.decodeInto(key, row, keyTargets);
     }
+    decodeValues(row, columns);
+    return row;
+  }
+
+  /**
+   * As {@link #decode}, for the row a lookup found with {@code probe}'s key values: where the key's
+   * types allow ({@link #decodesToProbeValue}), the produced key fields are the probe's own values
+   * (equal to what decoding {@code key} gives, without decoding or boxing them again).
+   *
+   * @param probePositions the position in {@code probe} of each key part, in the table's key order
+   * @param key {@code probe}'s encoded key
+   */
+  public RowData decodeProbed(RowData probe, int[] probePositions, byte[] key, byte[][] columns) {
+    if (keyTargets == null || !probeKeysExact || !(probe instanceof GenericRowData)) {
+      return decode(key, columns);
+    }
+    GenericRowData probed = (GenericRowData) probe;
+    GenericRowData row = new GenericRowData(keyPart.length);
+    for (int part = 0; part < keyTargets.length; part++) {
+      if (keyTargets[part] >= 0) {
+        row.setField(keyTargets[part], probed.getField(probePositions[part]));
+      }
+    }
+    decodeValues(row, columns);
+    return row;
+  }
+
+  private void decodeValues(GenericRowData row, byte[][] columns) {
     for (int j = 0; j < keyPart.length; j++) {
       int index = columnIndex[j];
       if (index < 0) {
@@ -188,7 +246,6 @@ public final class RowProjection implements Serializable {
             e);
       }
     }
-    return row;
   }
 
   private static int indexOf(int[] values, int value) {

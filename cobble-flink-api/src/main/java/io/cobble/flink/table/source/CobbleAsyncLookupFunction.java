@@ -43,7 +43,7 @@ public final class CobbleAsyncLookupFunction extends AsyncLookupFunction {
 
   @Override
   public void open(FunctionContext context) throws Exception {
-    reads.open(context.getMetricGroup());
+    reads.open(context.getMetricGroup(), true);
     MetricGroup group = context.getMetricGroup().addGroup("cobble");
     answeredInline = group.counter("lookupsAnsweredInline", new SimpleCounter());
     handedOff = group.counter("lookupsHandedOff", new SimpleCounter());

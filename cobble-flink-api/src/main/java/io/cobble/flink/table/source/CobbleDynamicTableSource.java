@@ -1,7 +1,6 @@
 package io.cobble.flink.table.source;
 
 import io.cobble.flink.table.codec.ColumnSlots;
-import io.cobble.flink.table.codec.KeyEncoder;
 import io.cobble.flink.table.codec.RowProjection;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,7 +17,6 @@ import org.apache.flink.table.connector.source.abilities.SupportsProjectionPushD
 import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
 import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
 import org.apache.flink.table.types.DataType;
-import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
@@ -163,15 +161,14 @@ public final class CobbleDynamicTableSource
               + ".");
     }
     LookupReads reads =
-        new LookupReads(settings, projection, probeKeyEncoder(projection, keys), buckets);
+        new LookupReads(settings, projection, probePositions(projection, keys), buckets);
     return lookup.async()
         ? AsyncLookupFunctionProvider.of(new CobbleAsyncLookupFunction(reads, lookup.maxInFlight()))
         : LookupFunctionProvider.of(new CobbleLookupFunction(reads));
   }
 
-  /** Encodes the primary key from the planner's key row, whose fields follow the lookup keys. */
-  private static KeyEncoder probeKeyEncoder(RowProjection projection, int[][] keys) {
-    List<LogicalType> types = projection.keyTypes();
+  /** Each primary-key part's position in the planner's key row, whose fields follow the keys. */
+  private static int[] probePositions(RowProjection projection, int[][] keys) {
     int[] keyFields = projection.keyFieldPositions();
     int[] probePositions = new int[keyFields.length];
     for (int k = 0; k < keyFields.length; k++) {
@@ -181,7 +178,7 @@ public final class CobbleDynamicTableSource
         }
       }
     }
-    return new KeyEncoder(types, probePositions);
+    return probePositions;
   }
 
   @Override

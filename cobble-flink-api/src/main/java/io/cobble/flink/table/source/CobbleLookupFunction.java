@@ -22,7 +22,7 @@ public final class CobbleLookupFunction extends LookupFunction {
 
   @Override
   public void open(FunctionContext context) throws Exception {
-    reads.open(context.getMetricGroup());
+    reads.open(context.getMetricGroup(), false);
     keyBuffer = new ProbeKeyBuffer();
   }
 

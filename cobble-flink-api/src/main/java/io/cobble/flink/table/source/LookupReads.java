@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.Collections;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.table.data.RowData;
 
@@ -30,6 +31,7 @@ final class LookupReads implements Serializable {
   private final SourceSettings settings;
   private final RowProjection projection;
   private final KeyEncoder probeKeys;
+  private final int[] probePositions;
   private final int buckets;
   private final int[] columns;
   private transient SharedReaders.Lease lease;
@@ -37,22 +39,32 @@ final class LookupReads implements Serializable {
   private transient Counter misses;
 
   /**
-   * @param probeKeys encodes the primary key from a probe key row (the planner's lookup-key order)
+   * @param probePositions the position of each primary-key part (table key order) in a probe key
+   *     row (the planner's lookup-key order)
    */
   LookupReads(
-      SourceSettings settings, RowProjection projection, KeyEncoder probeKeys, int buckets) {
+      SourceSettings settings, RowProjection projection, int[] probePositions, int buckets) {
     this.settings = settings;
     this.projection = projection;
-    this.probeKeys = probeKeys;
+    this.probeKeys = new KeyEncoder(projection.keyTypes(), probePositions);
+    this.probePositions = probePositions.clone();
     this.buckets = buckets;
     this.columns = projection.cobbleColumns();
   }
 
-  void open(MetricGroup functionGroup) throws IOException {
+  /**
+   * @param concurrent whether lookups run on several threads at once (the async function's pool);
+   *     otherwise the counters are plain fields, as only the task thread looks up
+   */
+  void open(MetricGroup functionGroup, boolean concurrent) throws IOException {
     lease = SharedReaders.acquire(settings);
     MetricGroup group = functionGroup.addGroup("cobble");
-    hits = group.counter("lookupHits", new ThreadSafeSimpleCounter());
-    misses = group.counter("lookupMisses", new ThreadSafeSimpleCounter());
+    hits =
+        group.counter(
+            "lookupHits", concurrent ? new ThreadSafeSimpleCounter() : new SimpleCounter());
+    misses =
+        group.counter(
+            "lookupMisses", concurrent ? new ThreadSafeSimpleCounter() : new SimpleCounter());
     ReaderGauges.register(group, lease::reader);
   }
 
@@ -66,16 +78,16 @@ final class LookupReads implements Serializable {
     byte[] key = keyBuffer.encode(probeKeys, keyRow);
     byte[][] values =
         lease.reader().get(BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns);
-    return answer(key, values);
+    return answer(keyRow, key, values);
   }
 
-  private Collection<RowData> answer(byte[] key, byte[][] values) {
+  private Collection<RowData> answer(RowData keyRow, byte[] key, byte[][] values) {
     if (values == null) {
       misses.inc();
       return Collections.emptyList();
     }
     hits.inc();
-    return Collections.singletonList(projection.decode(key, values));
+    return Collections.singletonList(projection.decodeProbed(keyRow, probePositions, key, values));
   }
 
   /**
@@ -94,7 +106,7 @@ final class LookupReads implements Serializable {
     if (values == Reader.NOT_IN_MEMORY) {
       return null;
     }
-    return answer(key, values);
+    return answer(keyRow, key, values);
   }
 
   void close() throws IOException {

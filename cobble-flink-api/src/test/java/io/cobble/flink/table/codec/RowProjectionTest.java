@@ -2,15 +2,21 @@ package io.cobble.flink.table.codec;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.math.BigDecimal;
 import java.util.Arrays;
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
@@ -94,6 +100,52 @@ class RowProjectionTest {
     assertEquals(9000L, row.getLong(1));
     assertEquals(Arrays.asList("k1", "c"), projection.producedType().getFieldNames());
     assertArrayEquals(new int[] {0, -1}, projection.keyFieldPositions(), "k2 is not produced");
+  }
+
+  @Test
+  void aLookupHitTakesExactKeyTypesFromItsProbeAndDecodesTheOthers() {
+    RowProjection projection =
+        RowProjection.of(SOURCE, SOURCE_KEY, SOURCE_SLOTS, new int[] {0, 1, 2, 3});
+    byte[] key = sink.key(written);
+    // The probe key row in join order (k2, k1): its own objects become the row's key fields.
+    Long k1 = 7L;
+    StringData k2 = StringData.fromString("eu");
+    RowData row =
+        projection.decodeProbed(GenericRowData.of(k2, k1), new int[] {1, 0}, key, read(projection));
+    assertSame(k1, ((GenericRowData) row).getField(3));
+    assertSame(k2, ((GenericRowData) row).getField(1));
+    assertEquals(9000L, row.getLong(0));
+    assertEquals("alpha", row.getString(2).toString());
+    assertEquals(projection.decode(key, read(projection)), row);
+    // A probe that is not the planner's GenericRowData: the key fields are decoded.
+    RowData joined =
+        projection.decodeProbed(
+            new JoinedRowData(GenericRowData.of(k2), GenericRowData.of(k1)),
+            new int[] {1, 0},
+            key,
+            read(projection));
+    assertEquals(row, joined);
+    assertNotSame(k2, ((GenericRowData) joined).getField(1));
+
+    // A DECIMAL key encodes at the column's scale: its field is always decoded from the stored key.
+    RowType decimalKeyed =
+        RowType.of(
+            new LogicalType[] {new DecimalType(false, 10, 2), new IntType()},
+            new String[] {"d", "v"});
+    RowCodec codec = new RowCodec(decimalKeyed, new int[] {0});
+    DecimalData stored = DecimalData.fromBigDecimal(new BigDecimal("12.50"), 10, 2);
+    RowData decimalRow = GenericRowData.of(stored, 5);
+    RowProjection decimal = RowProjection.of(decimalKeyed, new int[] {0}, null, new int[] {0, 1});
+    DecimalData probe = DecimalData.fromBigDecimal(new BigDecimal("12.5"), 10, 1);
+    RowData hit =
+        decimal.decodeProbed(
+            GenericRowData.of(probe),
+            new int[] {0},
+            codec.key(decimalRow),
+            new byte[][] {codec.values(decimalRow)[0]});
+    assertNotSame(probe, ((GenericRowData) hit).getField(0));
+    assertEquals(stored, hit.getDecimal(0, 10, 2));
+    assertEquals(5, hit.getInt(1));
   }
 
   @Test

@@ -117,11 +117,11 @@ class LookupAllocationTest {
   }
 
   /**
-   * A hit measured about 480 bytes: the engine's values (the column array and one array per column,
-   * ~190 B), the row with its boxed values (~120 B), the binary string over the stored name bytes
-   * (~110 B) and the list around the row. The path before allocated ~1,280 B per hit and ~450 B per
-   * miss (the key's buffer and copy, the engine's projection and shard lookup, a Java string
-   * decoded from the name and intermediate key values).
+   * A hit measured about 456 bytes: the engine's values (the column array and one array per column,
+   * ~190 B), the row with its boxed values (~100 B; the key field is the probe's own Long), the
+   * binary string over the stored name bytes (~110 B) and the list around the row. The path before
+   * allocated ~1,280 B per hit and ~450 B per miss (the key's buffer and copy, the engine's
+   * projection and shard lookup, a Java string decoded from the name and intermediate key values).
    */
   private static final long HIT_BYTES = 560;
 

@@ -205,15 +205,17 @@ class CobbleSourceProjectionIT {
               + values
               + ") AS v(id)");
       String query =
-          "SELECT p.id, d.score, d.name FROM probes AS p LEFT JOIN dim FOR SYSTEM_TIME AS OF p.pt"
-              + " AS d ON p.id = d.id";
+          "SELECT p.id, d.score, d.name, d.id FROM probes AS p LEFT JOIN dim FOR SYSTEM_TIME AS OF"
+              + " p.pt AS d ON p.id = d.id";
       String plan = env.explainSql(query);
       assertEquals(async.equals("true"), plan.contains("async=["), plan);
       TreeMap<Long, List<Object>> expected = new TreeMap<>();
       for (long id = 4; id <= 240; id += 4) {
         expected.put(
             id,
-            id <= ROWS ? Arrays.asList(id, score(id), "n" + id) : Arrays.asList(id, null, null));
+            id <= ROWS
+                ? Arrays.asList(id, score(id), "n" + id, id)
+                : Arrays.asList(id, null, null, null));
       }
       assertEquals(expected, byKey(collect(env, query), 0), "lookup.async = " + async);
     }
