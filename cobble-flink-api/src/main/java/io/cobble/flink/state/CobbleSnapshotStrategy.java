@@ -170,9 +170,11 @@ final class CobbleSnapshotStrategy<K>
     List<Long> numbers = new ArrayList<>();
     List<HandleAndLocalPath> shared = new ArrayList<>();
     List<SnapshotFile> manifestFiles = new ArrayList<>();
-    // Files the checkpoint refers to where they lie (hard links, the checkpoint primary): written
-    // without fsync under fsync.policy=snapshot, so fsynced before the checkpoint completes.
+    // Files the checkpoint refers to where they lie (the checkpoint primary's, and those linked
+    // into shared/): written without fsync under fsync.policy=snapshot, so fsynced before the
+    // checkpoint completes.
     List<Long> inPlaceFiles = new ArrayList<>();
+    List<Long> linked = new ArrayList<>();
     long uploadedBytes = 0;
     // Numbers of files written after the seal are above this, so a restore numbers new files after
     // every file of the snapshot.
@@ -199,7 +201,7 @@ final class CobbleSnapshotStrategy<K>
                     scope,
                     registry,
                     f.number(),
-                    inPlaceFiles);
+                    linked);
             sent = h;
             uploaded.add(h);
             uploadedBytes += f.size();
@@ -231,7 +233,7 @@ final class CobbleSnapshotStrategy<K>
                 scope,
                 registry,
                 f.number(),
-                inPlaceFiles);
+                linked);
         sent = h;
         uploaded.add(h);
         uploadedBytes += f.size();
@@ -241,7 +243,7 @@ final class CobbleSnapshotStrategy<K>
       shared.add(HandleAndLocalPath.of(sent, name));
       manifestFiles.add(SnapshotFile.vlog(f.number(), f.size(), f.entries(), name));
     }
-    syncInPlace(db, inPlaceFiles, streamFactory);
+    syncInPlace(db, inPlaceFiles, linked, streamFactory);
     ShardSnapshot shard =
         new ShardSnapshot(
             shardId(),
@@ -285,14 +287,16 @@ final class CobbleSnapshotStrategy<K>
    * engine fsyncs those it wrote without fsync, and the shared directory's new links are synced.
    */
   private static void syncInPlace(
-      Db db, List<Long> inPlaceFiles, CheckpointStreamFactory streamFactory) throws IOException {
-    if (inPlaceFiles.isEmpty()) {
-      return;
+      Db db, List<Long> inPlaceFiles, List<Long> linked, CheckpointStreamFactory streamFactory)
+      throws IOException {
+    if (!inPlaceFiles.isEmpty()) {
+      db.makeDurable(inPlaceFiles);
     }
-    db.makeDurable(inPlaceFiles);
-    if (streamFactory instanceof FsCheckpointStorageLocation) {
-      URI uri = ((FsCheckpointStorageLocation) streamFactory).getSharedStateDirectory().toUri();
-      if ((uri.getScheme() == null || "file".equals(uri.getScheme())) && !WINDOWS) {
+    if (!linked.isEmpty()) {
+      // Linking happens only into a local shared directory of a file-system location.
+      db.makeDurable(linked);
+      if (!WINDOWS) {
+        URI uri = ((FsCheckpointStorageLocation) streamFactory).getSharedStateDirectory().toUri();
         try (FileChannel dir = FileChannel.open(Paths.get(uri.getPath()), StandardOpenOption.READ)) {
           dir.force(true);
         }
