@@ -18,8 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code fsync.policy}: under {@code publish} every flushed or compacted file is fsynced when
- * written, so nothing waits; under {@code snapshot} exactly the local files written since are
- * left for {@link Db#makeDurable}, which fsyncs each asked-for file once and forgets the files
+ * written, so nothing waits; under {@code snapshot} exactly the local files written since are left
+ * for {@link Db#makeDurable}, which fsyncs each asked-for file once and forgets the files
  * compaction deleted unasked.
  */
 class FsyncPolicyTest {

@@ -97,9 +97,11 @@ class DeferredFsyncCrashTest {
         throw new AssertionError("the state backend's shard defers fsyncs to its checkpoints");
       }
       ListState<Long> list =
-          backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, LIST);
+          backend.getPartitionedState(
+              VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, LIST);
       MapState<Long, Long> map =
-          backend.getPartitionedState(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, MAP);
+          backend.getPartitionedState(
+              VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, MAP);
       for (long round = 1; ; round++) {
         for (long k = 0; k < KEYS; k++) {
           backend.setCurrentKey(k);

@@ -297,7 +297,8 @@ final class CobbleSnapshotStrategy<K>
       db.makeDurable(linked);
       if (!WINDOWS) {
         URI uri = ((FsCheckpointStorageLocation) streamFactory).getSharedStateDirectory().toUri();
-        try (FileChannel dir = FileChannel.open(Paths.get(uri.getPath()), StandardOpenOption.READ)) {
+        try (FileChannel dir =
+            FileChannel.open(Paths.get(uri.getPath()), StandardOpenOption.READ)) {
           dir.force(true);
         }
       }
