@@ -69,11 +69,13 @@ public final class Config {
   private final boolean pinPartitions;
   private final boolean[] lz4PerLevel;
   private final long valueSeparationThreshold;
+  private final boolean separateMergeFamilies;
   private final long blockCacheSize;
   private final long defaultTtlMillis;
   private final boolean directIoEnabled;
   private final boolean mmapReadsEnabled;
   private final boolean fsyncEnabled;
+  private final FsyncPolicy fsyncPolicy;
   private final int directIoBufferSize;
   private final int directIoPoolMaxSize;
   private final long remoteCacheSize;
@@ -124,11 +126,13 @@ public final class Config {
     metadataCacheMode = parse(EngineOptions.METADATA_CACHE_MODE);
     lz4PerLevel = parseCompression(parse(EngineOptions.COMPRESSION), maxLevels);
     valueSeparationThreshold = parse(EngineOptions.VALUE_SEPARATION_THRESHOLD);
+    separateMergeFamilies = parse(EngineOptions.VALUE_SEPARATION_MERGE_FAMILIES);
     blockCacheSize = parse(EngineOptions.BLOCK_CACHE_SIZE);
     defaultTtlMillis = parse(EngineOptions.DEFAULT_TTL);
     directIoEnabled = parse(EngineOptions.DIRECT_IO_ENABLED);
     mmapReadsEnabled = parse(EngineOptions.MMAP_READS_ENABLED);
     fsyncEnabled = parse(EngineOptions.FSYNC_ENABLED);
+    fsyncPolicy = parse(EngineOptions.FSYNC_POLICY);
     directIoBufferSize = (int) (long) parse(EngineOptions.DIRECT_IO_BUFFER_SIZE);
     directIoPoolMaxSize = parse(EngineOptions.DIRECT_IO_POOL_MAX_SIZE);
     remoteCacheSize = parse(EngineOptions.REMOTE_CACHE_SIZE);
@@ -409,6 +413,11 @@ public final class Config {
     return valueSeparationThreshold;
   }
 
+  /** Whether families with a merge-operator column separate values into the value log. */
+  public boolean separateMergeFamilies() {
+    return separateMergeFamilies;
+  }
+
   public long blockCacheSize() {
     return blockCacheSize;
   }
@@ -427,6 +436,15 @@ public final class Config {
 
   public boolean fsyncEnabled() {
     return fsyncEnabled;
+  }
+
+  public FsyncPolicy fsyncPolicy() {
+    return fsyncPolicy;
+  }
+
+  /** Whether flushes and compactions fsync their files (and manifests) before publishing them. */
+  public boolean fsyncOnPublish() {
+    return fsyncEnabled && fsyncPolicy == FsyncPolicy.PUBLISH;
   }
 
   public boolean directIoEnabled() {

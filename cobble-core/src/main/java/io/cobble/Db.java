@@ -668,6 +668,22 @@ public final class Db implements AutoCloseable {
     return state.config;
   }
 
+  /**
+   * Makes the local tables and value logs numbered {@code numbers} durable: fsyncs those written
+   * without fsync under {@code fsync.policy=snapshot} and not fsynced since, then their directory.
+   * A snapshot calls it for the files it hands over in place (hard-linked or referenced where they
+   * lie) before the snapshot counts as complete; files it copies elsewhere need nothing. Returns
+   * how many files it fsynced (0 under {@code fsync.policy=publish}, where every file already is).
+   */
+  public int makeDurable(Iterable<Long> numbers) {
+    return state.deferredSync.sync(numbers);
+  }
+
+  /** The numbers of the local files written without fsync that no {@link #makeDurable} synced. */
+  public java.util.Set<Long> filesAwaitingSync() {
+    return state.deferredSync.pending();
+  }
+
   /** Flushes memtables, waits for running compactions and releases the directory. */
   @Override
   public void close() {

@@ -206,6 +206,14 @@ public final class EngineOptions {
           1L << 30,
           "Column values larger than this go to the value log at flush; 0 disables separation.");
 
+  public static final EngineOption<Boolean> VALUE_SEPARATION_MERGE_FAMILIES =
+      EngineOption.bool(
+          "value-separation.merge-families",
+          true,
+          "Whether families with a merge-operator column separate large values too; false keeps"
+              + " their values in the tables, so folding an operand onto a growing value (a list)"
+              + " never reads it back from the value log and writes a new copy there.");
+
   public static final EngineOption<Long> BLOCK_CACHE_SIZE =
       EngineOption.size(
           "block-cache.size",
@@ -226,6 +234,17 @@ public final class EngineOptions {
           true,
           "Tables, value logs and manifests are fsynced before they are published; false trades"
               + " crash durability of flushed data for speed.");
+
+  public static final EngineOption<FsyncPolicy> FSYNC_POLICY =
+      EngineOption.enumeration(
+          "fsync.policy",
+          FsyncPolicy.class,
+          FsyncPolicy.PUBLISH,
+          "With fsync enabled: publish fsyncs every table, value log and manifest before it is"
+              + " published; snapshot skips those fsyncs and fsyncs a file only when"
+              + " Db.makeDurable asks (for shards whose durable copy is a snapshot, such as a"
+              + " state backend's checkpoint; a reopen of the working directory after a machine"
+              + " crash may then fail).");
 
   public static final EngineOption<Boolean> DIRECT_IO_ENABLED =
       EngineOption.bool(
@@ -311,9 +330,11 @@ public final class EngineOptions {
               METADATA_CACHE_MODE,
               COMPRESSION,
               VALUE_SEPARATION_THRESHOLD,
+              VALUE_SEPARATION_MERGE_FAMILIES,
               BLOCK_CACHE_SIZE,
               DEFAULT_TTL,
               FSYNC_ENABLED,
+              FSYNC_POLICY,
               DIRECT_IO_ENABLED,
               MMAP_READS_ENABLED,
               DIRECT_IO_BUFFER_SIZE,

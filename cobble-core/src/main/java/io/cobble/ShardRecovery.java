@@ -109,7 +109,7 @@ final class ShardRecovery {
               m == null ? 1 : m.nextFileNumber,
               recovered.seq,
               schema,
-              config.fsyncEnabled(),
+              config.fsyncOnPublish(),
               remote);
       if (remote == null) {
         ExternalFiles.read(dir).ifPresent(x -> versions.adoptExternal(x.locate(sharedVolume, dir)));

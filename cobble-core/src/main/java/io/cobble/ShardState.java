@@ -8,6 +8,7 @@ import io.cobble.memtable.HashMemTable;
 import io.cobble.memtable.MemTable;
 import io.cobble.memtable.SkipListMemTable;
 import io.cobble.memtable.VecMemTable;
+import io.cobble.row.ColumnLayout;
 import io.cobble.row.Layouts;
 import io.cobble.row.ValueLoader;
 import io.cobble.sst.Table;
@@ -44,6 +45,8 @@ final class ShardState {
   final LongUnaryOperator cacheIds;
   final DirectIo directIo;
   final VersionSet versions;
+  // Local files written without fsync under fsync.policy=snapshot, until a snapshot asks for them.
+  final DeferredSync deferredSync;
   // The remote primary volume the working files live on; null when they live in dir.
   final RemotePrimary remote;
   final ValueLoader loader;
@@ -86,6 +89,7 @@ final class ShardState {
     this.cacheIds = cacheIds;
     this.directIo = directIo;
     this.versions = versions;
+    this.deferredSync = new DeferredSync(versions);
     this.remote = remote;
     this.loader = versions::loadValue;
     this.layouts = layouts;
@@ -208,7 +212,7 @@ final class ShardState {
         .dataBlockHashIndex(config.dataBlockHashIndex())
         .partitionedIndex(config.partitionedIndex())
         .lz4(config.lz4ForLevel(level))
-        .sync(config.fsyncEnabled())
+        .sync(config.fsyncOnPublish())
         .build();
   }
 
@@ -220,11 +224,24 @@ final class ShardState {
         layouts.schema().id(),
         tableOptions(level, family),
         targetSize,
-        config.valueSeparationThreshold(),
+        separationThreshold(family),
         n -> {
           upload(n, false);
           return openTable(n, level, -1);
         });
+  }
+
+  /** 0 (keep every value in the tables) for a merge family when such families do not separate. */
+  private long separationThreshold(int family) {
+    if (!config.separateMergeFamilies()) {
+      ColumnLayout layout = layouts.byId(family);
+      for (int i = 0; layout != null && i < layout.size(); i++) {
+        if (layout.operator(i) != null) {
+          return 0;
+        }
+      }
+    }
+    return config.valueSeparationThreshold();
   }
 
   /**
@@ -234,6 +251,8 @@ final class ShardState {
   void upload(long number, boolean vlog) {
     if (remote != null) {
       remote.upload(number, vlog, vlog ? versions.vlogPath(number) : versions.tablePath(number));
+    } else if (config.fsyncEnabled() && !config.fsyncOnPublish()) {
+      deferredSync.written(number, vlog);
     }
   }
 

@@ -13,12 +13,15 @@ import io.cobble.vlog.ValueLogFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -50,6 +53,9 @@ final class CobbleSnapshotStrategy<K>
     implements SnapshotStrategy<KeyedStateHandle, CobbleSnapshotStrategy.Resources> {
 
   private static final int COPY_BUFFER = 64 * 1024;
+  // Windows cannot open a directory as a channel; NTFS journals directory entries itself.
+  private static final boolean WINDOWS =
+      System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows");
 
   private final CobbleKeyedStateCore<K> core;
   private final UUID backendId;
@@ -164,6 +170,11 @@ final class CobbleSnapshotStrategy<K>
     List<Long> numbers = new ArrayList<>();
     List<HandleAndLocalPath> shared = new ArrayList<>();
     List<SnapshotFile> manifestFiles = new ArrayList<>();
+    // Files the checkpoint refers to where they lie (the checkpoint primary's, and those linked
+    // into shared/): written without fsync under fsync.policy=snapshot, so fsynced before the
+    // checkpoint completes.
+    List<Long> inPlaceFiles = new ArrayList<>();
+    List<Long> linked = new ArrayList<>();
     long uploadedBytes = 0;
     // Numbers of files written after the seal are above this, so a restore numbers new files after
     // every file of the snapshot.
@@ -180,6 +191,7 @@ final class CobbleSnapshotStrategy<K>
           } else if (inPlace != null && inPlace.inPlace(f.number())) {
             h = inPlace.handle(f.number(), false, f.size(), taken);
             sent = h;
+            inPlaceFiles.add(f.number());
           } else {
             h =
                 upload(
@@ -187,7 +199,9 @@ final class CobbleSnapshotStrategy<K>
                     f.size(),
                     streamFactory,
                     scope,
-                    registry);
+                    registry,
+                    f.number(),
+                    linked);
             sent = h;
             uploaded.add(h);
             uploadedBytes += f.size();
@@ -209,8 +223,17 @@ final class CobbleSnapshotStrategy<K>
       } else if (inPlace != null && inPlace.inPlace(f.number())) {
         h = inPlace.handle(f.number(), true, f.size(), taken);
         sent = h;
+        inPlaceFiles.add(f.number());
       } else {
-        h = upload(db.versionSet().vlogFile(f.number()), f.size(), streamFactory, scope, registry);
+        h =
+            upload(
+                db.versionSet().vlogFile(f.number()),
+                f.size(),
+                streamFactory,
+                scope,
+                registry,
+                f.number(),
+                linked);
         sent = h;
         uploaded.add(h);
         uploadedBytes += f.size();
@@ -220,6 +243,7 @@ final class CobbleSnapshotStrategy<K>
       shared.add(HandleAndLocalPath.of(sent, name));
       manifestFiles.add(SnapshotFile.vlog(f.number(), f.size(), f.entries(), name));
     }
+    syncInPlace(db, inPlaceFiles, linked, streamFactory);
     ShardSnapshot shard =
         new ShardSnapshot(
             shardId(),
@@ -259,17 +283,42 @@ final class CobbleSnapshotStrategy<K>
   }
 
   /**
+   * Makes the files the checkpoint refers to in place durable before Flink may acknowledge it: the
+   * engine fsyncs those it wrote without fsync, and the shared directory's new links are synced.
+   */
+  private static void syncInPlace(
+      Db db, List<Long> inPlaceFiles, List<Long> linked, CheckpointStreamFactory streamFactory)
+      throws IOException {
+    if (!inPlaceFiles.isEmpty()) {
+      db.makeDurable(inPlaceFiles);
+    }
+    if (!linked.isEmpty()) {
+      // Linking happens only into a local shared directory of a file-system location.
+      db.makeDurable(linked);
+      if (!WINDOWS) {
+        URI uri = ((FsCheckpointStorageLocation) streamFactory).getSharedStateDirectory().toUri();
+        try (FileChannel dir =
+            FileChannel.open(Paths.get(uri.getPath()), StandardOpenOption.READ)) {
+          dir.force(true);
+        }
+      }
+    }
+  }
+
+  /**
    * Hands one engine file to the checkpoint. When the checkpoint's shared directory is on the same
    * local file system the file is hard-linked there, so nothing is copied (engine files never
    * change once written, and Flink deleting its link later leaves the engine's intact); otherwise
-   * it is copied through the stream factory.
+   * it is copied through the stream factory. A linked file's {@code number} goes to {@code linked}.
    */
   private static StreamStateHandle upload(
       DataFile source,
       long size,
       CheckpointStreamFactory factory,
       CheckpointedStateScope scope,
-      CloseableRegistry registry)
+      CloseableRegistry registry,
+      long number,
+      List<Long> linked)
       throws IOException {
     if (scope == CheckpointedStateScope.SHARED
         && source.isLocal()
@@ -282,6 +331,7 @@ final class CobbleSnapshotStrategy<K>
         java.nio.file.Path target = Paths.get(uri.getPath()).resolve(name);
         try {
           Files.createLink(target, source.localPath());
+          linked.add(number);
           return new FileStateHandle(new org.apache.flink.core.fs.Path(shared, name), size);
         } catch (IOException | UnsupportedOperationException e) {
           // Another device, or links not supported: copy below.

@@ -50,8 +50,15 @@ final class EngineConfigMapping {
             .set(EngineOptions.PINNED_METADATA_MAX_LEVEL.key(), s.pinnedMetadataMaxLevel())
             .set(EngineOptions.PIN_PARTITIONS.key(), s.pinnedPartitions())
             .set(EngineOptions.VALUE_SEPARATION_THRESHOLD.key(), s.valueSeparationThreshold())
+            // List state grows by appends: a separated list would be read back from the value log
+            // and written there again by every compaction that folds a new batch onto it.
+            .set(EngineOptions.VALUE_SEPARATION_MERGE_FAMILIES.key(), false)
             .set(EngineOptions.DIRECT_IO_BUFFER_SIZE.key(), s.directIoBufferSize())
-            .set(EngineOptions.DIRECT_IO_POOL_MAX_SIZE.key(), s.directIoPoolMaxSize());
+            .set(EngineOptions.DIRECT_IO_POOL_MAX_SIZE.key(), s.directIoPoolMaxSize())
+            // The shard's durable copy is the checkpoint: a flush need not fsync its working
+            // files, the snapshot fsyncs those it hands over in place (restore never reads the
+            // working directory).
+            .set(EngineOptions.FSYNC_POLICY.key(), "snapshot");
     if (s.writeStallLimit() > 0) {
       b.set(EngineOptions.WRITE_STALL_LIMIT.key(), s.writeStallLimit());
     }
