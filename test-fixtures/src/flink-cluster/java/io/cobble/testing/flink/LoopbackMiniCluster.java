@@ -17,7 +17,7 @@ public final class LoopbackMiniCluster {
 
   /** The same with {@code extra} cluster settings (a metric reporter, for example). */
   public static MiniClusterExtension withSlots(int slots, Map<String, String> extra) {
-    Configuration conf = loopbackOnly();
+    Configuration conf = Configuration.fromMap(settings());
     conf.addAll(Configuration.fromMap(extra));
     return new MiniClusterExtension(
         new MiniClusterResourceConfiguration.Builder()
@@ -27,7 +27,8 @@ public final class LoopbackMiniCluster {
             .build());
   }
 
-  private static Configuration loopbackOnly() {
+  /** The settings that keep every endpoint of a cluster on 127.0.0.1. */
+  public static Map<String, String> settings() {
     Map<String, String> conf = new HashMap<>();
     for (String key :
         Arrays.asList(
@@ -39,6 +40,7 @@ public final class LoopbackMiniCluster {
             "taskmanager.bind-host")) {
       conf.put(key, "127.0.0.1");
     }
-    return Configuration.fromMap(conf);
+    return conf;
   }
+
 }

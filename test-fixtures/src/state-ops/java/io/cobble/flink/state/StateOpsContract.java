@@ -197,84 +197,77 @@ public abstract class StateOpsContract {
    */
   @Test
   void listBatchesMatchAModelThroughFlushesAndCompactions() throws Exception {
-    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
-    System.out.println("listBatchesMatchAModelThroughFlushesAndCompactions seed " + seed);
-    java.util.Random rnd = new java.util.Random(seed);
-    try (MockEnvironment env = env()) {
-      AbstractKeyedStateBackend<Integer> backend =
-          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
-      try {
-        ListState<String> list =
-            backend.getPartitionedState(
-                VoidNamespace.INSTANCE,
-                VoidNamespaceSerializer.INSTANCE,
-                new ListStateDescriptor<>("batch-l", String.class));
-        Db db = db(backend);
-        Map<Integer, List<String>> model = new HashMap<>();
-        for (int step = 0; step < 400; step++) {
-          int k = rnd.nextInt(30);
-          backend.setCurrentKey(k);
-          List<String> batch = new ArrayList<>();
-          int size = rnd.nextInt(10) == 0 ? 600 + rnd.nextInt(600) : rnd.nextInt(120);
-          for (int i = 0; i < size; i++) {
-            batch.add(
-                rnd.nextInt(8) == 0 ? "" : "e" + step + "." + i + "x".repeat(rnd.nextInt(90)));
+    seeded(
+        "listBatchesMatchAModelThroughFlushesAndCompactions",
+        (backend, rnd, seed) -> {
+          ListState<String> list =
+              backend.getPartitionedState(
+                  VoidNamespace.INSTANCE,
+                  VoidNamespaceSerializer.INSTANCE,
+                  new ListStateDescriptor<>("batch-l", String.class));
+          Db db = db(backend);
+          Map<Integer, List<String>> model = new HashMap<>();
+          for (int step = 0; step < 400; step++) {
+            int k = rnd.nextInt(30);
+            backend.setCurrentKey(k);
+            List<String> batch = new ArrayList<>();
+            int size = rnd.nextInt(10) == 0 ? 600 + rnd.nextInt(600) : rnd.nextInt(120);
+            for (int i = 0; i < size; i++) {
+              batch.add(
+                  rnd.nextInt(8) == 0 ? "" : "e" + step + "." + i + "x".repeat(rnd.nextInt(90)));
+            }
+            switch (rnd.nextInt(6)) {
+              case 0:
+                if (!batch.isEmpty()) {
+                  batch.set(rnd.nextInt(batch.size()), null);
+                  List<String> withNull = batch;
+                  assertThrows(NullPointerException.class, () -> list.addAll(withNull));
+                  assertThrows(NullPointerException.class, () -> list.update(withNull));
+                }
+                break;
+              case 1:
+                list.update(batch);
+                model.put(k, batch.isEmpty() ? null : new ArrayList<>(batch));
+                break;
+              case 2:
+                String one = "one" + step;
+                list.add(one);
+                model.computeIfAbsent(k, x -> new ArrayList<>()).add(one);
+                break;
+              default:
+                list.addAll(batch);
+                if (!batch.isEmpty()) {
+                  model.computeIfAbsent(k, x -> new ArrayList<>()).addAll(batch);
+                }
+            }
+            int r = rnd.nextInt(40);
+            if (r == 0) {
+              db.flush();
+            } else if (r == 1) {
+              db.flush();
+              db.compactAll();
+              db.waitForCompactions();
+            }
           }
-          switch (rnd.nextInt(6)) {
-            case 0:
-              if (!batch.isEmpty()) {
-                batch.set(rnd.nextInt(batch.size()), null);
-                List<String> withNull = batch;
-                assertThrows(NullPointerException.class, () -> list.addAll(withNull));
-                assertThrows(NullPointerException.class, () -> list.update(withNull));
+          for (int round = 0; round < 2; round++) {
+            for (int k = 0; k < 30; k++) {
+              backend.setCurrentKey(k);
+              List<String> expected = model.get(k);
+              Iterable<String> got = list.get();
+              if (expected == null) {
+                assertTrue(
+                    got == null || !got.iterator().hasNext(), "key " + k + " (seed " + seed + ")");
+              } else {
+                assertEquals(expected, toList(got), "key " + k + " (seed " + seed + ")");
               }
-              break;
-            case 1:
-              list.update(batch);
-              model.put(k, batch.isEmpty() ? null : new ArrayList<>(batch));
-              break;
-            case 2:
-              String one = "one" + step;
-              list.add(one);
-              model.computeIfAbsent(k, x -> new ArrayList<>()).add(one);
-              break;
-            default:
-              list.addAll(batch);
-              if (!batch.isEmpty()) {
-                model.computeIfAbsent(k, x -> new ArrayList<>()).addAll(batch);
-              }
-          }
-          int r = rnd.nextInt(40);
-          if (r == 0) {
-            db.flush();
-          } else if (r == 1) {
+            }
             db.flush();
             db.compactAll();
             db.waitForCompactions();
           }
-        }
-        for (int round = 0; round < 2; round++) {
-          for (int k = 0; k < 30; k++) {
-            backend.setCurrentKey(k);
-            List<String> expected = model.get(k);
-            Iterable<String> got = list.get();
-            if (expected == null) {
-              assertTrue(
-                  got == null || !got.iterator().hasNext(), "key " + k + " (seed " + seed + ")");
-            } else {
-              assertEquals(expected, toList(got), "key " + k + " (seed " + seed + ")");
-            }
-          }
-          db.flush();
-          db.compactAll();
-          db.waitForCompactions();
-        }
-        assertThrows(NullPointerException.class, () -> list.addAll(null));
-        assertThrows(NullPointerException.class, () -> list.update(null));
-      } finally {
-        backend.dispose();
-      }
-    }
+          assertThrows(NullPointerException.class, () -> list.addAll(null));
+          assertThrows(NullPointerException.class, () -> list.update(null));
+        });
   }
 
   /**
@@ -286,77 +279,70 @@ public abstract class StateOpsContract {
    */
   @Test
   void mapPutAllMatchesAModelThroughFlushesAndCompactions() throws Exception {
-    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
-    System.out.println("mapPutAllMatchesAModelThroughFlushesAndCompactions seed " + seed);
-    java.util.Random rnd = new java.util.Random(seed);
-    try (MockEnvironment env = env()) {
-      AbstractKeyedStateBackend<Integer> backend =
-          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
-      try {
-        MapState<Integer, String> map =
-            backend.getPartitionedState(
-                VoidNamespace.INSTANCE,
-                VoidNamespaceSerializer.INSTANCE,
-                new MapStateDescriptor<>("batch-m", Integer.class, String.class));
-        Db db = db(backend);
-        Map<Integer, Map<Integer, String>> model = new HashMap<>();
-        for (int step = 0; step < 300; step++) {
-          int k = rnd.nextInt(20);
-          backend.setCurrentKey(k);
-          Map<Integer, String> entries = model.computeIfAbsent(k, x -> new HashMap<>());
-          int r = rnd.nextInt(5);
-          if (r == 0) {
-            int uk = rnd.nextInt(1000);
-            map.remove(uk);
-            entries.remove(uk);
-          } else if (r == 1) {
-            int uk = rnd.nextInt(1000);
-            map.put(uk, "p" + step);
-            entries.put(uk, "p" + step);
-          } else {
-            int size = rnd.nextInt(8) == 0 ? 300 + rnd.nextInt(400) : rnd.nextInt(40);
-            Map<Integer, String> batch = new HashMap<>();
-            for (int i = 0; i < size; i++) {
-              batch.put(rnd.nextInt(1000), rnd.nextInt(6) == 0 ? null : "v" + step + "." + i);
+    seeded(
+        "mapPutAllMatchesAModelThroughFlushesAndCompactions",
+        (backend, rnd, seed) -> {
+          MapState<Integer, String> map =
+              backend.getPartitionedState(
+                  VoidNamespace.INSTANCE,
+                  VoidNamespaceSerializer.INSTANCE,
+                  new MapStateDescriptor<>("batch-m", Integer.class, String.class));
+          Db db = db(backend);
+          Map<Integer, Map<Integer, String>> model = new HashMap<>();
+          for (int step = 0; step < 300; step++) {
+            int k = rnd.nextInt(20);
+            backend.setCurrentKey(k);
+            Map<Integer, String> entries = model.computeIfAbsent(k, x -> new HashMap<>());
+            int r = rnd.nextInt(5);
+            if (r == 0) {
+              int uk = rnd.nextInt(1000);
+              map.remove(uk);
+              entries.remove(uk);
+            } else if (r == 1) {
+              int uk = rnd.nextInt(1000);
+              map.put(uk, "p" + step);
+              entries.put(uk, "p" + step);
+            } else {
+              int size = rnd.nextInt(8) == 0 ? 300 + rnd.nextInt(400) : rnd.nextInt(40);
+              Map<Integer, String> batch = new HashMap<>();
+              for (int i = 0; i < size; i++) {
+                batch.put(rnd.nextInt(1000), rnd.nextInt(6) == 0 ? null : "v" + step + "." + i);
+              }
+              map.putAll(batch);
+              entries.putAll(batch);
             }
-            map.putAll(batch);
-            entries.putAll(batch);
+            int f = rnd.nextInt(30);
+            if (f == 0) {
+              db.flush();
+            } else if (f == 1) {
+              db.flush();
+              db.compactAll();
+              db.waitForCompactions();
+            }
           }
-          int f = rnd.nextInt(30);
-          if (f == 0) {
-            db.flush();
-          } else if (f == 1) {
+          map.putAll(null);
+          for (int round = 0; round < 2; round++) {
+            for (int k = 0; k < 20; k++) {
+              backend.setCurrentKey(k);
+              Map<Integer, String> expected = model.getOrDefault(k, Collections.emptyMap());
+              for (int uk = 0; uk < 1000; uk++) {
+                assertEquals(
+                    expected.containsKey(uk),
+                    map.contains(uk),
+                    k + "/" + uk + " (seed " + seed + ")");
+                assertEquals(expected.get(uk), map.get(uk), k + "/" + uk + " (seed " + seed + ")");
+              }
+              Map<Integer, String> iterated = new HashMap<>();
+              for (Map.Entry<Integer, String> e : map.entries()) {
+                iterated.put(e.getKey(), e.getValue());
+              }
+              assertEquals(expected, iterated, "entries of " + k + " (seed " + seed + ")");
+            }
             db.flush();
             db.compactAll();
             db.waitForCompactions();
           }
-        }
-        map.putAll(null);
-        for (int round = 0; round < 2; round++) {
-          for (int k = 0; k < 20; k++) {
-            backend.setCurrentKey(k);
-            Map<Integer, String> expected = model.getOrDefault(k, Collections.emptyMap());
-            for (int uk = 0; uk < 1000; uk++) {
-              assertEquals(
-                  expected.containsKey(uk),
-                  map.contains(uk),
-                  k + "/" + uk + " (seed " + seed + ")");
-              assertEquals(expected.get(uk), map.get(uk), k + "/" + uk + " (seed " + seed + ")");
-            }
-            Map<Integer, String> iterated = new HashMap<>();
-            for (Map.Entry<Integer, String> e : map.entries()) {
-              iterated.put(e.getKey(), e.getValue());
-            }
-            assertEquals(expected, iterated, "entries of " + k + " (seed " + seed + ")");
-          }
-          db.flush();
-          db.compactAll();
-          db.waitForCompactions();
-        }
-      } finally {
-        backend.dispose();
-      }
-    }
+        });
   }
 
   /**
@@ -640,57 +626,49 @@ public abstract class StateOpsContract {
    */
   @Test
   void mapIterationMatchesAModelThroughFlushesCompactionsAndIteratorRemoves() throws Exception {
-    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
-    System.out.println(
-        "mapIterationMatchesAModelThroughFlushesCompactionsAndIteratorRemoves seed " + seed);
-    java.util.Random rnd = new java.util.Random(seed);
-    try (MockEnvironment env = env()) {
-      AbstractKeyedStateBackend<Integer> backend =
-          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
-      try {
-        MapState<Integer, String> map =
-            backend.getPartitionedState(
-                VoidNamespace.INSTANCE,
-                VoidNamespaceSerializer.INSTANCE,
-                new MapStateDescriptor<>("iter-m", Integer.class, String.class));
-        Db db = db(backend);
-        Map<Integer, Map<Integer, String>> model = new HashMap<>();
-        for (int step = 0; step < 3000; step++) {
-          int k = rnd.nextInt(12);
-          backend.setCurrentKey(k);
-          Map<Integer, String> entries = model.computeIfAbsent(k, x -> new HashMap<>());
-          int uk = rnd.nextInt(k < 4 ? 400 : 30);
-          if (rnd.nextInt(4) == 0) {
-            map.remove(uk);
-            entries.remove(uk);
-          } else {
-            String v = rnd.nextInt(8) == 0 ? null : "v" + step;
-            map.put(uk, v);
-            entries.put(uk, v);
+    seeded(
+        "mapIterationMatchesAModelThroughFlushesCompactionsAndIteratorRemoves",
+        (backend, rnd, seed) -> {
+          MapState<Integer, String> map =
+              backend.getPartitionedState(
+                  VoidNamespace.INSTANCE,
+                  VoidNamespaceSerializer.INSTANCE,
+                  new MapStateDescriptor<>("iter-m", Integer.class, String.class));
+          Db db = db(backend);
+          Map<Integer, Map<Integer, String>> model = new HashMap<>();
+          for (int step = 0; step < 3000; step++) {
+            int k = rnd.nextInt(12);
+            backend.setCurrentKey(k);
+            Map<Integer, String> entries = model.computeIfAbsent(k, x -> new HashMap<>());
+            int uk = rnd.nextInt(k < 4 ? 400 : 30);
+            if (rnd.nextInt(4) == 0) {
+              map.remove(uk);
+              entries.remove(uk);
+            } else {
+              String v = rnd.nextInt(8) == 0 ? null : "v" + step;
+              map.put(uk, v);
+              entries.put(uk, v);
+            }
+            int f = rnd.nextInt(400);
+            if (f == 0) {
+              db.flush();
+            } else if (f == 1) {
+              db.flush();
+              db.compactAll();
+              db.waitForCompactions();
+            } else if (f < 40 && step % 50 == 0) {
+              checkIteration(map, backend, model, k, rnd, seed);
+            }
           }
-          int f = rnd.nextInt(400);
-          if (f == 0) {
-            db.flush();
-          } else if (f == 1) {
+          for (int round = 0; round < 2; round++) {
+            for (int k = 0; k < 13; k++) {
+              checkIteration(map, backend, model, k, rnd, seed);
+            }
             db.flush();
             db.compactAll();
             db.waitForCompactions();
-          } else if (f < 40 && step % 50 == 0) {
-            checkIteration(map, backend, model, k, rnd, seed);
           }
-        }
-        for (int round = 0; round < 2; round++) {
-          for (int k = 0; k < 13; k++) {
-            checkIteration(map, backend, model, k, rnd, seed);
-          }
-          db.flush();
-          db.compactAll();
-          db.waitForCompactions();
-        }
-      } finally {
-        backend.dispose();
-      }
-    }
+        });
   }
 
   private static void checkIteration(
@@ -759,6 +737,30 @@ public abstract class StateOpsContract {
       after.put(e.getKey(), e.getValue());
     }
     assertEquals(expected, after, "entries after removes through the iterator, " + at);
+  }
+
+  /**
+   * The frame of a randomized model test: a seed (printed with {@code test}'s name; replay with
+   * {@code -Dcobble.test.seed}), a fresh backend, disposed afterwards.
+   */
+  private void seeded(String test, SeededBody body) throws Exception {
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    System.out.println(test + " seed " + seed);
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
+      try {
+        body.run(backend, new java.util.Random(seed), seed);
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  /** The body of a {@link #seeded} test. */
+  private interface SeededBody {
+    void run(AbstractKeyedStateBackend<Integer> backend, java.util.Random rnd, long seed)
+        throws Exception;
   }
 
   private MockEnvironment env() {

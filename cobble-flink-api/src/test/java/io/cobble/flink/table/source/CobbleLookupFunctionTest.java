@@ -16,7 +16,6 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import io.cobble.testing.table.TestSinkTable;
-import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,14 +29,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.apache.flink.table.connector.source.LookupTableSource;
-import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
-import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.functions.AsyncLookupFunction;
-import org.apache.flink.table.functions.FunctionContext;
 import org.apache.flink.table.functions.LookupFunction;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -71,28 +66,11 @@ class CobbleLookupFunctionTest {
 
   /** The lookup function the planner gets for a join on the given physical columns. */
   private LookupFunction function(SourceSettings settings, int... columns) throws Exception {
-    int[][] keys = new int[columns.length][];
-    for (int i = 0; i < columns.length; i++) {
-      keys[i] = new int[] {columns[i]};
-    }
-    LookupTableSource.LookupContext context =
-        (LookupTableSource.LookupContext)
-            Proxy.newProxyInstance(
-                getClass().getClassLoader(),
-                new Class<?>[] {LookupTableSource.LookupContext.class},
-                (proxy, method, args) -> {
-                  if (method.getName().equals("getKeys")) {
-                    return keys;
-                  }
-                  throw new UnsupportedOperationException(method.getName());
-                });
-    LookupTableSource source =
-        CobbleDynamicTableSource.sinkTable(
-            settings, ROW, new int[] {2, 0}, 8, null, new LookupSettings(false, 1));
-    LookupFunction function =
-        ((LookupFunctionProvider) source.getLookupRuntimeProvider(context)).createLookupFunction();
-    function.open(new FunctionContext(null));
-    return function;
+    return (LookupFunction)
+        PlannerLookup.open(
+            CobbleDynamicTableSource.sinkTable(
+                settings, ROW, new int[] {2, 0}, 8, null, new LookupSettings(false, 1)),
+            columns);
   }
 
   private static String name(Collection<RowData> rows) {
@@ -199,30 +177,11 @@ class CobbleLookupFunctionTest {
   /** The lookup function of a source with {@code projection} pushed into it. */
   private Object projectedFunction(
       SourceSettings settings, boolean async, int[][] projection, int... columns) throws Exception {
-    int[][] keys = new int[columns.length][];
-    for (int i = 0; i < columns.length; i++) {
-      keys[i] = new int[] {columns[i]};
-    }
     CobbleDynamicTableSource source =
         CobbleDynamicTableSource.sinkTable(
             settings, ROW, new int[] {2, 0}, 8, null, new LookupSettings(async, 3));
     source.applyProjection(projection, null);
-    LookupTableSource.LookupRuntimeProvider provider =
-        source.getLookupRuntimeProvider(
-            (LookupTableSource.LookupContext)
-                Proxy.newProxyInstance(
-                    getClass().getClassLoader(),
-                    new Class<?>[] {LookupTableSource.LookupContext.class},
-                    (proxy, method, args) -> keys));
-    if (async) {
-      AsyncLookupFunction function =
-          ((AsyncLookupFunctionProvider) provider).createAsyncLookupFunction();
-      function.open(new FunctionContext(null));
-      return function;
-    }
-    LookupFunction function = ((LookupFunctionProvider) provider).createLookupFunction();
-    function.open(new FunctionContext(null));
-    return function;
+    return PlannerLookup.open(source, columns);
   }
 
   private static int asyncThreads() {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.testing.table.TestSinkTable;
-import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -17,15 +16,11 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.table.connector.source.LookupTableSource;
-import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
-import org.apache.flink.table.connector.source.lookup.LookupFunctionProvider;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.utils.JoinedRowData;
 import org.apache.flink.table.functions.AsyncLookupFunction;
-import org.apache.flink.table.functions.FunctionContext;
 import org.apache.flink.table.functions.LookupFunction;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.DoubleType;
@@ -202,10 +197,6 @@ class LookupModelTest {
 
   /** The lookup function a planner gets for {@code projection} joined on {@code columns}. */
   private Object function(boolean async, int[][] projection, int... columns) throws Exception {
-    int[][] keys = new int[columns.length][];
-    for (int i = 0; i < columns.length; i++) {
-      keys[i] = new int[] {columns[i]};
-    }
     SourceSettings settings =
         new SourceSettings(
             TableStorage.fromTableOptions(dir.resolve("table").toUri(), Map.of()),
@@ -217,21 +208,6 @@ class LookupModelTest {
         CobbleDynamicTableSource.sinkTable(
             settings, ROW, new int[] {1, 0}, 8, null, new LookupSettings(async, 3));
     source.applyProjection(projection, null);
-    LookupTableSource.LookupRuntimeProvider provider =
-        source.getLookupRuntimeProvider(
-            (LookupTableSource.LookupContext)
-                Proxy.newProxyInstance(
-                    getClass().getClassLoader(),
-                    new Class<?>[] {LookupTableSource.LookupContext.class},
-                    (proxy, method, args) -> keys));
-    if (async) {
-      AsyncLookupFunction function =
-          ((AsyncLookupFunctionProvider) provider).createAsyncLookupFunction();
-      function.open(new FunctionContext(null));
-      return function;
-    }
-    LookupFunction function = ((LookupFunctionProvider) provider).createLookupFunction();
-    function.open(new FunctionContext(null));
-    return function;
+    return PlannerLookup.open(source, columns);
   }
 }

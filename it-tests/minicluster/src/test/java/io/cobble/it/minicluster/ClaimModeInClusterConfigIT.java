@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.cobble.flink.ShimLoader;
 import io.cobble.flink.shim.FlinkLineShim;
 import io.cobble.flink.shim.RunningFlink;
+import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -91,17 +91,7 @@ class ClaimModeInClusterConfigIT {
 
   private static Map<String, String> config(Path checkpoints) {
     FlinkLineShim shim = ShimLoader.current();
-    Map<String, String> conf = new HashMap<>();
-    for (String key :
-        Arrays.asList(
-            "rest.address",
-            "rest.bind-address",
-            "jobmanager.rpc.address",
-            "jobmanager.bind-host",
-            "taskmanager.host",
-            "taskmanager.bind-host")) {
-      conf.put(key, "127.0.0.1");
-    }
+    Map<String, String> conf = new HashMap<>(LoopbackMiniCluster.settings());
     conf.put("rest.port", "0");
     conf.put("state.backend.type", FACTORY);
     conf.put(shim.checkpointDirKey(RunningFlink.version()), checkpoints.toUri().toString());
