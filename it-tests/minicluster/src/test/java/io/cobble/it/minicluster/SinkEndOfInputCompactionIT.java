@@ -1,4 +1,4 @@
-package io.cobble.flink.table.sink;
+package io.cobble.it.minicluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * leaves the table at its last committed snapshot or at the complete new one, never in between.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
-class SinkEndOfInputCompactionTest {
+class SinkEndOfInputCompactionIT {
 
   @RegisterExtension
   static final MiniClusterExtension MINI_CLUSTER = LoopbackMiniCluster.withSlots(4);
@@ -69,10 +69,15 @@ class SinkEndOfInputCompactionTest {
   @Test
   void turnedOffTheFinalFlushStaysInLevel0() throws Exception {
     Path table = dir.resolve("uncompacted");
-    write(table, "1mb", ", 'sink.compact-at-end-of-input' = 'false'", "a", 100_000)
+    // Buffers that hold the whole input: each writer's only flush is the final one, and a single
+    // level-0 file is below the background compaction trigger, so only the end-of-input merge
+    // could move it.
+    write(table, "64mb", ", 'sink.compact-at-end-of-input' = 'false'", "a", 100_000)
         .await(3, TimeUnit.MINUTES);
 
-    assertTrue(filesPerLevel(table)[0] >= 1, "the last memtable of each shard is a level-0 file");
+    int[] perLevel = filesPerLevel(table);
+    assertTrue(perLevel[0] >= 1, "the last memtable of each shard is a level-0 file");
+    assertEquals(0, perLevel[1], "nothing was merged below level 0");
     assertEquals(expected("a", 100_000), read(table));
   }
 
@@ -101,7 +106,7 @@ class SinkEndOfInputCompactionTest {
     JobStatus status = waitForTerminal(job);
     Map<Long, String> stored = read(table);
     System.out.println(
-        "SinkEndOfInputCompactionTest: job "
+        "SinkEndOfInputCompactionIT: job "
             + status
             + ", the table is the "
             + (stored.equals(second) ? "second" : "first")
