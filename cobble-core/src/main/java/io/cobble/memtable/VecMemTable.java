@@ -160,7 +160,6 @@ public class VecMemTable extends MemTable {
     int c = entryCount();
     long[] recs = records;
     Index built = new Index(capacityFor(Math.max(c, expectedEntries)));
-    built.indexed = 0;
     for (int round = 0; ; round++) {
       built = linkUpTo(built, recs, c);
       built.indexed = c;
