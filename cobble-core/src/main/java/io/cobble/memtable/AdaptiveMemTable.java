@@ -16,12 +16,13 @@ import java.util.concurrent.atomic.LongAdder;
  * else an (almost) write-only stream (reads &lt; 1%) uses vec.
  *
  * <p>Within a memtable, a point read never changes anything but the counts: every type answers it
- * without ordering anything (vec keeps a hash index as it appends), so a get after a long
- * write-only phase costs what any get costs. Only the first user scan of an active vec or hash
- * memtable converts it to a skiplist, because later scans would otherwise sort the whole memtable
- * again after every write; the conversion sorts once (radix sort for the usual fixed-width keys)
- * and links the sorted rows in one pass. A sealed memtable is never converted: the flush thread
- * sorts it once, and that sorted view also serves its scans.
+ * without ordering anything (vec builds a hash index on its first get and keeps it up from then
+ * on), so a get after a long write-only phase costs one pass over the records, then what any get
+ * costs. Only the first user scan of an active vec or hash memtable converts it to a skiplist,
+ * because later scans would otherwise sort the whole memtable again after every write; the
+ * conversion sorts once (radix sort for the usual fixed-width keys) and links the sorted rows in
+ * one pass. A sealed memtable is never converted: the flush thread sorts it once, and that sorted
+ * view also serves its scans.
  *
  * <p>An iterator keeps reading the index it was created on, as of its creation: a conversion fills
  * a new index and leaves the old one untouched, and writes after it go to the new one only.

@@ -156,6 +156,13 @@ final class Arena {
     dst[at + 1] = w1 | n;
   }
 
+  /** {@link Bytes#hash} of the record's key, read in place. */
+  int hashKey(long addr) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = offset(addr);
+    return Bytes.hash(page, off + 8, Bytes.getInt(page, off));
+  }
+
   byte[] key(long addr) {
     byte[] page = pages[(int) (addr >>> 32)];
     int off = offset(addr);

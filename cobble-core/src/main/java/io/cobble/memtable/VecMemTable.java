@@ -9,72 +9,176 @@ import java.util.Objects;
 
 /**
  * Write-burst memtable: every delta is appended without looking anything up or folding it. Point
- * reads go through a chained hash index that the append keeps (a bucket head per slot and, per
- * record, its key hash and the bucket's previous record: ints only, no arena access), so a get
- * never needs key order; it walks its bucket newest first and folds the key's deltas it finds.
- * Ordered access (flush, scans) sorts a snapshot and folds equal keys; the flush thread does that
- * for a sealed memtable, and the sorted snapshot is kept while nothing is appended.
+ * reads go through a chained hash index (a bucket head per slot and, per record, its key hash and
+ * the bucket's previous record: ints only), so a get never needs key order; it walks its bucket
+ * newest first and folds the key's deltas it finds. Ordered access (flush, scans) sorts a snapshot
+ * and folds equal keys; the flush thread does that for a sealed memtable, and the sorted snapshot
+ * is kept while nothing is appended.
  *
- * <p>Lock-free reads (see {@link MemTable}): a record's address, hash and bucket link are written
- * before the bucket head is release-stored; the count is release-stored after it, so a snapshot of
- * the first {@code count} addresses is complete. A full index is replaced by a copy of twice the
- * capacity, published before the next record goes into it, so a reader walks the index it loaded,
- * which holds every record its heads reach.
+ * <p>The index is built on the first get, not by the appends: linking a record into a bucket of a
+ * large index is a cache miss per put, and a memtable that is never read by key (a SQL sink's)
+ * would pay it for nothing. Until then a put appends the record's address and nothing else.
+ *
+ * <p>Lock-free reads (see {@link MemTable}). The writer stores a record's address into {@code
+ * records} (grown by copy, published through a volatile field before the next address goes into it)
+ * and then release-stores the count, so a reader that acquires the count and then loads {@code
+ * records} finds every counted address. The index is handed over once, from reader to writer:
+ *
+ * <ol>
+ *   <li>The first get finds {@code index} null, builds a private index over the records counted so
+ *       far (re-reading the count until it stops moving, a few rounds at most), sets its {@code
+ *       indexed} to the records it linked and publishes it with a compare-and-set from null; a
+ *       reader that loses the race uses the winner's and drops its own.
+ *   <li>From then on only the writer changes the published index. Each put that finds it links the
+ *       records appended since {@code indexed} (the ones it put before it saw the index), then its
+ *       own; a record's hash and link are written before its bucket head is release-stored, {@code
+ *       indexed} is release-stored after the heads and before the count. A full index is replaced
+ *       by a copy of twice the capacity, published before the next record goes into it, so a reader
+ *       walks the index it loaded, whose heads reach only records it holds.
+ *   <li>A get acquires the count {@code c}, then loads {@code records}, the index and its {@code
+ *       indexed} {@code n}. Records below {@code min(n, c)} are all on the chains; the gap between
+ *       that and {@code c} (only the records a put appended before it saw a just-published index)
+ *       is scanned newest first; chain entries at or above the bound are skipped, since the gap
+ *       scan (or the count) covers them. So a get sees every put that completed before it and never
+ *       reads an address beyond the records array it loaded.
+ * </ol>
  */
 public class VecMemTable extends MemTable {
   private static final VarHandle COUNT;
   private static final VarHandle SORTS;
+  private static final VarHandle INDEX;
+  private static final VarHandle INDEXED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       COUNT = l.findVarHandle(VecMemTable.class, "count", int.class);
       SORTS = l.findVarHandle(VecMemTable.class, "sorts", int.class);
+      INDEX = l.findVarHandle(VecMemTable.class, "index", Index.class);
+      INDEXED = l.findVarHandle(Index.class, "indexed", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
   }
 
-  private final Arena arena = new Arena();
-  private volatile Index index = new Index(1024);
-  // The largest index a memtable starts with (24 B per record).
+  // The largest index or address array a memtable starts with.
   private static final int MAX_PRESIZE = 1 << 22;
+  private static final int MIN_CAPACITY = 1024;
+  // Rounds a first get spends catching up with a running writer before it publishes the index.
+  private static final int BUILD_ROUNDS = 4;
+
+  private final Arena arena = new Arena();
+  private final int expectedEntries;
+  private final int buildRounds;
+  private volatile long[] records;
+  private volatile Index index;
   private int count;
   private int sorts;
   private volatile Snapshot snapshot;
 
   public VecMemTable(long id, RowCombiner combiner) {
-    super(id, combiner);
+    this(id, combiner, 0);
   }
 
   /**
-   * A memtable whose index starts with room for {@code expectedEntries} records (the size the
-   * shard's last memtable reached): growing the index doubles its arrays and rehashes every record
-   * with a cache miss each, the hottest line of a sink writer's memtable puts.
+   * A memtable whose address array, and index once a get builds it, start with room for {@code
+   * expectedEntries} records (the size the shard's last memtable reached): growing the index
+   * rehashes every record with a cache miss each.
    */
   public VecMemTable(long id, RowCombiner combiner, int expectedEntries) {
+    this(id, combiner, expectedEntries, BUILD_ROUNDS);
+  }
+
+  /**
+   * As above, with the first get catching up with a running writer for {@code buildRounds} rounds
+   * before it publishes the index (tests pass 0 so gets find the unlinked records the writer has
+   * not yet caught up on much more often).
+   */
+  VecMemTable(long id, RowCombiner combiner, int expectedEntries, int buildRounds) {
     super(id, combiner);
-    if (expectedEntries > index.records.length) {
-      index = new Index(Integer.highestOneBit(Math.min(expectedEntries, MAX_PRESIZE) - 1) << 1);
+    this.expectedEntries = expectedEntries;
+    this.buildRounds = buildRounds;
+    this.records = new long[capacityFor(expectedEntries)];
+  }
+
+  private static int capacityFor(int entries) {
+    if (entries <= MIN_CAPACITY) {
+      return MIN_CAPACITY;
     }
+    return Integer.highestOneBit(Math.min(entries, MAX_PRESIZE) - 1) << 1;
   }
 
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
-    int hash = Bytes.hash(key, 0, keyLen);
-    Index ix = index;
     int c = count;
-    if (c == ix.records.length) {
-      ix = ix.grow(c);
-      index = ix;
+    long[] recs = records;
+    if (c == recs.length) {
+      recs = Arrays.copyOf(recs, c * 2);
+      records = recs;
     }
     long addr = arena.add(key, keyLen, row, 0, rowLen);
-    ix.records[c] = replacesOlder ? addr | Arena.REPLACES_OLDER : addr;
-    int bucket = hash & (ix.heads.length - 1);
-    ix.links[2 * c] = hash;
-    ix.links[2 * c + 1] = ix.heads[bucket];
-    INTS.setRelease(ix.heads, bucket, c + 1);
+    recs[c] = replacesOlder ? addr | Arena.REPLACES_OLDER : addr;
+    Index ix = index;
+    if (ix != null) {
+      ix = linkUpTo(ix, recs, c);
+      ix.link(c, Bytes.hash(key, 0, keyLen));
+      INDEXED.setRelease(ix, c + 1);
+    }
     COUNT.setRelease(this, c + 1);
+  }
+
+  /**
+   * Links records [ix.indexed, upTo) of {@code recs} into {@code ix} (hashing their keys in the
+   * arena) and makes room for record {@code upTo}; returns the index to keep linking into, which is
+   * published when it replaced a full one and {@code ix} was.
+   */
+  private Index linkUpTo(Index ix, long[] recs, int upTo) {
+    int from = ix.indexed;
+    for (int i = from; i <= upTo; i++) {
+      if (i == ix.heads.length) {
+        boolean published = index == ix;
+        ix = ix.grow(i);
+        if (published) {
+          index = ix;
+        }
+      }
+      if (i < upTo) {
+        ix.link(i, arena.hashKey(recs[i]));
+      }
+    }
+    return ix;
+  }
+
+  /**
+   * The published index, built by this call when no get has built it yet (see the class comment).
+   */
+  private Index index() {
+    Index ix = index;
+    if (ix != null) {
+      return ix;
+    }
+    int c = entryCount();
+    long[] recs = records;
+    Index built = new Index(capacityFor(Math.max(c, expectedEntries)));
+    for (int round = 0; ; round++) {
+      built = linkUpTo(built, recs, c);
+      built.indexed = c;
+      int now = entryCount();
+      if (now == c || round >= buildRounds) {
+        break;
+      }
+      c = now;
+      recs = records;
+    }
+    if (INDEX.compareAndSet(this, null, built)) {
+      return built;
+    }
+    return index;
+  }
+
+  /** Whether a get has built the point-read index (for tests: puts alone never do). */
+  boolean indexed() {
+    return index != null;
   }
 
   /** How many times a sorted snapshot was built (for tests: gets never build one). */
@@ -108,7 +212,7 @@ public class VecMemTable extends MemTable {
    * stored.
    */
   private Snapshot build(int count) {
-    long[] sorted = SortedRecords.sortPacked(arena, index.records, count);
+    long[] sorted = SortedRecords.sortPacked(arena, records, count);
     long[] keys = new long[count];
     byte[][] values = null;
     int unique = 0;
@@ -161,49 +265,82 @@ public class VecMemTable extends MemTable {
 
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
-    Index ix = index;
+    int c = entryCount();
+    long[] recs = records;
+    Index ix = index();
+    int bound = Math.min((int) INDEXED.getAcquire(ix), c);
     int hash = Bytes.hash(key, 0, keyLen);
-    int n = (int) INTS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
-    int newest = match(ix, n, hash, key, keyLen);
+    int newest = newestBelow(ix, recs, bound, c, hash, key, keyLen);
     if (newest < 0) {
       return null;
     }
-    long addr = ix.records[newest];
+    long addr = recs[newest];
     if ((addr & Arena.REPLACES_OLDER) != 0
-        || match(ix, ix.links[2 * newest + 1], hash, key, keyLen) < 0) {
+        || olderMatch(ix, recs, bound, newest, hash, key, keyLen) < 0) {
       return arena.value(addr);
     }
-    return fold(ix, newest, hash, key, keyLen);
+    return fold(ix, recs, bound, newest, hash, key, keyLen);
   }
 
   @Override
   protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
-    Index ix = index;
+    int c = entryCount();
+    long[] recs = records;
+    Index ix = index();
+    int bound = Math.min((int) INDEXED.getAcquire(ix), c);
     int hash = Bytes.hash(key, 0, keyLen);
-    int n = (int) INTS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
-    int newest = match(ix, n, hash, key, keyLen);
+    int newest = newestBelow(ix, recs, bound, c, hash, key, keyLen);
     if (newest < 0) {
       return false;
     }
-    long addr = ix.records[newest];
+    long addr = recs[newest];
     if ((addr & Arena.REPLACES_OLDER) != 0
-        || match(ix, ix.links[2 * newest + 1], hash, key, keyLen) < 0) {
+        || olderMatch(ix, recs, bound, newest, hash, key, keyLen) < 0) {
       arena.valueTo(addr, sink);
     } else {
-      byte[] row = fold(ix, newest, hash, key, keyLen);
+      byte[] row = fold(ix, recs, bound, newest, hash, key, keyLen);
       sink.accept(row, 0, row.length);
     }
     return true;
   }
 
   /**
+   * The newest record of the key below record number {@code end} (at least {@code bound}), or -1.
+   * Records from {@code bound} up are not (all) linked yet and are scanned; older ones are found on
+   * the key's chain, which the walk enters at the bucket head, skipping entries at or above the
+   * bound (newer than {@code end}, or covered by the scan).
+   */
+  private int newestBelow(
+      Index ix, long[] recs, int bound, int end, int hash, byte[] key, int keyLen) {
+    for (int i = end - 1; i >= bound; i--) {
+      if (arena.compareKey(recs[i], key, keyLen) == 0) {
+        return i;
+      }
+    }
+    int n = (int) INTS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
+    while (n > bound) {
+      n = ix.links[2 * (n - 1) + 1];
+    }
+    return chainMatch(ix, recs, n, hash, key, keyLen);
+  }
+
+  /** The newest record of the key older than its record {@code i}, or -1. */
+  private int olderMatch(
+      Index ix, long[] recs, int bound, int i, int hash, byte[] key, int keyLen) {
+    if (i >= bound) {
+      return newestBelow(ix, recs, bound, i, hash, key, keyLen);
+    }
+    return chainMatch(ix, recs, ix.links[2 * i + 1], hash, key, keyLen);
+  }
+
+  /**
    * The first record of the key on the bucket chain that starts at record number {@code n}
    * (1-based, 0 ends the chain), or -1.
    */
-  private int match(Index ix, int n, int hash, byte[] key, int keyLen) {
+  private int chainMatch(Index ix, long[] recs, int n, int hash, byte[] key, int keyLen) {
     while (n != 0) {
       int i = n - 1;
-      if (ix.links[2 * i] == hash && arena.compareKey(ix.records[i], key, keyLen) == 0) {
+      if (ix.links[2 * i] == hash && arena.compareKey(recs[i], key, keyLen) == 0) {
         return i;
       }
       n = ix.links[2 * i + 1];
@@ -216,7 +353,8 @@ public class VecMemTable extends MemTable {
    * record {@code newest}: only a key written more than once since its last replacing write gets
    * here, and the fold allocates its result like the combiner does on write elsewhere.
    */
-  private byte[] fold(Index ix, int newest, int hash, byte[] key, int keyLen) {
+  private byte[] fold(
+      Index ix, long[] recs, int bound, int newest, int hash, byte[] key, int keyLen) {
     int[] chain = new int[8];
     int k = 0;
     int i = newest;
@@ -225,23 +363,24 @@ public class VecMemTable extends MemTable {
         chain = Arrays.copyOf(chain, k * 2);
       }
       chain[k++] = i;
-      if ((ix.records[i] & Arena.REPLACES_OLDER) != 0) {
+      if ((recs[i] & Arena.REPLACES_OLDER) != 0) {
         break;
       }
-      i = match(ix, ix.links[2 * i + 1], hash, key, keyLen);
+      i = olderMatch(ix, recs, bound, i, hash, key, keyLen);
     }
     byte[] k0 = keyLen == key.length ? key : Arrays.copyOf(key, keyLen);
-    byte[] row = arena.value(ix.records[chain[k - 1]]);
+    byte[] row = arena.value(recs[chain[k - 1]]);
     for (int j = k - 2; j >= 0; j--) {
-      row = combiner.combine(k0, row, arena.value(ix.records[chain[j]]));
+      row = combiner.combine(k0, row, arena.value(recs[chain[j]]));
     }
     return Objects.requireNonNull(row, "RowCombiner returned null: it must return the folded row");
   }
 
   @Override
   protected long doApproximateBytes() {
-    // Per record: its address (8 B), its hash and chain link (8 B) and about one bucket head (4 B).
-    return arena.usedBytes() + (long) entryCount() * 20;
+    // Per record: its address (8 B), and once a get built the index its hash and chain link (8 B)
+    // and about one bucket head (4 B).
+    return arena.usedBytes() + (long) entryCount() * (index == null ? 8 : 20);
   }
 
   @Override
@@ -256,26 +395,32 @@ public class VecMemTable extends MemTable {
   }
 
   /**
-   * Record addresses and the hash index over them, sized together: {@code records[i]} is record i's
-   * address, {@code links[2i]} its key hash and {@code links[2i + 1]} the number (1-based, 0 for
-   * none) of the record before it in its bucket, {@code heads[b]} the newest record of bucket b.
-   * There are as many buckets as records fit, so a chain holds about one record on average.
+   * The hash index over the first {@code indexed} records: {@code links[2i]} is record i's key hash
+   * and {@code links[2i + 1]} the number (1-based, 0 for none) of the record before it in its
+   * bucket, {@code heads[b]} the newest record of bucket b. There are as many buckets as records
+   * fit, so a chain holds about one record on average.
    */
   private static final class Index {
-    final long[] records;
     final int[] links;
     final int[] heads;
+    int indexed;
 
     Index(int capacity) {
-      records = new long[capacity];
       links = new int[2 * capacity];
       heads = new int[capacity];
     }
 
+    /** Links record {@code i} (below the capacity) at the head of its bucket. */
+    void link(int i, int hash) {
+      int bucket = hash & (heads.length - 1);
+      links[2 * i] = hash;
+      links[2 * i + 1] = heads[bucket];
+      INTS.setRelease(heads, bucket, i + 1);
+    }
+
     /** A copy with twice the capacity holding the first {@code count} records, chains rebuilt. */
     Index grow(int count) {
-      Index next = new Index(records.length * 2);
-      System.arraycopy(records, 0, next.records, 0, count);
+      Index next = new Index(heads.length * 2);
       int mask = next.heads.length - 1;
       for (int i = 0; i < count; i++) {
         int hash = links[2 * i];
@@ -284,6 +429,7 @@ public class VecMemTable extends MemTable {
         next.links[2 * i + 1] = next.heads[bucket];
         next.heads[bucket] = i + 1;
       }
+      next.indexed = count;
       return next;
     }
   }
