@@ -312,22 +312,18 @@ public final class RowMergingIterator implements AutoCloseable {
         System.arraycopy(s.valueArray(), s.valueOffset(), encoded, 0, encodedLength);
         encodedSource = top;
         pending = true;
-        while (atKey(0)) {
+        // The top is at the key (it was just copied from there): move it without comparing.
+        do {
           moveTop();
-        }
+        } while (atKey(0));
         return;
       }
     }
-    boolean first = true;
+    decode(row, top);
+    moveTop();
     while (atKey(0)) {
-      int s = heap[0];
-      if (first) {
-        decode(row, s);
-        first = false;
-      } else {
-        decode(older, s);
-        row.mergeOlder(older, loader);
-      }
+      decode(older, heap[0]);
+      row.mergeOlder(older, loader);
       moveTop();
     }
   }
