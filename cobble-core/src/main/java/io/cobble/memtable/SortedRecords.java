@@ -83,10 +83,10 @@ final class SortedRecords {
    * Arena#NORMALIZED_BYTES} byte positions (counting the length as one when lengths differ), packs
    * each record as just those bytes, in key order, followed by the length and a zero last byte, and
    * returns true. Bytes at the other positions are the same in every key (zero past a key's end),
-   * so comparing the packed words orders exactly like {@link io.cobble.util.Bytes#compare} and equal
-   * words mean equal keys: the sort never reads the arena again. Keys of one shape (a Flink map
-   * state's key, namespace and user key) vary in a handful of bytes beyond the first 15, where the
-   * plain normalized key would tie and fall back to comparing records in the arena.
+   * so comparing the packed words orders exactly like {@link io.cobble.util.Bytes#compare} and
+   * equal words mean equal keys: the sort never reads the arena again. Keys of one shape (a Flink
+   * map state's key, namespace and user key) vary in a handful of bytes beyond the first 15, where
+   * the plain normalized key would tie and fall back to comparing records in the arena.
    */
   static boolean packVaryingBytes(Arena arena, long[] addrs, int count, long[] dst) {
     if (count <= 1) {
