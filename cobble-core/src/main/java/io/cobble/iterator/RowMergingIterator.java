@@ -7,6 +7,9 @@ import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.util.ByteReader;
 import io.cobble.util.Bytes;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.List;
 
@@ -15,8 +18,18 @@ import java.util.List;
  * row with each older source's row folded underneath ({@link RowState#mergeOlder}). Keys and rows
  * are read in place from the sources' buffers ({@link KvIterator#keyArray()}); the current key is
  * kept in a reused buffer, so moving allocates nothing but the decoded column values.
+ *
+ * <p>Each source's key is also held as two words (its first 15 bytes big-endian, zero-padded, then
+ * its length clipped to 15), so most comparisons of the heap read two longs instead of two slices
+ * of the sources' blocks; only keys that share their first 15 bytes compare in full.
  */
 public final class RowMergingIterator implements AutoCloseable {
+  /** Key bytes held in the two prefix words; the last byte holds the clipped key length. */
+  private static final int PREFIX_BYTES = 15;
+
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
   private KvIterator[] sources = new KvIterator[0];
   private String[] names = new String[0];
   private int count;
@@ -27,6 +40,8 @@ public final class RowMergingIterator implements AutoCloseable {
   private byte[][] keys = new byte[0][];
   private int[] keyOffsets = new int[0];
   private int[] keyLengths = new int[0];
+  private long[] prefix0 = new long[0];
+  private long[] prefix1 = new long[0];
   private int heapSize;
   // Keys at or after this bound (null = none) never enter the heap: a bounded scan neither merges
   // nor decodes the row just past its range.
@@ -36,6 +51,8 @@ public final class RowMergingIterator implements AutoCloseable {
   private RowState older = new RowState();
   private byte[] key = new byte[32];
   private int keyLength;
+  private long key0;
+  private long key1;
   private boolean valid;
   // Pass-through: the current row kept encoded (a copy of one source's row) until row() asks.
   private boolean passThrough;
@@ -71,6 +88,8 @@ public final class RowMergingIterator implements AutoCloseable {
       this.keys = new byte[count][];
       this.keyOffsets = new int[count];
       this.keyLengths = new int[count];
+      this.prefix0 = new long[count];
+      this.prefix1 = new long[count];
     }
     System.arraycopy(sources, 0, this.sources, 0, count);
     System.arraycopy(names, 0, this.names, 0, count);
@@ -101,14 +120,52 @@ public final class RowMergingIterator implements AutoCloseable {
 
   private void loadKey(int s) {
     KvIterator source = sources[s];
-    keys[s] = source.keyArray();
-    keyOffsets[s] = source.keyOffset();
-    keyLengths[s] = source.keyLength();
+    byte[] k = source.keyArray();
+    int off = source.keyOffset();
+    int len = source.keyLength();
+    keys[s] = k;
+    keyOffsets[s] = off;
+    keyLengths[s] = len;
+    if (len >= 16 && off >= 0 && off + 16 <= k.length) {
+      prefix0[s] = (long) LONG_BE.get(k, off);
+      prefix1[s] = ((long) LONG_BE.get(k, off + 8) & ~0xFFL) | PREFIX_BYTES;
+    } else {
+      prefix0[s] = word(k, off, len, 0);
+      prefix1[s] = (word(k, off, len, 8) & ~0xFFL) | Math.min(len, PREFIX_BYTES);
+    }
+  }
+
+  /** Bytes {@code from} to {@code from + 7} of the key slice, big-endian, zero past its end. */
+  private static long word(byte[] k, int off, int len, int from) {
+    long w = 0;
+    for (int i = 0; i < 8; i++) {
+      w <<= 8;
+      if (from + i < len) {
+        w |= k[off + from + i] & 0xFFL;
+      }
+    }
+    return w;
+  }
+
+  /**
+   * Orders source {@code s}'s key against the key whose prefix words are {@code w0}, {@code w1} and
+   * whose bytes are the given slice, like {@link Bytes#compare}; only the sign is meaningful.
+   */
+  private int compareTo(int s, long w0, long w1, byte[] k, int off, int len) {
+    int c = Long.compareUnsigned(prefix0[s], w0);
+    if (c != 0) {
+      return c;
+    }
+    long p1 = prefix1[s];
+    c = Long.compareUnsigned(p1, w1);
+    if (c != 0 || (p1 & 0xFF) < PREFIX_BYTES) {
+      return c;
+    }
+    return Bytes.compare(keys[s], keyOffsets[s], keyLengths[s], k, off, len);
   }
 
   private boolean less(int a, int b) {
-    int c =
-        Bytes.compare(keys[a], keyOffsets[a], keyLengths[a], keys[b], keyOffsets[b], keyLengths[b]);
+    int c = compareTo(a, prefix0[b], prefix1[b], keys[b], keyOffsets[b], keyLengths[b]);
     return c < 0 || (c == 0 && a < b);
   }
 
@@ -264,9 +321,7 @@ public final class RowMergingIterator implements AutoCloseable {
 
   /** Whether the heap entry at {@code i} exists and is positioned on the current key. */
   private boolean atKey(int i) {
-    return i < heapSize
-        && Bytes.compare(keys[heap[i]], keyOffsets[heap[i]], keyLengths[heap[i]], key, 0, keyLength)
-            == 0;
+    return i < heapSize && compareTo(heap[i], key0, key1, key, 0, keyLength) == 0;
   }
 
   /** Moves the heap's top source past the current key. */
@@ -299,6 +354,8 @@ public final class RowMergingIterator implements AutoCloseable {
       key = new byte[Math.max(keyLength, key.length * 2)];
     }
     System.arraycopy(keys[top], keyOffsets[top], key, 0, keyLength);
+    key0 = prefix0[top];
+    key1 = prefix1[top];
     if (passThrough) {
       KvIterator s = sources[top];
       // Any other source at this key is a child of the top (ties order by source index).
@@ -312,22 +369,18 @@ public final class RowMergingIterator implements AutoCloseable {
         System.arraycopy(s.valueArray(), s.valueOffset(), encoded, 0, encodedLength);
         encodedSource = top;
         pending = true;
-        while (atKey(0)) {
+        // The top is at the key (it was just copied from there): move it without comparing.
+        do {
           moveTop();
-        }
+        } while (atKey(0));
         return;
       }
     }
-    boolean first = true;
+    decode(row, top);
+    moveTop();
     while (atKey(0)) {
-      int s = heap[0];
-      if (first) {
-        decode(row, s);
-        first = false;
-      } else {
-        decode(older, s);
-        row.mergeOlder(older, loader);
-      }
+      decode(older, heap[0]);
+      row.mergeOlder(older, loader);
       moveTop();
     }
   }

@@ -163,6 +163,34 @@ final class Arena {
     return Bytes.hash(page, off + 8, Bytes.getInt(page, off));
   }
 
+  /**
+   * Writes the key's first {@code maxWords * 8} bytes into {@code dst[at]} to {@code dst[at +
+   * maxWords - 1]} as big-endian words, zero-padded past its end, and returns its full length.
+   */
+  int keyWords(long addr, long[] dst, int at, int maxWords) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = offset(addr);
+    int len = Bytes.getInt(page, off);
+    int start = off + 8;
+    int n = Math.min(len, maxWords * 8);
+    int full = n >>> 3;
+    for (int w = 0; w < full; w++) {
+      dst[at + w] = (long) LONG_BE.get(page, start + 8 * w);
+    }
+    int w = full;
+    if ((n & 7) != 0) {
+      long last = 0;
+      for (int i = full * 8; i < n; i++) {
+        last |= (page[start + i] & 0xFFL) << (56 - 8 * (i & 7));
+      }
+      dst[at + w++] = last;
+    }
+    for (; w < maxWords; w++) {
+      dst[at + w] = 0;
+    }
+    return len;
+  }
+
   byte[] key(long addr) {
     byte[] page = pages[(int) (addr >>> 32)];
     int off = offset(addr);

@@ -13,6 +13,11 @@ import java.util.Arrays;
  * When few bytes of the normalized keys vary (fixed-width keys of a narrow range, one family and a
  * few buckets, as a sink shard writes them), a stable radix sort over just those bytes replaces the
  * comparisons.
+ *
+ * <p>When all keys differ in at most 15 byte positions, the packed words hold just those bytes
+ * instead of the first 15 ({@link #packVaryingBytes}), so keys that share a long prefix (a Flink
+ * map state's user keys under one key) never tie. Either way the words are only meaningful within
+ * one sort: {@link #compare} orders records of the same packed array.
  */
 final class SortedRecords {
   /** Longs per packed record: two normalized key words and the address. */
@@ -23,6 +28,9 @@ final class SortedRecords {
    * than this the merge sort, whose comparisons mostly stop at the first word, is cheaper.
    */
   static final int MAX_RADIX_PASSES = 8;
+
+  /** Keys up to this many 8-byte words are scanned for the byte positions that vary. */
+  static final int MAX_SCANNED_WORDS = 8;
 
   /** Runs of this many records are insertion-sorted before merging. */
   private static final int RUN = 16;
@@ -54,10 +62,12 @@ final class SortedRecords {
   static long[] sortPacked(Arena arena, long[] addrs, int count, int maxRadixPasses) {
     int len = Math.multiplyExact(count, STRIDE);
     long[] src = new long[len];
-    for (int i = 0; i < count; i++) {
-      int at = i * STRIDE;
-      arena.normalizedKey(addrs[i], src, at);
-      src[at + 2] = addrs[i];
+    if (!packVaryingBytes(arena, addrs, count, src)) {
+      for (int i = 0; i < count; i++) {
+        int at = i * STRIDE;
+        arena.normalizedKey(addrs[i], src, at);
+        src[at + 2] = addrs[i];
+      }
     }
     if (count > RUN) {
       int[] varying = varyingBytes(src, count);
@@ -66,6 +76,98 @@ final class SortedRecords {
       }
     }
     return mergeSort(arena, src, count);
+  }
+
+  /**
+   * When the keys are at most {@link #MAX_SCANNED_WORDS} words long and differ in at most {@link
+   * Arena#NORMALIZED_BYTES} byte positions (counting the length as one when lengths differ), packs
+   * each record as just those bytes, in key order, followed by the length and a zero last byte, and
+   * returns true. Bytes at the other positions are the same in every key (zero past a key's end),
+   * so comparing the packed words orders exactly like {@link io.cobble.util.Bytes#compare} and
+   * equal words mean equal keys: the sort never reads the arena again. Keys of one shape (a Flink
+   * map state's key, namespace and user key) vary in a handful of bytes beyond the first 15, where
+   * the plain normalized key would tie and fall back to comparing records in the arena.
+   */
+  static boolean packVaryingBytes(Arena arena, long[] addrs, int count, long[] dst) {
+    if (count <= 1) {
+      return false;
+    }
+    long[] and = new long[MAX_SCANNED_WORDS];
+    long[] or = new long[MAX_SCANNED_WORDS];
+    long[] words = new long[MAX_SCANNED_WORDS];
+    Arrays.fill(and, -1L);
+    int minLen = Integer.MAX_VALUE;
+    int maxLen = 0;
+    for (int i = 0; i < count; i++) {
+      int len = arena.keyWords(addrs[i], words, 0, MAX_SCANNED_WORDS);
+      if (len > MAX_SCANNED_WORDS * 8) {
+        return false;
+      }
+      minLen = Math.min(minLen, len);
+      maxLen = Math.max(maxLen, len);
+      for (int w = 0; w < MAX_SCANNED_WORDS; w++) {
+        and[w] &= words[w];
+        or[w] |= words[w];
+      }
+      // The varying positions only grow: stop scanning as soon as there are too many.
+      if ((i & 1023) == 1023 && varyingCount(and, or, minLen != maxLen) > Arena.NORMALIZED_BYTES) {
+        return false;
+      }
+    }
+    boolean lengthVaries = minLen != maxLen;
+    if (varyingCount(and, or, lengthVaries) > Arena.NORMALIZED_BYTES) {
+      return false;
+    }
+    int[] positions = new int[Arena.NORMALIZED_BYTES];
+    int n = 0;
+    for (int b = 0; b < MAX_SCANNED_WORDS * 8; b++) {
+      if (((and[b >>> 3] ^ or[b >>> 3]) >>> (56 - 8 * (b & 7)) & 0xFF) != 0) {
+        positions[n++] = b;
+      }
+    }
+    // Only the words up to the last varying byte are read again.
+    int needed = n == 0 ? 0 : (positions[n - 1] >>> 3) + 1;
+    for (int i = 0; i < count; i++) {
+      int len = arena.keyWords(addrs[i], words, 0, needed);
+      long w0 = 0;
+      long w1 = 0;
+      for (int k = 0; k < n; k++) {
+        int b = positions[k];
+        long v = words[b >>> 3] >>> (56 - 8 * (b & 7)) & 0xFF;
+        if (k < 8) {
+          w0 |= v << (56 - 8 * k);
+        } else {
+          w1 |= v << (120 - 8 * k);
+        }
+      }
+      if (lengthVaries) {
+        // After the zero-padded bytes, the length orders a key before its zero-extended forms.
+        if (n < 8) {
+          w0 |= (long) len << (56 - 8 * n);
+        } else {
+          w1 |= (long) len << (120 - 8 * n);
+        }
+      }
+      int at = i * STRIDE;
+      dst[at] = w0;
+      dst[at + 1] = w1;
+      dst[at + 2] = addrs[i];
+    }
+    return true;
+  }
+
+  /** Byte positions where {@code and} and {@code or} differ, plus one for a varying length. */
+  private static int varyingCount(long[] and, long[] or, boolean lengthVaries) {
+    int n = lengthVaries ? 1 : 0;
+    for (int w = 0; w < MAX_SCANNED_WORDS; w++) {
+      long diff = and[w] ^ or[w];
+      // One bit per differing byte: fold each byte's bits into its lowest bit.
+      diff |= diff >>> 4;
+      diff |= diff >>> 2;
+      diff |= diff >>> 1;
+      n += Long.bitCount(diff & 0x0101010101010101L);
+    }
+    return n;
   }
 
   /** Stable bottom-up merge sort of packed records; returns the array holding the result. */
@@ -162,9 +264,12 @@ final class SortedRecords {
           end++;
         }
       }
-      if (end - i > 1) {
+      if (end - i > RUN) {
         long[] run = Arrays.copyOfRange(a, at, end * STRIDE);
         System.arraycopy(mergeSort(arena, run, end - i), 0, a, at, run.length);
+      } else if (end - i > 1) {
+        // Short runs (a few versions or columns of one key) sort in place: no copy per run.
+        insertionSort(arena, a, i, end);
       }
       i = end;
     }

@@ -284,6 +284,85 @@ class RowMergingIteratorTest {
     }
   }
 
+  /**
+   * Model: a TreeMap with its own comparator holding each key's newest put. Seeded random sources
+   * ({@code -Dcobble.test.seed}) under keys drawn to stress the merge's prefix words (lengths
+   * around 15 and 16, long shared prefixes, zero bytes that tie with padding): every key once, in
+   * order, with the newest source's value, from the first key or from a seek, pass-through on or
+   * off.
+   */
+  @Test
+  void mergesLikeATreeMapOfTheNewestPuts() {
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    java.util.Random random = new java.util.Random(seed);
+    byte[] alphabet = {0, 0, 1, (byte) 0x7F, (byte) 0x80, (byte) 0xFF};
+    int[] lengths = {0, 1, 7, 8, 14, 15, 16, 17, 24};
+    for (int round = 0; round < 300; round++) {
+      byte[][] pool = new byte[1 + random.nextInt(60)][];
+      for (int i = 0; i < pool.length; i++) {
+        byte[] k = new byte[lengths[random.nextInt(lengths.length)]];
+        if (i > 0 && random.nextBoolean()) {
+          byte[] base = pool[random.nextInt(i)];
+          System.arraycopy(base, 0, k, 0, Math.min(k.length, base.length));
+        } else {
+          for (int j = 0; j < k.length; j++) {
+            k[j] = alphabet[random.nextInt(alphabet.length)];
+          }
+        }
+        if (k.length > 0) {
+          k[random.nextInt(k.length)] = alphabet[random.nextInt(alphabet.length)];
+        }
+        pool[i] = k;
+      }
+      int n = 1 + random.nextInt(6);
+      java.util.TreeMap<byte[], String> model =
+          new java.util.TreeMap<>(RowMergingIteratorTest::lexicographic);
+      SortedListIterator[] sources = new SortedListIterator[n];
+      for (int s = n - 1; s >= 0; s--) {
+        java.util.TreeMap<byte[], String> own =
+            new java.util.TreeMap<>(RowMergingIteratorTest::lexicographic);
+        for (byte[] k : pool) {
+          if (random.nextInt(3) == 0) {
+            own.put(k, "s" + s);
+          }
+        }
+        sources[s] = new SortedListIterator();
+        for (java.util.Map.Entry<byte[], String> e : own.entrySet()) {
+          sources[s].add(e.getKey(), row(null, "put:" + e.getValue()));
+        }
+        model.putAll(own);
+      }
+      byte[] target = random.nextBoolean() ? null : pool[random.nextInt(pool.length)];
+      List<String> want = new ArrayList<>();
+      for (java.util.Map.Entry<byte[], String> e :
+          (target == null ? model : model.tailMap(target, true)).entrySet()) {
+        want.add(Arrays.toString(e.getKey()) + "=" + e.getValue());
+      }
+      RowMergingIterator it = merging(sources).passThrough(random.nextBoolean());
+      if (target == null) {
+        it.seekToFirst();
+      } else {
+        it.seek(target);
+      }
+      List<String> got = new ArrayList<>();
+      for (; it.valid(); it.next()) {
+        got.add(Arrays.toString(it.key()) + "=" + cell(it.row(), 1));
+      }
+      assertEquals(want, got, "round " + round + " (seed " + seed + ")");
+    }
+  }
+
+  /** Unsigned lexicographic order, shorter first on a shared prefix: the model's comparator. */
+  private static int lexicographic(byte[] a, byte[] b) {
+    for (int i = 0; i < Math.min(a.length, b.length); i++) {
+      int d = (a[i] & 0xFF) - (b[i] & 0xFF);
+      if (d != 0) {
+        return d;
+      }
+    }
+    return a.length - b.length;
+  }
+
   @Test
   void anUndecodableRowHeldEncodedNamesItsSourceWhenDecoded() {
     SortedListIterator good = new SortedListIterator().add(b("a"), row("put:v", null));

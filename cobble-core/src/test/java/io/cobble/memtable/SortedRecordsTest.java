@@ -3,6 +3,7 @@ package io.cobble.memtable;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.Bytes;
@@ -77,6 +78,120 @@ class SortedRecordsTest {
             "round " + round + ", position " + i);
       }
     }
+  }
+
+  /**
+   * Keys of one shape (like a Flink map state's: bucket, key, namespace, user key) that differ in
+   * few byte positions, some past the first 15, with lengths that differ by zero bytes at the end:
+   * they must take the varying-bytes packing, sort exactly like a stable lexicographic sort, and
+   * compare equal exactly when the keys are equal, without ever tying on the packed words.
+   */
+  @Test
+  void fewVaryingBytesSortAndCompareExactly() {
+    Random r = new Random(20261202);
+    for (int round = 0; round < 300; round++) {
+      int count = 2 + r.nextInt(round < 100 ? 40 : 4000);
+      byte[][] pool = fewVaryingPool(r, 1 + r.nextInt(count));
+      Arena arena = new Arena();
+      long[] addrs = new long[count];
+      byte[][] keys = new byte[count][];
+      for (int i = 0; i < count; i++) {
+        keys[i] = pool[r.nextInt(pool.length)];
+        byte[] seq = new byte[4];
+        Bytes.putInt(seq, 0, i);
+        addrs[i] = arena.add(keys[i], keys[i].length, seq, 0, seq.length);
+      }
+      assertTrue(
+          SortedRecords.packVaryingBytes(arena, addrs, count, new long[count * 3]),
+          "round " + round + " should pack its keys' varying bytes");
+      Integer[] expected = new Integer[count];
+      Arrays.setAll(expected, i -> i);
+      Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
+
+      int passes = r.nextBoolean() ? SortedRecords.MAX_RADIX_PASSES : 0;
+      long[] packed = SortedRecords.sortPacked(arena, addrs, count, passes);
+      for (int i = 0; i < count; i++) {
+        assertEquals(
+            (int) expected[i],
+            Bytes.getInt(arena.value(packed[i * SortedRecords.STRIDE + 2]), 0),
+            "round " + round + ", position " + i);
+        // Keys that tie on packed words of this form would be compared in the arena.
+        assertTrue((packed[i * SortedRecords.STRIDE + 1] & 0xFF) < Arena.NORMALIZED_BYTES);
+      }
+      for (int i = 1; i < count; i++) {
+        byte[] prev = keys[expected[i - 1]];
+        byte[] cur = keys[expected[i]];
+        int got =
+            SortedRecords.compare(
+                arena, packed, (i - 1) * SortedRecords.STRIDE, packed, i * SortedRecords.STRIDE);
+        assertEquals(
+            Integer.signum(lexicographic(prev, cur)),
+            Integer.signum(got),
+            "round " + round + ": " + Arrays.toString(prev) + " vs " + Arrays.toString(cur));
+      }
+    }
+  }
+
+  /** Keys longer than the scanned words, or varying in too many positions, are not packed. */
+  @Test
+  void manyVaryingBytesOrLongKeysAreNotPacked() {
+    Arena arena = new Arena();
+    long[] addrs = new long[40];
+    for (int i = 0; i < 20; i++) {
+      byte[] k = new byte[20];
+      k[i] = 1;
+      addrs[i] = arena.add(k, k.length, Bytes.EMPTY, 0, 0);
+    }
+    assertFalse(SortedRecords.packVaryingBytes(arena, addrs, 20, new long[60]));
+    Arena longKeys = new Arena();
+    for (int i = 0; i < 2; i++) {
+      byte[] k = new byte[SortedRecords.MAX_SCANNED_WORDS * 8 + 1];
+      k[0] = (byte) i;
+      addrs[i] = longKeys.add(k, k.length, Bytes.EMPTY, 0, 0);
+    }
+    assertFalse(SortedRecords.packVaryingBytes(longKeys, addrs, 2, new long[6]));
+  }
+
+  /** Unsigned lexicographic order, shorter first on a shared prefix: the model's comparator. */
+  private static int lexicographic(byte[] a, byte[] b) {
+    for (int i = 0; i < Math.min(a.length, b.length); i++) {
+      int d = (a[i] & 0xFF) - (b[i] & 0xFF);
+      if (d != 0) {
+        return d;
+      }
+    }
+    return a.length - b.length;
+  }
+
+  /**
+   * Keys from one template of up to 64 bytes, each differing from it in a few fixed positions
+   * (anywhere, often past byte 15) and, in some rounds, shorter by a few bytes (the template ends
+   * in zeros then, so a shorter key can equal a longer one's zero-padded form).
+   */
+  private static byte[][] fewVaryingPool(Random r, int size) {
+    int maxLen = 1 + r.nextInt(SortedRecords.MAX_SCANNED_WORDS * 8);
+    byte[] template = new byte[maxLen];
+    for (int j = 0; j < maxLen; j++) {
+      template[j] = ALPHABET[r.nextInt(ALPHABET.length)];
+    }
+    boolean lengthsVary = r.nextBoolean();
+    if (lengthsVary) {
+      Arrays.fill(template, Math.max(0, maxLen - 3), maxLen, (byte) 0);
+    }
+    int[] positions = new int[1 + r.nextInt(lengthsVary ? 13 : 14)];
+    for (int p = 0; p < positions.length; p++) {
+      positions[p] = r.nextInt(maxLen);
+    }
+    byte[][] pool = new byte[size][];
+    for (int i = 0; i < size; i++) {
+      byte[] k = template.clone();
+      for (int p : positions) {
+        k[p] = ALPHABET[r.nextInt(ALPHABET.length)];
+      }
+      int len = lengthsVary ? Math.max(0, maxLen - r.nextInt(4)) : maxLen;
+      pool[i] = Arrays.copyOf(k, len);
+    }
+    return pool;
   }
 
   @Test
