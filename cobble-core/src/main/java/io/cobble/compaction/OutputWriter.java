@@ -100,6 +100,7 @@ public final class OutputWriter implements AutoCloseable {
     cutBefore(key, keyOff);
     startTable();
     noteExpiry(expiry);
+    noteMergeWriteTime(row, rowOff, rowLen);
     builder.add(key, keyOff, keyLen, row, rowOff, rowLen);
     afterAdd();
   }
@@ -130,6 +131,7 @@ public final class OutputWriter implements AutoCloseable {
     cutBefore(key, 0);
     startTable();
     noteExpiry(expiry);
+    noteMergeWriteTime(row, rowOff, rowLen);
     builder.add(key, 0, keyLen, row, rowOff, rowLen);
     afterAdd();
     return true;
@@ -200,6 +202,12 @@ public final class OutputWriter implements AutoCloseable {
     } else {
       maxExpiry = Math.max(maxExpiry, rowExpiry);
     }
+  }
+
+  /** Folds the merge write times of a row stored as it is into the file's oldest one. */
+  private void noteMergeWriteTime(byte[] row, int rowOff, int rowLen) {
+    minMergeWriteTime =
+        Math.min(minMergeWriteTime, RowState.plainMinMergeWriteTime(row, rowOff, rowLen));
   }
 
   private void afterAdd() {

@@ -202,11 +202,12 @@ public final class RowState {
   public static final long NOT_PLAIN = Long.MIN_VALUE;
 
   /**
-   * For an encoded row whose columns are PUT or DELETE values held inline, each at most {@code
-   * maxValueLength} bytes long ({@code 0}: any length), listed in layout order and all still in the
-   * layout, at least one of them: the {@link #maxExpiry} a {@link #decode} would report. Such a row
-   * is what {@link #encode} would write after decoding it, so it can be stored as it is. {@link
-   * #NOT_PLAIN} for any other row. Reads without decoding or allocating.
+   * For an encoded row whose columns are PUT, MERGE or DELETE values held inline, each at most
+   * {@code maxValueLength} bytes long ({@code 0}: any length), listed in layout order and all still
+   * in the layout, at least one of them: the {@link #maxExpiry} a {@link #decode} would report.
+   * Such a row is what {@link #encode} would write after decoding it, so it can be stored as it is
+   * (a flushed batch of list operands is copied once, into the table). {@link #NOT_PLAIN} for any
+   * other row. Reads without decoding or allocating.
    */
   public static long plainExpiry(
       ColumnLayout layout, byte[] buf, int off, int len, long maxValueLength) {
@@ -215,9 +216,9 @@ public final class RowState {
 
   /**
    * As {@link #plainExpiry} for a row a compaction writes at the bottom of the tree, where deletes
-   * and values expired at or before {@code dropBefore} are dropped: {@link #NOT_PLAIN} also when a
-   * column is a DELETE or a PUT with such an expiry, since the bottom does not store that row as it
-   * is.
+   * and values expired at or before {@code dropBefore} are dropped and merges become puts: {@link
+   * #NOT_PLAIN} also when a column is a DELETE, a MERGE or a PUT with such an expiry, since the
+   * bottom does not store that row as it is.
    */
   public static long plainBottomExpiry(
       ColumnLayout layout, byte[] buf, int off, int len, long maxValueLength, long dropBefore) {
@@ -256,14 +257,15 @@ public final class RowState {
       lastPosition = position;
       int tag = buf[idEnd];
       pos = idEnd + 1;
-      if (tag == PUT) {
+      if (tag == PUT || (tag == MERGE && !bottom)) {
         int expiryEnd = varintEnd(buf, pos, end);
-        int lengthEnd = varintEnd(buf, expiryEnd, end);
+        int writeTimeEnd = tag == MERGE ? varintEnd(buf, expiryEnd, end) : expiryEnd;
+        int lengthEnd = varintEnd(buf, writeTimeEnd, end);
         if (lengthEnd > end) {
           return NOT_PLAIN;
         }
         long expiry = varint(buf, pos);
-        long valueLength = varint(buf, expiryEnd);
+        long valueLength = varint(buf, writeTimeEnd);
         if (bottom && expiry != 0 && expiry <= dropBefore) {
           return NOT_PLAIN;
         }
@@ -283,6 +285,32 @@ public final class RowState {
       }
     }
     return pos == end ? max : NOT_PLAIN;
+  }
+
+  /**
+   * The oldest write time of the MERGE columns of a row {@link #plainExpiry} vouched for ({@link
+   * Long#MAX_VALUE} when it has none): what a table records for {@link #writeTime}s it stores.
+   */
+  public static long plainMinMergeWriteTime(byte[] buf, int off, int len) {
+    int end = off + len;
+    int pos = varintEnd(buf, off, end);
+    long n = varint(buf, off);
+    long min = Long.MAX_VALUE;
+    for (long k = 0; k < n; k++) {
+      pos = varintEnd(buf, pos, end);
+      int tag = buf[pos++];
+      if (tag == DELETE) {
+        continue;
+      }
+      pos = varintEnd(buf, pos, end);
+      if (tag == MERGE) {
+        min = Math.min(min, varint(buf, pos));
+        pos = varintEnd(buf, pos, end);
+      }
+      int lengthEnd = varintEnd(buf, pos, end);
+      pos = lengthEnd + (int) varint(buf, pos);
+    }
+    return min;
   }
 
   /** The position after the varint at {@code pos}, or {@code end + 1} when it is cut off. */

@@ -76,8 +76,10 @@ class RowStateTest {
 
   /**
    * A row the scan calls plain is exactly what decode + encode would write (so storing it as it is
-   * changes nothing) and has the decoded max expiry; every row of PUT/DELETE columns with inline
-   * values within the limit is plain, and no other row is. Seed: -Dcobble.test.seed.
+   * changes nothing) and has the decoded max expiry and oldest merge write time; every row of
+   * PUT/MERGE/DELETE columns with inline values within the limit is plain, and no other row is. At
+   * the bottom of the tree (nothing expired to drop) only rows of PUT columns are plain, since
+   * merges become puts there. Seed: -Dcobble.test.seed.
    */
   @Test
   void plainExpiryVouchesExactlyForRowsThatReencodeUnchanged() {
@@ -90,6 +92,8 @@ class RowStateTest {
     for (int i = 0; i < 5_000; i++) {
       state.reset(LAYOUT);
       boolean expectPlain = true;
+      boolean onlyPuts = true;
+      long minMergeTime = Long.MAX_VALUE;
       boolean any = false;
       long limit = random.nextBoolean() ? 0 : 200;
       for (int c = 0; c < LAYOUT.size(); c++) {
@@ -103,9 +107,15 @@ class RowStateTest {
         } else if (kind < 7) {
           state.set(c, RowState.DELETE, null, pointer, 0, 0);
           expectPlain &= !pointer;
+          onlyPuts = false;
         } else if (kind == 7) {
-          state.set(c, RowState.MERGE, new byte[] {1}, false, 0, 12345);
-          expectPlain = false;
+          byte[] operand = new byte[random.nextInt(260)];
+          random.nextBytes(operand);
+          long writeTime = random.nextInt(1 << 20) * 1_000_003L;
+          state.set(c, RowState.MERGE, operand, pointer, random.nextInt(3) * 7_000L, writeTime);
+          expectPlain &= !pointer && (limit == 0 || operand.length <= limit);
+          onlyPuts = false;
+          minMergeTime = Math.min(minMergeTime, writeTime);
         } else {
           continue;
         }
@@ -119,8 +129,14 @@ class RowStateTest {
       long expiry = RowState.plainExpiry(LAYOUT, row, 1, w.size() - 1, limit);
       String what = "row " + i + " (seed " + seed + ")";
       assertEquals(expectPlain, expiry != RowState.NOT_PLAIN, what);
+      assertEquals(
+          expectPlain && onlyPuts,
+          RowState.plainBottomExpiry(LAYOUT, row, 1, w.size() - 1, limit, -1) != RowState.NOT_PLAIN,
+          "bottom: " + what);
       if (expectPlain) {
         plain++;
+        assertEquals(
+            minMergeTime, RowState.plainMinMergeWriteTime(row, 1, w.size() - 1), "merge " + what);
         decoded.decode(LAYOUT, row, 1, w.size() - 1, reader);
         assertEquals(decoded.maxExpiry(), expiry, what);
         ByteWriter again = new ByteWriter(16);
