@@ -51,8 +51,9 @@ public final class PointReader {
     Version v = versions.acquire();
     try {
       Fold s = folds.get();
-      if (search(v, s, layout, bucket, key, s.single(column))) {
-        return s.acc.toUserColumn(column, clock.nowMillis(), loader);
+      int[] projection = s.single(column);
+      if (search(v, s, layout, bucket, key, projection)) {
+        return s.acc.toUserColumn(column, now(s.acc, projection), loader);
       }
       return null;
     } finally {
@@ -77,8 +78,15 @@ public final class PointReader {
 
   private byte[][] read(Version v, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
     Fold s = folds.get();
-    search(v, s, layout, bucket, key, projection);
-    return s.toUser(projection, clock, loader);
+    if (!search(v, s, layout, bucket, key, projection)) {
+      return null;
+    }
+    return s.acc.toUser(projection, now(s.acc, projection), loader);
+  }
+
+  /** The time to judge expiry at; the clock is read only when the found row's values expire. */
+  private long now(RowState row, int[] projection) {
+    return row.readsClock(projection) ? clock.nowMillis() : 0L;
   }
 
   /**
@@ -217,10 +225,6 @@ public final class PointReader {
 
     boolean isFinal(int[] projection) {
       return found && acc.isFinal(projection);
-    }
-
-    byte[][] toUser(int[] projection, Clock clock, ValueLoader loader) {
-      return found ? acc.toUser(projection, clock.nowMillis(), loader) : null;
     }
   }
 }

@@ -28,7 +28,9 @@ import java.util.stream.Stream;
  * <p>Run: {@code java -Xms3g -Xmx3g -cp benchmarks.jar io.cobble.benchmarks.engine.StateShapedGets
  * [value|map] [rounds]} (defaults value and 5), the classpath of two builds in turn; {@code
  * -Dcobble.<engine option>=<value>} overrides an engine option, and {@code -Dsettle=true} waits for
- * compaction to finish after the load (steady state) before the gets.
+ * compaction to finish after the load (steady state) before the gets, and {@code
+ * -Dalternate-clock=true} gives the engine a clock that reads {@code System.currentTimeMillis} in
+ * even rounds and returns a constant in odd ones (what a get pays for reading the clock).
  */
 public final class StateShapedGets {
   private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
@@ -76,6 +78,13 @@ public final class StateShapedGets {
         builder.set(name.substring("cobble.".length()), System.getProperty(name));
       }
     }
+    // -Dalternate-clock=true: even rounds read System.currentTimeMillis, odd rounds a constant, so
+    // one JVM measures what the engine's clock reads cost a get (both builds alike under load).
+    boolean alternateClock = Boolean.getBoolean("alternate-clock");
+    boolean[] systemClock = {true};
+    if (alternateClock) {
+      builder.clock(() -> systemClock[0] ? System.currentTimeMillis() : 1_000_000L);
+    }
     Config config = builder.build();
     try (Db db = Db.open(dir, config)) {
       db.createFamily(FAMILY, Collections.singletonList(ColumnSpec.of("value")));
@@ -100,6 +109,10 @@ public final class StateShapedGets {
       }
       long found = 0;
       for (int round = 0; round < rounds; round++) {
+        systemClock[0] = round % 2 == 0;
+        if (alternateClock) {
+          System.out.print(systemClock[0] ? "clock=system " : "clock=const  ");
+        }
         long self = Thread.currentThread().getId();
         long allocStart = ALLOC.getThreadAllocatedBytes(self);
         long start = CPU.getCurrentThreadCpuTime();
