@@ -6,6 +6,7 @@ import io.cobble.compaction.OutputWriter;
 import io.cobble.memtable.AdaptiveMemTable;
 import io.cobble.memtable.HashMemTable;
 import io.cobble.memtable.MemTable;
+import io.cobble.memtable.MemTablePrefixFilter;
 import io.cobble.memtable.SkipListMemTable;
 import io.cobble.memtable.VecMemTable;
 import io.cobble.row.ColumnLayout;
@@ -58,6 +59,9 @@ final class ShardState {
   private volatile Layouts layouts;
   // Per family id: the prefix length of new tables' prefix filters in table-key bytes (0 = none).
   private volatile int[] prefixFilterLengths = new int[0];
+  // A memtable's prefix filter takes 1/256 of its capacity: 128 KB for 32 MB, about 16 bits per
+  // prefix for maps of ten 50-byte rows per key.
+  private static final int MEMTABLE_BYTES_PER_FILTER_BYTE = 256;
   private volatile boolean closed;
   private volatile Throwable backgroundError;
   // A volume Db.open(VolumeSet, ...) opened for files used in place there; closed with the Db.
@@ -157,7 +161,14 @@ final class ShardState {
 
   /** A new empty memtable of the configured type. Under the mutex (or before the Db is shared). */
   MemTable newMemTable() {
-    long id = ++memtableIds;
+    MemTable m = newMemTableOfType(++memtableIds);
+    m.prefixFilter(
+        new MemTablePrefixFilter(
+            config.memtableCapacity() / MEMTABLE_BYTES_PER_FILTER_BYTE, this::familyPrefixLength));
+    return m;
+  }
+
+  private MemTable newMemTableOfType(long id) {
     switch (config.memtableType()) {
       case SKIPLIST:
         return new SkipListMemTable(id, fold);
@@ -168,6 +179,12 @@ final class ShardState {
       default:
         return new AdaptiveMemTable(id, fold, nextAdaptiveType, lastSealedEntries);
     }
+  }
+
+  /** {@code family}'s prefix filter length in tree-key bytes, 0 = none. */
+  private int familyPrefixLength(int family) {
+    int[] prefixes = prefixFilterLengths;
+    return family < prefixes.length ? prefixes[family] : 0;
   }
 
   /** Lets the next adaptive memtable start as the type {@code sealed} ended up as. */
@@ -203,9 +220,8 @@ final class ShardState {
   }
 
   private TableOptions tableOptions(int level, int family) {
-    int[] prefixes = prefixFilterLengths;
     return TableOptions.builder()
-        .prefixFilterLength(family < prefixes.length ? prefixes[family] : 0)
+        .prefixFilterLength(familyPrefixLength(family))
         .blockSize(config.blockSize())
         .restartInterval(config.blockRestartInterval())
         .bloomBitsPerKey(config.bloomFilterEnabled() ? config.bloomBitsPerKey() : 0)

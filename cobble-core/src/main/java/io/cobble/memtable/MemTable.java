@@ -29,6 +29,8 @@ public abstract class MemTable {
   protected final RowCombiner combiner;
   private final long id;
   private final AtomicLong minMergeWriteTime = new AtomicLong(Long.MAX_VALUE);
+  // Set before the memtable is shared; null = every scan seeks it.
+  private MemTablePrefixFilter prefixFilter;
 
   protected MemTable(long id, RowCombiner combiner) {
     this.id = id;
@@ -52,10 +54,29 @@ public abstract class MemTable {
   public final void put(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
     writeLock.lock();
     try {
+      if (prefixFilter != null) {
+        prefixFilter.add(key, keyLen);
+      }
       doPut(key, keyLen, row, rowLen, replacesOlder);
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /**
+   * Records the families and key prefixes of this memtable's rows in {@code filter}, which {@link
+   * #mayHold} then consults. Before the first put and before the memtable is shared.
+   */
+  public void prefixFilter(MemTablePrefixFilter filter) {
+    this.prefixFilter = filter;
+  }
+
+  /**
+   * Whether this memtable may hold a row of family {@code family} with a tree key in {@code [lo,
+   * hi)} (null = unbounded); true without a {@link #prefixFilter}. Takes no lock.
+   */
+  public boolean mayHold(int family, byte[] lo, byte[] hi) {
+    return prefixFilter == null || prefixFilter.mayHold(family, lo, hi);
   }
 
   /** The combined row of the key, or null. Takes no lock. */

@@ -66,17 +66,23 @@ public final class ScanSources {
    * As {@link #open(Version, ColumnLayout, ValueLoader)} for a scan that reads only keys in {@code
    * [lo, hi)} (tree keys, null = unbounded): level-0 files and deeper levels with no key in that
    * range are left out, and so are those whose {@link io.cobble.sst.PrefixFilter} rules the range
-   * out, so a short per-key scan seeks only the sources that can hold its rows instead of every
-   * table of the tree. Leaving them out changes no row: a source without a key in the range
-   * contributes nothing, not even an older version to merge under.
+   * out, and memtables whose {@link MemTable#mayHold} does, so a short per-key scan seeks only the
+   * sources that can hold its rows instead of every memtable and table of the tree. Leaving them
+   * out changes no row: a source without a key in the range contributes nothing, not even an older
+   * version to merge under.
    */
   public RowMergingIterator open(
       Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi) {
-    byte[] family = {(byte) (layout.familyId() >>> 8), (byte) layout.familyId()};
+    int familyId = layout.familyId();
+    byte[] family = {(byte) (familyId >>> 8), (byte) familyId};
     int count = 0;
-    add(count++, new PrefixIterator(memIterator(version.active()), family), null);
+    if (version.active().mayHold(familyId, lo, hi)) {
+      add(count++, new PrefixIterator(memIterator(version.active()), family), null);
+    }
     for (MemTable m : version.immutables()) {
-      add(count++, new PrefixIterator(memIterator(m), family), null);
+      if (m.mayHold(familyId, lo, hi)) {
+        add(count++, new PrefixIterator(memIterator(m), family), null);
+      }
     }
     if (layout.familyId() < version.trees().size()) {
       Tree tree = version.tree(layout.familyId());

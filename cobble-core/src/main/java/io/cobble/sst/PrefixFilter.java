@@ -44,7 +44,7 @@ public final class PrefixFilter {
    * Whether every key of {@code [lo, hi)} starts with {@code lo}'s first {@code length} bytes p:
    * exactly when {@code hi} is at most the first key after every key that starts with p.
    */
-  static boolean withinOnePrefix(byte[] lo, byte[] hi, int length) {
+  public static boolean withinOnePrefix(byte[] lo, byte[] hi, int length) {
     if (lo == null || hi == null || lo.length < length) {
       return false;
     }

@@ -1,0 +1,101 @@
+package io.cobble.memtable;
+
+import io.cobble.sst.BloomFilter;
+import io.cobble.sst.PrefixFilter;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.function.IntUnaryOperator;
+
+/**
+ * A memtable's record of which families and key prefixes it holds, so a per-key scan skips a
+ * memtable that holds none of its keys instead of seeking it (a skiplist seek is a walk over
+ * scattered records). A family is recorded at its first row in the memtable, with the prefix length
+ * its tables use then ({@link io.cobble.sst.PrefixFilter}); each row of a family with a prefix
+ * length adds that prefix to a blocked bloom filter (two bits in one 64-bit word). Only bits are
+ * set, and the memtable's row count bounds how full it gets.
+ *
+ * <p>One writer (the memtable's, under its write lock) and lock-free readers: a row's family and
+ * prefix bits are release-stored before the row is put, and read with acquire loads, so a reader
+ * that could see the row sees them as well.
+ */
+public final class MemTablePrefixFilter {
+  private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
+
+  /** A family of {@link #lengths} that has rows here but no prefix length. */
+  private static final int UNFILTERED = -1;
+
+  private final IntUnaryOperator familyPrefixLength;
+  private final long[] words;
+  // Per family id: 0 = no row of the family here yet, UNFILTERED, or the prefix length in tree-key
+  // bytes. Replaced by a copy when it changes (once per family and memtable).
+  private volatile int[] lengths = new int[0];
+
+  /**
+   * A filter of about {@code bytes} bytes; {@code familyPrefixLength} gives a family's prefix
+   * length in tree-key bytes (0 = none) when its first row arrives.
+   */
+  public MemTablePrefixFilter(long bytes, IntUnaryOperator familyPrefixLength) {
+    this.familyPrefixLength = familyPrefixLength;
+    this.words = new long[(int) Math.max(1, Math.min(bytes, 1 << 20) / 8)];
+  }
+
+  /** Records the row key {@code key[0..keyLen)} (family id, then the tree key). Single writer. */
+  void add(byte[] key, int keyLen) {
+    int family = ((key[0] & 0xFF) << 8) | (key[1] & 0xFF);
+    int[] l = lengths;
+    int length = family < l.length ? l[family] : 0;
+    if (length == 0) {
+      length = familyPrefixLength.applyAsInt(family);
+      length = length > 0 ? length : UNFILTERED;
+      int[] next = Arrays.copyOf(l, Math.max(l.length, family + 1));
+      next[family] = length;
+      // Bits first: a reader that sees the family's length finds every prefix it covers.
+      add(family, length, key, keyLen);
+      lengths = next;
+      return;
+    }
+    add(family, length, key, keyLen);
+  }
+
+  /** Sets the bits of the key's prefix; a key shorter than it lies in no one-prefix range. */
+  private void add(int family, int length, byte[] key, int keyLen) {
+    if (length > 0 && keyLen - 2 >= length) {
+      long h = hash(family, key, 2, length);
+      int i = index(h);
+      WORDS.setRelease(words, i, words[i] | mask(h));
+    }
+  }
+
+  /**
+   * Whether the memtable may hold a row of {@code family} with a tree key in {@code [lo, hi)} (null
+   * = unbounded): false when it holds no row of the family, or when the range lies within one
+   * prefix the filter has not seen.
+   */
+  public boolean mayHold(int family, byte[] lo, byte[] hi) {
+    int[] l = lengths;
+    int length = family < l.length ? l[family] : 0;
+    if (length == 0) {
+      return false;
+    }
+    if (length == UNFILTERED || !PrefixFilter.withinOnePrefix(lo, hi, length)) {
+      return true;
+    }
+    long h = hash(family, lo, 0, length);
+    long word = (long) WORDS.getAcquire(words, index(h));
+    long mask = mask(h);
+    return (word & mask) == mask;
+  }
+
+  private static long hash(int family, byte[] key, int off, int length) {
+    return (BloomFilter.hash(key, off, length) ^ family) * 0x9E3779B97F4A7C15L;
+  }
+
+  private int index(long h) {
+    return (int) (((h >>> 32) * words.length) >>> 32);
+  }
+
+  private static long mask(long h) {
+    return (1L << (h & 63)) | (1L << ((h >>> 6) & 63));
+  }
+}
