@@ -180,10 +180,14 @@ final class CobbleRestore {
     long checkpointId = -1;
     for (int i = 0; i < handles.size(); i++) {
       IncrementalRemoteKeyedStateHandle h = handles.get(i);
-      request.source(volume.add(h, metas.get(i).shard, cancel));
+      request.source(volume.add(h, metas.get(i).shard, List.of(owned), cancel));
       checkpointId = Math.max(checkpointId, h.getCheckpointId());
     }
     ShardOpener.Opened opened = ShardOpener.open(request.build());
+    if (primary == null) {
+      // A rescale onto the checkpoint primary copies the staged files; a local shard reads them.
+      opened.db().versionSet().fileOwnership(volume);
+    }
     Result result =
         new Result(
             opened.db(),
