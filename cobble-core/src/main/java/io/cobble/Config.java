@@ -39,6 +39,7 @@ public final class Config {
   private final Clock clock;
   private final MergeOperatorResolver resolver;
   private final boolean scratchRestore;
+  private final boolean backgroundMetadata;
   private final MemoryPool memoryPool;
 
   private final int totalBuckets;
@@ -86,8 +87,10 @@ public final class Config {
       Clock clock,
       MergeOperatorResolver resolver,
       boolean scratchRestore,
+      boolean backgroundMetadata,
       MemoryPool memoryPool) {
     this.scratchRestore = scratchRestore;
+    this.backgroundMetadata = backgroundMetadata;
     this.memoryPool = memoryPool;
     this.values = Collections.unmodifiableMap(values);
     this.clock = clock;
@@ -188,6 +191,7 @@ public final class Config {
     b.clock = clock;
     b.resolver = resolver;
     b.scratchRestore = scratchRestore;
+    b.backgroundMetadata = backgroundMetadata;
     b.memoryPool = memoryPool;
     return b;
   }
@@ -283,6 +287,11 @@ public final class Config {
   /** See {@link Builder#scratchRestore}. */
   public boolean scratchRestore() {
     return scratchRestore;
+  }
+
+  /** See {@link Builder#backgroundMetadata}. */
+  public boolean backgroundMetadata() {
+    return backgroundMetadata;
   }
 
   public MergeOperatorResolver mergeOperatorResolver() {
@@ -474,6 +483,7 @@ public final class Config {
     private Clock clock = Clock.SYSTEM;
     private MergeOperatorResolver resolver = name -> null;
     private boolean scratchRestore;
+    private boolean backgroundMetadata;
     private MemoryPool memoryPool;
 
     private Builder() {}
@@ -526,6 +536,20 @@ public final class Config {
     }
 
     /**
+     * Opens the Db without loading the pinned index and filter metadata ({@code
+     * sst.pinned-metadata.*}) of the tables its manifest names: a background thread loads it after
+     * open, and a read that needs a table's metadata first loads it itself. Opening (a restore, a
+     * rescale) then reads each table's footer and properties only, whatever the state size, and a
+     * damaged index or filter fails the first read of its table instead of the open. Tables the Db
+     * writes are not affected. Not a configuration key: the embedder whose restore time matters
+     * (Flink's keyed backend, whose failover waits for it) sets it.
+     */
+    public Builder backgroundMetadata(boolean background) {
+      this.backgroundMetadata = background;
+      return this;
+    }
+
+    /**
      * Makes the Db share {@code pool}'s block cache and memtable budget with the other Dbs on it
      * instead of sizing its own ({@code block-cache.size} is then unused); null for its own.
      */
@@ -565,7 +589,13 @@ public final class Config {
     }
 
     public Config build() {
-      return new Config(new LinkedHashMap<>(values), clock, resolver, scratchRestore, memoryPool);
+      return new Config(
+          new LinkedHashMap<>(values),
+          clock,
+          resolver,
+          scratchRestore,
+          backgroundMetadata,
+          memoryPool);
     }
   }
 }

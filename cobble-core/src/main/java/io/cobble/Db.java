@@ -128,6 +128,9 @@ public final class Db implements AutoCloseable {
     } finally {
       state.mutex.unlock();
     }
+    if (config.backgroundMetadata()) {
+      BackgroundMetadata.load(state);
+    }
   }
 
   /** Opens (creating if needed) the Db stored in {@code dir}. */

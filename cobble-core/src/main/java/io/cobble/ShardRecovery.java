@@ -185,7 +185,7 @@ final class ShardRecovery {
                     + " has files at level "
                     + e.level);
           }
-          Table t = state.openTable(e.number, e.level, e.size);
+          Table t = state.openTable(e.number, e.level, e.size, true);
           opened.add(t);
           levels
               .get(e.family)

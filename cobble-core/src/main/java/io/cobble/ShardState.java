@@ -197,13 +197,22 @@ final class ShardState {
 
   /** Opens a table; {@code size} comes from the manifest, or is -1 for a file just written. */
   Table openTable(long number, int level, long size) {
+    return openTable(number, level, size, false);
+  }
+
+  /**
+   * Opens a table; {@code fromManifest}: one the manifest names as the Db opens, whose metadata
+   * {@link Config#backgroundMetadata} may leave to {@link BackgroundMetadata} or the first read.
+   */
+  Table openTable(long number, int level, long size, boolean fromManifest) {
     MetadataCacheMode mode = config.metadataCacheMode();
     boolean pin = mode != MetadataCacheMode.OFF && level <= config.pinnedMetadataMaxLevel();
     TableReadOptions options =
         TableReadOptions.builder()
             .pinTopIndex(pin)
             .pinPartitions(config.pinPartitions())
-            .lazyMetadata(mode == MetadataCacheMode.LAZY)
+            .lazyMetadata(
+                mode == MetadataCacheMode.LAZY || (fromManifest && config.backgroundMetadata()))
             .directIo(directIo)
             .mmapReads(config.mmapReadsEnabled())
             .build();

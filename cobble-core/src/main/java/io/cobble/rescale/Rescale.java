@@ -194,13 +194,8 @@ public final class Rescale {
 
   /** {@code config} with {@code bucket-ranges} set to {@code ranges}. */
   static Config owning(Config config, List<BucketRange> ranges) {
-    return Config.builder()
-        .setAll(config.values())
+    return config.toBuilder()
         .set(EngineOptions.BUCKET_RANGES.key(), BucketRange.toConfigValue(ranges))
-        .clock(config.clock())
-        .mergeOperatorResolver(config.mergeOperatorResolver())
-        .scratchRestore(config.scratchRestore())
-        .memoryPool(config.memoryPool())
         .build();
   }
 

@@ -94,13 +94,8 @@ public final class SnapshotRestore {
   }
 
   private static Config withRanges(Config config, List<BucketRange> ranges) {
-    return Config.builder()
-        .setAll(config.values())
+    return config.toBuilder()
         .set(EngineOptions.BUCKET_RANGES.key(), BucketRange.toConfigValue(ranges))
-        .clock(config.clock())
-        .mergeOperatorResolver(config.mergeOperatorResolver())
-        .scratchRestore(config.scratchRestore())
-        .memoryPool(config.memoryPool())
         .build();
   }
 

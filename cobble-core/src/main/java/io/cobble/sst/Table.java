@@ -118,6 +118,11 @@ public final class Table implements AutoCloseable {
     return new PrefixFilter(length, readBlock(handle, "prefix filter", false));
   }
 
+  /** Loads the pinned metadata now if it is kept and not loaded yet (lazy or deferred open). */
+  public void loadMetadata() {
+    metadata.get();
+  }
+
   /** The file's local path or storage URI, for messages. */
   public String name() {
     return name;

@@ -48,7 +48,8 @@ public final class VersionSet {
   private final Map<Long, AtomicInteger> vlogRefs = new ConcurrentHashMap<>();
   private final Map<Long, ValueLogReader> vlogReaders = new ConcurrentHashMap<>();
   // Files used where they lie on a snapshot volume (restore in place, local or remote): never
-  // deleted by the Db, whose snapshot manager collects them once no snapshot references them.
+  // deleted by the Db, whose snapshot manager collects them once no snapshot references them; the
+  // file ownership hears when the Db no longer needs one.
   private final Map<Long, DataFile> external = new ConcurrentHashMap<>();
   private final ExecutorService deleter =
       Executors.newSingleThreadExecutor(
@@ -441,9 +442,6 @@ public final class VersionSet {
    * manifest no longer references it.
    */
   private void deleteOwn(long number, boolean vlog, Map<Long, Boolean> now) {
-    if (external.containsKey(number)) {
-      return;
-    }
     synchronized (fallbackLock) {
       if (previousManifestFiles.contains(number)) {
         deferred.put(number, vlog);
@@ -461,6 +459,17 @@ public final class VersionSet {
   /** Deletes own files (number to whether it is a value log), locally or on the remote primary. */
   private void deleteFiles(Map<Long, Boolean> files) {
     FileOwnership owner = ownership;
+    // Files read in place elsewhere are never the Db's to delete; their owner may drop them now.
+    files
+        .entrySet()
+        .removeIf(
+            f -> {
+              DataFile x = external.get(f.getKey());
+              if (x != null) {
+                owner.externalReleased(f.getKey(), f.getValue(), x);
+              }
+              return x != null;
+            });
     if (owner != FileOwnership.DB_OWNS_ALL) {
       files.entrySet().removeIf(f -> !owner.mayDelete(f.getKey(), f.getValue()));
     }

@@ -74,14 +74,18 @@ final class CobbleRestore {
    * The shard's engine config. Its restore is a scratch restore: the working directory is new for
    * each backend and never reopened after a crash (Flink restores from the checkpoint again and the
    * stale directory is swept), so the restore's local metadata needs no fsync; the restored files
-   * are durable in the checkpoint, and what the shard writes later is fsynced as usual. The bucket
-   * count covers {@code numberOfKeyGroups} and the range ({@link BucketSpace}).
+   * are durable in the checkpoint, and what the shard writes later is fsynced as usual. The
+   * restored tables' pinned index and filter metadata loads in the background after the open, so a
+   * failover waits for the tables' footers and properties only, not for reading metadata that grows
+   * with the state. The bucket count covers {@code numberOfKeyGroups} and the range ({@link
+   * BucketSpace}).
    */
   static Config shardConfig(Config base, int numberOfKeyGroups, KeyGroupRange range) {
     return base.toBuilder()
         .set("total-buckets", BucketSpace.of(numberOfKeyGroups, range))
         .set("bucket-ranges", range.getStartKeyGroup() + "-" + range.getEndKeyGroup())
         .scratchRestore(true)
+        .backgroundMetadata(true)
         .build();
   }
 
@@ -180,10 +184,14 @@ final class CobbleRestore {
     long checkpointId = -1;
     for (int i = 0; i < handles.size(); i++) {
       IncrementalRemoteKeyedStateHandle h = handles.get(i);
-      request.source(volume.add(h, metas.get(i).shard, cancel));
+      request.source(volume.add(h, metas.get(i).shard, List.of(owned), cancel));
       checkpointId = Math.max(checkpointId, h.getCheckpointId());
     }
     ShardOpener.Opened opened = ShardOpener.open(request.build());
+    if (primary == null) {
+      // A rescale onto the checkpoint primary copies the staged files; a local shard reads them.
+      opened.db().versionSet().fileOwnership(volume);
+    }
     Result result =
         new Result(
             opened.db(),

@@ -1,12 +1,15 @@
 package io.cobble.flink.state;
 
 import io.cobble.Db;
+import io.cobble.snapshot.BucketRange;
 import io.cobble.snapshot.ShardSnapshot;
 import io.cobble.snapshot.SnapshotFile;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.DataFile;
 import io.cobble.storage.file.FileStorage;
+import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
+import io.cobble.version.FileOwnership;
 import io.cobble.version.Tree;
 import io.cobble.version.Version;
 import io.cobble.vlog.ValueLogFile;
@@ -18,8 +21,11 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.runtime.state.IncrementalKeyedStateHandle.HandleAndLocalPath;
@@ -30,22 +36,24 @@ import org.apache.flink.runtime.state.filesystem.FileStateHandle;
 /**
  * The restored checkpoint files of a keyed backend laid out as an engine snapshot volume, so the
  * engine's {@link io.cobble.rescale.ShardOpener} can open the shard from them (resume, cut, join).
- * Each handle's files go under {@code src-<n>/} by their local names: hard links when they lie on a
- * local file system (no data copied, and Flink deleting its file later leaves the link), copies
- * through the handle otherwise. Each handle's manifest is published under the shard id it was taken
- * as, with its file paths pointing there and the bucket count of the shard being opened (buckets
- * are absolute key groups, so a manifest holds the same rows under any count that covers its
- * ranges; see {@link BucketSpace}). The opened shard uses the files in place, so the volume lives
- * as long as the backend's directory.
+ * Each handle's files that the opened shard reads (those with key groups it owns) go under {@code
+ * src-<n>/} by their local names: hard links when they lie on a local file system (no data copied,
+ * and Flink deleting its file later leaves the link), copies through the handle otherwise. Each
+ * handle's manifest, of those files, is published under the shard id it was taken as, with its file
+ * paths pointing there and the bucket count of the shard being opened (buckets are absolute key
+ * groups, so a manifest holds the same rows under any count that covers its ranges; see {@link
+ * BucketSpace}). The opened shard uses the files in place; as the {@link FileOwnership} of its Db
+ * the volume drops each staged file once compaction has replaced it, so a source file's bytes
+ * outlive Flink's deletion only while the shard still reads that very file.
  */
-final class StagedVolume {
+final class StagedVolume implements FileOwnership {
 
   private final Path root;
   private final FileStorage storage;
   private final SnapshotStore store;
 
   /** Flink's handle of each staged file, by its path in the volume. */
-  private final Map<Path, StreamStateHandle> handles = new HashMap<>();
+  private final Map<Path, StreamStateHandle> handles = new ConcurrentHashMap<>();
 
   /**
    * The bucket count of the shard opened from this volume, which every staged manifest gets; {@link
@@ -84,29 +92,46 @@ final class StagedVolume {
     return "kg-" + lo + "-" + hi;
   }
 
-  /** Stages the files of one restored handle and publishes its manifest; returns the manifest. */
+  /** Stages every file of one restored handle and publishes its manifest; returns the manifest. */
   ShardSnapshot add(
       IncrementalRemoteKeyedStateHandle h, ShardSnapshot shard, CloseableRegistry cancel)
       throws IOException {
+    return stage(h, shard, shard.files(), cancel);
+  }
+
+  /**
+   * Stages the files of one restored handle that a shard owning {@code requested} reads ({@link
+   * #needed}) and publishes a manifest of just those; returns the manifest. The others are neither
+   * linked nor copied, so nothing here keeps them once Flink deletes them.
+   */
+  ShardSnapshot add(
+      IncrementalRemoteKeyedStateHandle h,
+      ShardSnapshot shard,
+      List<BucketRange> requested,
+      CloseableRegistry cancel)
+      throws IOException {
+    return stage(h, shard, needed(shard, requested), cancel);
+  }
+
+  private ShardSnapshot stage(
+      IncrementalRemoteKeyedStateHandle h,
+      ShardSnapshot shard,
+      List<SnapshotFile> wanted,
+      CloseableRegistry cancel)
+      throws IOException {
     String dir = "src-" + sources++;
     Files.createDirectories(root.resolve(dir));
-    Map<String, String> paths = new HashMap<>();
-    List<HandleAndLocalPath> all = new ArrayList<>(h.getSharedState());
-    all.addAll(h.getPrivateState());
-    for (HandleAndLocalPath f : all) {
-      String path = dir + "/" + f.getLocalPath();
-      Path target = root.resolve(path);
-      Files.deleteIfExists(target);
-      if (!link(f.getHandle(), target)) {
-        copy(f.getHandle(), target, cancel);
-      }
-      handles.put(target.normalize(), f.getHandle());
-      paths.put(f.getLocalPath(), path);
+    Map<String, StreamStateHandle> byName = new HashMap<>();
+    for (HandleAndLocalPath f : h.getSharedState()) {
+      byName.put(f.getLocalPath(), f.getHandle());
+    }
+    for (HandleAndLocalPath f : h.getPrivateState()) {
+      byName.put(f.getLocalPath(), f.getHandle());
     }
     List<SnapshotFile> files = new ArrayList<>();
-    for (SnapshotFile f : shard.files()) {
-      String path = paths.get(f.volumePath());
-      if (path == null) {
+    for (SnapshotFile f : wanted) {
+      StreamStateHandle handle = byName.get(f.volumePath());
+      if (handle == null) {
         throw new IOException(
             "checkpoint "
                 + h.getCheckpointId()
@@ -116,6 +141,13 @@ final class StagedVolume {
                 + f.volumePath()
                 + " that its Cobble manifest lists; the checkpoint is incomplete");
       }
+      String path = dir + "/" + f.volumePath();
+      Path target = root.resolve(path);
+      Files.deleteIfExists(target);
+      if (!link(handle, target)) {
+        copy(handle, target, cancel);
+      }
+      handles.put(target.normalize(), handle);
       files.add(
           f.isVlog()
               ? SnapshotFile.vlog(f.number(), f.size(), f.vlogEntries(), path)
@@ -134,6 +166,48 @@ final class StagedVolume {
             files);
     store.publish(staged);
     return staged;
+  }
+
+  /**
+   * The files of {@code shard} a shard owning {@code requested} reads: the tables whose buckets
+   * (first to last) reach a requested bucket {@code shard} holds, and the value logs those point
+   * into. The others hold only rows of buckets the opened shard does not own from this snapshot
+   * (the engine's rescale leaves them out too; a resume would only skip their rows).
+   */
+  static List<SnapshotFile> needed(ShardSnapshot shard, List<BucketRange> requested) {
+    List<BucketRange> part = new ArrayList<>();
+    for (BucketRange held : shard.ranges()) {
+      for (BucketRange r : requested) {
+        if (held.overlaps(r)) {
+          part.add(BucketRange.of(Math.max(held.lo(), r.lo()), Math.min(held.hi(), r.hi())));
+        }
+      }
+    }
+    List<SnapshotFile> tables = new ArrayList<>();
+    Set<Long> logs = new HashSet<>();
+    for (SnapshotFile f : shard.files()) {
+      if (f.isVlog()) {
+        continue;
+      }
+      BucketRange span =
+          BucketRange.of(
+              Bytes.getShort(f.properties().smallest(), 0),
+              Bytes.getShort(f.properties().largest(), 0));
+      for (BucketRange p : part) {
+        if (p.overlaps(span)) {
+          tables.add(f);
+          logs.addAll(f.properties().vlogRefs().keySet());
+          break;
+        }
+      }
+    }
+    List<SnapshotFile> out = new ArrayList<>(tables);
+    for (SnapshotFile f : shard.files()) {
+      if (f.isVlog() && logs.contains(f.number())) {
+        out.add(f);
+      }
+    }
+    return out;
   }
 
   /**
@@ -168,6 +242,31 @@ final class StagedVolume {
       v.unref();
     }
     return used;
+  }
+
+  /** The Db deletes its own files as usual; staged ones are this volume's. */
+  @Override
+  public boolean mayDelete(long number, boolean vlog) {
+    return true;
+  }
+
+  /**
+   * The Db opened from this volume no longer reads a staged file (compaction rewrote it): the link
+   * or copy goes, so only Flink's checkpoints decide how long the file's bytes live.
+   */
+  @Override
+  public void externalReleased(long number, boolean vlog, DataFile file) {
+    if (!file.isLocal()) {
+      return;
+    }
+    Path p = file.localPath().toAbsolutePath().normalize();
+    if (handles.remove(p) != null) {
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException e) {
+        // Removed with the backend's working directory at dispose.
+      }
+    }
   }
 
   private void put(Map<String, StreamStateHandle> used, DataFile file, String name, long size) {
