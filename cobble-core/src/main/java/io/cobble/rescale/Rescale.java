@@ -261,10 +261,7 @@ public final class Rescale {
           if (f.isVlog()) {
             continue;
           }
-          BucketRange span =
-              BucketRange.of(
-                  Bytes.getShort(f.properties().smallest(), 0),
-                  Bytes.getShort(f.properties().largest(), 0));
+          BucketRange span = f.bucketSpan();
           if (!intersects(span, parts.get(i))) {
             continue;
           }

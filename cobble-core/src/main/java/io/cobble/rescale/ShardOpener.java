@@ -20,7 +20,6 @@ import io.cobble.snapshot.ShardSnapshot;
 import io.cobble.snapshot.SnapshotFile;
 import io.cobble.snapshot.SnapshotRestore;
 import io.cobble.snapshot.SnapshotStore;
-import io.cobble.util.Bytes;
 import io.cobble.version.AdoptedFiles;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -388,10 +387,7 @@ public final class ShardOpener {
       if (file.isVlog()) {
         continue;
       }
-      BucketRange span =
-          BucketRange.of(
-              Bytes.getShort(file.properties().smallest(), 0),
-              Bytes.getShort(file.properties().largest(), 0));
+      BucketRange span = file.bucketSpan();
       if (!overlapsAny(List.of(span), parts.get(i))) {
         continue;
       }

@@ -1,6 +1,7 @@
 package io.cobble.snapshot;
 
 import io.cobble.sst.TableProperties;
+import io.cobble.util.Bytes;
 
 /**
  * One data file of a shard snapshot: where it sits in the shard (tree, level, file number) and
@@ -75,6 +76,15 @@ public final class SnapshotFile {
 
   public TableProperties properties() {
     return properties;
+  }
+
+  /**
+   * The buckets this table's keys span, from the bucket prefix of its smallest and largest key
+   * (tables only: a value-log file has no key range).
+   */
+  public BucketRange bucketSpan() {
+    return BucketRange.of(
+        Bytes.getShort(properties.smallest(), 0), Bytes.getShort(properties.largest(), 0));
   }
 
   /** Path relative to the snapshot volume root. */

@@ -7,7 +7,6 @@ import io.cobble.snapshot.SnapshotFile;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.DataFile;
 import io.cobble.storage.file.FileStorage;
-import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import io.cobble.version.FileOwnership;
 import io.cobble.version.Tree;
@@ -189,10 +188,7 @@ final class StagedVolume implements FileOwnership {
       if (f.isVlog()) {
         continue;
       }
-      BucketRange span =
-          BucketRange.of(
-              Bytes.getShort(f.properties().smallest(), 0),
-              Bytes.getShort(f.properties().largest(), 0));
+      BucketRange span = f.bucketSpan();
       for (BucketRange p : part) {
         if (p.overlaps(span)) {
           tables.add(f);
