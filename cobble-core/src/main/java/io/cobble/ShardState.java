@@ -177,7 +177,7 @@ final class ShardState {
       case VEC:
         return new VecMemTable(id, fold, lastSealedEntries);
       default:
-        return new AdaptiveMemTable(id, fold, nextAdaptiveType, lastSealedEntries);
+        return new AdaptiveMemTable(id, fold, nextAdaptiveType, lastSealedEntries, mutex);
     }
   }
 

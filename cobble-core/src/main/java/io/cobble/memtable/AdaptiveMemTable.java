@@ -3,7 +3,11 @@ package io.cobble.memtable;
 import io.cobble.MemTableType;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ValueSink;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Memtable that picks its index from the observed operation mix.
@@ -25,16 +29,32 @@ import java.util.concurrent.atomic.LongAdder;
  * view also serves its scans.
  *
  * <p>An iterator keeps reading the index it was created on, as of its creation: a conversion fills
- * a new index and leaves the old one untouched, and writes after it go to the new one only.
+ * a new index and leaves the old one untouched, and writes after it go to the new one only. A
+ * conversion runs on the scanning thread and must not overlap a put, so it takes the lock the
+ * writer holds around every put: the Db's shard mutex, which the Db hands in, so a put takes no
+ * lock of its own; a memtable used without one locks its own lock per put.
  */
 public final class AdaptiveMemTable extends MemTable {
-  private final LongAdder writes = new LongAdder();
+  private static final VarHandle WRITES;
+
+  static {
+    try {
+      WRITES = MethodHandles.lookup().findVarHandle(AdaptiveMemTable.class, "writes", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  // Counted by the single writer; opaque, as nextType may read it from another thread.
+  private long writes;
   private final LongAdder gets = new LongAdder();
   private final LongAdder scans = new LongAdder();
   private volatile MemTable delegate;
   private volatile MemTableType type;
   private volatile boolean sealed;
-  // Under writeLock.
+  private final Lock writerLock;
+  private final boolean lockPerPut;
+  // Under writerLock.
   private int conversions;
 
   public AdaptiveMemTable(long id, RowCombiner combiner, MemTableType initial) {
@@ -44,7 +64,28 @@ public final class AdaptiveMemTable extends MemTable {
   /** Starting as a vec memtable, its index has room for {@code expectedEntries} records. */
   public AdaptiveMemTable(
       long id, RowCombiner combiner, MemTableType initial, int expectedEntries) {
+    this(id, combiner, initial, expectedEntries, new ReentrantLock(), true);
+  }
+
+  /**
+   * As {@link #AdaptiveMemTable(long, RowCombiner, MemTableType, int)} for a writer that holds
+   * {@code writerLock} around every put, which conversions then take instead of a lock per put.
+   */
+  public AdaptiveMemTable(
+      long id, RowCombiner combiner, MemTableType initial, int expectedEntries, Lock writerLock) {
+    this(id, combiner, initial, expectedEntries, writerLock, false);
+  }
+
+  private AdaptiveMemTable(
+      long id,
+      RowCombiner combiner,
+      MemTableType initial,
+      int expectedEntries,
+      Lock writerLock,
+      boolean lockPerPut) {
     super(id, combiner);
+    this.writerLock = writerLock;
+    this.lockPerPut = lockPerPut;
     this.type = initial;
     this.delegate =
         initial == MemTableType.VEC
@@ -82,7 +123,7 @@ public final class AdaptiveMemTable extends MemTable {
   }
 
   public MemTableType nextType() {
-    return choose(writes.sum(), gets.sum(), scans.sum());
+    return choose((long) WRITES.getOpaque(this), gets.sum(), scans.sum());
   }
 
   public MemTableType currentType() {
@@ -91,9 +132,10 @@ public final class AdaptiveMemTable extends MemTable {
 
   /** Converts to a skiplist, loading the current sorted rows in order. */
   private void convertToSkipList() {
-    writeLock.lock();
+    writerLock.lock();
     try {
-      if (type == MemTableType.SKIPLIST) {
+      // Sealed meanwhile: the flush may be sorting the current index.
+      if (type == MemTableType.SKIPLIST || sealed) {
         return;
       }
       SkipListMemTable next = new SkipListMemTable(id(), combiner);
@@ -102,17 +144,17 @@ public final class AdaptiveMemTable extends MemTable {
       type = MemTableType.SKIPLIST;
       conversions++;
     } finally {
-      writeLock.unlock();
+      writerLock.unlock();
     }
   }
 
   /** How many times this memtable converted its index (for tests: gets never convert). */
   int conversions() {
-    writeLock.lock();
+    writerLock.lock();
     try {
       return conversions;
     } finally {
-      writeLock.unlock();
+      writerLock.unlock();
     }
   }
 
@@ -128,7 +170,20 @@ public final class AdaptiveMemTable extends MemTable {
 
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
-    writes.increment();
+    if (!lockPerPut) {
+      write(key, keyLen, row, rowLen, replacesOlder);
+      return;
+    }
+    writerLock.lock();
+    try {
+      write(key, keyLen, row, rowLen, replacesOlder);
+    } finally {
+      writerLock.unlock();
+    }
+  }
+
+  private void write(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
+    WRITES.setOpaque(this, writes + 1);
     delegate.doPut(key, keyLen, row, rowLen, replacesOlder);
   }
 

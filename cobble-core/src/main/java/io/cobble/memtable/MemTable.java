@@ -5,11 +5,10 @@ import io.cobble.util.ValueSink;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * In-memory buffer of row deltas keyed by internal key. One writer at a time (the Db serialises
- * writes; {@link #writeLock} also keeps the adaptive memtable's conversions apart from writes) and
+ * In-memory buffer of row deltas keyed by internal key. One writer at a time, which the caller
+ * guarantees (the Db puts under its shard mutex, so a lock here would be a second one per put), and
  * any number of readers that take no lock.
  *
  * <p>Lock-free reads rest on three rules every implementation follows. Records live in an {@link
@@ -25,7 +24,6 @@ public abstract class MemTable {
   static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
   static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
 
-  protected final ReentrantLock writeLock = new ReentrantLock();
   protected final RowCombiner combiner;
   private final long id;
   private final AtomicLong minMergeWriteTime = new AtomicLong(Long.MAX_VALUE);
@@ -52,15 +50,10 @@ public abstract class MemTable {
    * fold, and a fold of the key later starts from it.
    */
   public final void put(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
-    writeLock.lock();
-    try {
-      if (prefixFilter != null) {
-        prefixFilter.add(key, keyLen);
-      }
-      doPut(key, keyLen, row, rowLen, replacesOlder);
-    } finally {
-      writeLock.unlock();
+    if (prefixFilter != null) {
+      prefixFilter.add(key, keyLen);
     }
+    doPut(key, keyLen, row, rowLen, replacesOlder);
   }
 
   /**
@@ -138,7 +131,7 @@ public abstract class MemTable {
     return minMergeWriteTime.get();
   }
 
-  /** Called by the single writer (under {@link #writeLock}). */
+  /** Called by the single writer. */
   protected abstract void doPut(
       byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder);
 

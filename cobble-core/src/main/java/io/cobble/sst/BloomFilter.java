@@ -1,5 +1,8 @@
 package io.cobble.sst;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -21,6 +24,9 @@ public final class BloomFilter {
   private static final int BLOCK_BYTES = 64;
   private static final int BLOCK_BITS = BLOCK_BYTES * 8;
 
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
   private BloomFilter() {}
 
   public static long hash(byte[] key) {
@@ -33,16 +39,8 @@ public final class BloomFilter {
     int i = off;
     int end = off + len;
     for (; i + 8 <= end; i += 8) {
-      long k =
-          ((long) (key[i] & 0xFF) << 56)
-              | ((long) (key[i + 1] & 0xFF) << 48)
-              | ((long) (key[i + 2] & 0xFF) << 40)
-              | ((long) (key[i + 3] & 0xFF) << 32)
-              | ((long) (key[i + 4] & 0xFF) << 24)
-              | ((key[i + 5] & 0xFF) << 16)
-              | ((key[i + 6] & 0xFF) << 8)
-              | (key[i + 7] & 0xFF);
-      h = (h ^ mix(k)) * 0x9E3779B97F4A7C15L;
+      // One big-endian load: the same word the hash was first defined with, built byte by byte.
+      h = (h ^ mix((long) LONG_BE.get(key, i))) * 0x9E3779B97F4A7C15L;
     }
     for (; i < end; i++) {
       h = (h ^ (key[i] & 0xFF)) * 0x100000001B3L;
