@@ -2,9 +2,11 @@ package io.cobble;
 
 import io.cobble.memtable.RowCombiner;
 import io.cobble.row.ColumnLayout;
+import io.cobble.row.ConcatFold;
 import io.cobble.row.Layouts;
 import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
+import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import java.util.function.Supplier;
 
@@ -15,8 +17,15 @@ import java.util.function.Supplier;
 final class MemTableFold implements RowCombiner {
   private final Supplier<Layouts> layouts;
   private final ValueLoader loader;
-  private final ThreadLocal<RowState[]> scratch =
-      ThreadLocal.withInitial(() -> new RowState[] {new RowState(), new RowState()});
+  private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+
+  /** One thread's reused fold state. */
+  private static final class Scratch {
+    final RowState newer = new RowState();
+    final RowState older = new RowState();
+    final ConcatFold concat = new ConcatFold();
+    final ByteWriter out = new ByteWriter(256);
+  }
 
   MemTableFold(Supplier<Layouts> layouts, ValueLoader loader) {
     this.layouts = layouts;
@@ -30,11 +39,19 @@ final class MemTableFold implements RowCombiner {
       // The delta sets every column: nothing of the older row survives.
       return newer;
     }
-    RowState[] s = scratch.get();
-    s[0].decode(layout, newer);
-    s[1].decode(layout, older);
-    s[0].mergeOlder(s[1], loader);
-    return s[0].encode();
+    Scratch s = scratch.get();
+    // A list batch onto a list: one copy of each row's bytes, not decode, concatenate and encode.
+    if (ConcatFold.applies(layout)
+        && s.concat.start(layout, newer, 0, newer.length)
+        && s.concat.addOlder(layout, older, 0, older.length)) {
+      s.out.reset();
+      s.concat.writeTo(s.out);
+      return s.out.toByteArray();
+    }
+    s.newer.decode(layout, newer);
+    s.older.decode(layout, older);
+    s.newer.mergeOlder(s.older, loader);
+    return s.newer.encode();
   }
 
   @Override

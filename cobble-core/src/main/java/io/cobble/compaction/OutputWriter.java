@@ -108,8 +108,9 @@ public final class OutputWriter implements AutoCloseable {
   /**
    * Adds an encoded row as it is, under a key given as the first {@code keyLen} bytes of {@code
    * key}, when {@link RowState#plainExpiry} (at the bottom of the tree: {@link
-   * RowState#plainBottomExpiry} with {@code dropBefore}) vouches that decoding it and writing the
-   * result would store the same bytes; otherwise adds nothing and returns false.
+   * RowState#plainBottomExpiry} with {@code dropBefore}, after {@link RowState#mergesToPuts})
+   * vouches that decoding it and writing the result would store the same bytes; otherwise adds
+   * nothing and returns false.
    */
   public boolean addIfPlain(
       byte[] key,
@@ -125,6 +126,16 @@ public final class OutputWriter implements AutoCloseable {
             ? RowState.plainBottomExpiry(
                 layout, row, rowOff, rowLen, separationThreshold, dropBefore)
             : RowState.plainExpiry(layout, row, rowOff, rowLen, separationThreshold);
+    if (expiry == RowState.NOT_PLAIN
+        && bottom
+        && RowState.mergesToPuts(layout, row, rowOff, rowLen, rowBuf)) {
+      // A list merge at the bottom becomes a put of the same bytes: rewritten here, not decoded.
+      row = rowBuf.array();
+      rowOff = 0;
+      rowLen = rowBuf.size();
+      expiry =
+          RowState.plainBottomExpiry(layout, row, rowOff, rowLen, separationThreshold, dropBefore);
+    }
     if (expiry == RowState.NOT_PLAIN) {
       return false;
     }

@@ -3,9 +3,11 @@ package io.cobble.iterator;
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.row.ColumnLayout;
+import io.cobble.row.ConcatFold;
 import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.util.ByteReader;
+import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -54,12 +56,14 @@ public final class RowMergingIterator implements AutoCloseable {
   private long key0;
   private long key1;
   private boolean valid;
-  // Pass-through: the current row kept encoded (a copy of one source's row) until row() asks.
+  // Pass-through: the current row kept encoded (a copy of one source's row, or a list folded by
+  // copying bytes) until row() asks.
   private boolean passThrough;
-  private byte[] encoded = new byte[256];
-  private int encodedLength;
+  private final ByteWriter encoded = new ByteWriter(256);
   private int encodedSource = -1;
   private boolean pending;
+  // Lists folded by copying bytes, when ConcatFold applies to the layout.
+  private ConcatFold concatFold;
 
   /** An iterator over no sources; {@link #reset} it onto some. */
   public RowMergingIterator() {}
@@ -96,6 +100,13 @@ public final class RowMergingIterator implements AutoCloseable {
     this.count = count;
     this.layout = layout;
     this.loader = loader;
+    if (ConcatFold.applies(layout)) {
+      if (concatFold == null) {
+        concatFold = new ConcatFold();
+      }
+    } else {
+      concatFold = null;
+    }
     this.heapSize = 0;
     this.valid = false;
     this.upper = null;
@@ -263,7 +274,8 @@ public final class RowMergingIterator implements AutoCloseable {
 
   /**
    * Whether the current row is held encoded ({@link #encodedRow}): with {@link #passThrough} on,
-   * when one source decided the key. Its decoded form is what {@link #row()} returns.
+   * when one source decided the key, or when the key's rows are lists folded by copying their bytes
+   * ({@link ConcatFold}). Its decoded form is what {@link #row()} returns.
    */
   public boolean hasEncodedRow() {
     return valid && encodedSource >= 0;
@@ -274,11 +286,11 @@ public final class RowMergingIterator implements AutoCloseable {
    * next move, and only while {@link #hasEncodedRow}.
    */
   public byte[] encodedRow() {
-    return encoded;
+    return encoded.array();
   }
 
   public int encodedLength() {
-    return encodedLength;
+    return encoded.size();
   }
 
   /** The combined row at the current key; valid until the next move. */
@@ -309,7 +321,7 @@ public final class RowMergingIterator implements AutoCloseable {
 
   private void decodeCopy() {
     try {
-      row.decode(layout, encoded, 0, encodedLength, reader);
+      row.decode(layout, encoded.array(), 0, encoded.size(), reader);
     } catch (CobbleException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -362,11 +374,8 @@ public final class RowMergingIterator implements AutoCloseable {
       boolean alone = !atKey(1) && !atKey(2);
       if (alone
           || RowState.replacesOlder(layout, s.valueArray(), s.valueOffset(), s.valueLength())) {
-        encodedLength = s.valueLength();
-        if (encoded.length < encodedLength) {
-          encoded = new byte[Math.max(encodedLength, encoded.length * 2)];
-        }
-        System.arraycopy(s.valueArray(), s.valueOffset(), encoded, 0, encodedLength);
+        encoded.reset();
+        encoded.writeBytes(s.valueArray(), s.valueOffset(), s.valueLength());
         encodedSource = top;
         pending = true;
         // The top is at the key (it was just copied from there): move it without comparing.
@@ -376,6 +385,9 @@ public final class RowMergingIterator implements AutoCloseable {
         return;
       }
     }
+    if (passThrough && concatFold != null && foldConcat(top)) {
+      return;
+    }
     decode(row, top);
     moveTop();
     while (atKey(0)) {
@@ -383,6 +395,39 @@ public final class RowMergingIterator implements AutoCloseable {
       row.mergeOlder(older, loader);
       moveTop();
     }
+  }
+
+  /**
+   * Folds the rows of the current key, whose newest source is {@code top}, by copying their list
+   * bytes ({@link ConcatFold}) into the encoded row; false, with nothing moved, when the newest row
+   * is not a list merge. A row it cannot fold continues the general fold from the result so far.
+   */
+  private boolean foldConcat(int top) {
+    KvIterator s = sources[top];
+    if (!concatFold.start(layout, s.valueArray(), s.valueOffset(), s.valueLength())) {
+      return false;
+    }
+    moveTop();
+    while (atKey(0)) {
+      KvIterator o = sources[heap[0]];
+      if (!concatFold.addOlder(layout, o.valueArray(), o.valueOffset(), o.valueLength())) {
+        encoded.reset();
+        concatFold.writeTo(encoded);
+        row.decode(layout, encoded.array(), 0, encoded.size(), reader);
+        do {
+          decode(older, heap[0]);
+          row.mergeOlder(older, loader);
+          moveTop();
+        } while (atKey(0));
+        return true;
+      }
+      moveTop();
+    }
+    encoded.reset();
+    concatFold.writeTo(encoded);
+    encodedSource = top;
+    pending = true;
+    return true;
   }
 
   @Override

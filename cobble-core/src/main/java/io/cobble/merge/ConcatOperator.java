@@ -10,6 +10,11 @@ public final class ConcatOperator implements MergeOperator {
   }
 
   @Override
+  public boolean concatenates() {
+    return true;
+  }
+
+  @Override
   public byte[] merge(byte[] older, byte[] newer) {
     byte[] out = new byte[older.length + newer.length];
     System.arraycopy(older, 0, out, 0, older.length);

@@ -90,6 +90,11 @@ public final class ListAppendOperator implements MergeOperator {
   }
 
   @Override
+  public boolean concatenates() {
+    return maxElements == 0;
+  }
+
+  @Override
   public void validateOperand(byte[] operand) {
     try {
       ByteReader r = new ByteReader(operand);

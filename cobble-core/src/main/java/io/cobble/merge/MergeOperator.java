@@ -11,6 +11,14 @@ public interface MergeOperator {
   /** Combines an older value (or operand) with a newer operand. */
   byte[] merge(byte[] older, byte[] newer);
 
+  /**
+   * Whether {@link #merge} returns exactly the bytes of {@code older} followed by those of {@code
+   * newer}, so a fold of many operands may copy their bytes instead of calling it pairwise.
+   */
+  default boolean concatenates() {
+    return false;
+  }
+
   /** Rejects an operand the operator cannot combine, naming what it expects. */
   default void validateOperand(byte[] operand) {}
 

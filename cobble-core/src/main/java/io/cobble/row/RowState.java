@@ -288,6 +288,60 @@ public final class RowState {
   }
 
   /**
+   * Writes to {@code out} the row {@link #resolveBottom} and {@link #encode} would make of an
+   * encoded row whose MERGE columns have no default: each MERGE becomes a PUT of the same bytes,
+   * without its write time. False, with {@code out} undefined, for a row with a value-log pointer,
+   * a column no longer in the layout or one with a default, or malformed bytes.
+   */
+  public static boolean mergesToPuts(
+      ColumnLayout layout, byte[] buf, int off, int len, ByteWriter out) {
+    int end = off + len;
+    int pos = varintEnd(buf, off, end);
+    if (pos > end) {
+      return false;
+    }
+    long n = varint(buf, off);
+    out.reset();
+    out.writeBytes(buf, off, pos - off);
+    for (long k = 0; k < n; k++) {
+      int idEnd = varintEnd(buf, pos, end);
+      if (idEnd >= end) {
+        return false;
+      }
+      long id = varint(buf, pos);
+      int position = id >= 0 && id <= Integer.MAX_VALUE ? layout.position((int) id) : -1;
+      int tag = buf[idEnd];
+      if (position < 0 || tag < PUT || tag > MERGE) {
+        return false;
+      }
+      out.writeBytes(buf, pos, idEnd - pos);
+      pos = idEnd + 1;
+      if (tag == DELETE) {
+        out.writeByte(DELETE);
+        continue;
+      }
+      if (tag == MERGE && layout.storedDefault(position) != null) {
+        return false;
+      }
+      int expiryEnd = varintEnd(buf, pos, end);
+      int writeTimeEnd = tag == MERGE ? varintEnd(buf, expiryEnd, end) : expiryEnd;
+      int lengthEnd = varintEnd(buf, writeTimeEnd, end);
+      if (lengthEnd > end) {
+        return false;
+      }
+      long valueLength = varint(buf, writeTimeEnd);
+      if (valueLength < 0 || valueLength > end - lengthEnd) {
+        return false;
+      }
+      out.writeByte(PUT);
+      out.writeBytes(buf, pos, expiryEnd - pos);
+      out.writeBytes(buf, writeTimeEnd, lengthEnd + (int) valueLength - writeTimeEnd);
+      pos = lengthEnd + (int) valueLength;
+    }
+    return pos == end;
+  }
+
+  /**
    * The oldest write time of the MERGE columns of a row {@link #plainExpiry} vouched for ({@link
    * Long#MAX_VALUE} when it has none): what a table records for {@link #writeTime}s it stores.
    */

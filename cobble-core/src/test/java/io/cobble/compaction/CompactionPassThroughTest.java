@@ -12,6 +12,8 @@ import io.cobble.FileDamage;
 import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
 import io.cobble.memtable.SkipListMemTable;
+import io.cobble.merge.ListAppendOperator;
+import io.cobble.merge.ListCodec;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
@@ -51,7 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
  * middle and at the bottom of the tree. A flipped byte in an input block is still reported.
  */
 class CompactionPassThroughTest {
-  private static final ColumnLayout LAYOUT =
+  private static final ColumnLayout MIXED =
       new ColumnLayout(
           new FamilySchema(
               0,
@@ -62,8 +64,21 @@ class CompactionPassThroughTest {
                   new Column(2, ColumnSpec.merging("c", "concat"))),
               3),
           name -> null);
+
+  /** List state's layout: one uncapped list column, folded by copying bytes. */
+  private static final ColumnLayout LIST =
+      new ColumnLayout(
+          new FamilySchema(
+              0,
+              "default",
+              Arrays.asList(new Column(0, ColumnSpec.merging("l", ListAppendOperator.NAME))),
+              1),
+          name -> null);
+
   private static final long SEPARATION = 100;
   private static final long DROP_BEFORE = 5_000;
+
+  private ColumnLayout layout = MIXED;
 
   @TempDir Path dir;
   private VersionSet versions;
@@ -131,11 +146,14 @@ class CompactionPassThroughTest {
   }
 
   /** A random row: whole-row puts (the sink's rows) half of the time, else any mix of columns. */
-  private static RowState randomRow(Random random, RowState row) {
-    row.reset(LAYOUT);
+  private RowState randomRow(Random random, RowState row) {
+    if (layout == LIST) {
+      return randomListRow(random, row);
+    }
+    row.reset(layout);
     boolean whole = random.nextBoolean();
     do {
-      for (int c = 0; c < LAYOUT.size(); c++) {
+      for (int c = 0; c < layout.size(); c++) {
         int kind = random.nextInt(whole ? 5 : 8);
         long expiry = random.nextInt(4) == 0 ? 1_000L + random.nextInt(9_000) : 0;
         if (kind < 4) {
@@ -148,6 +166,30 @@ class CompactionPassThroughTest {
         }
       }
     } while (row.isEmpty());
+    return row;
+  }
+
+  /**
+   * A random row of the list column: mostly a batch of appended elements, some puts (a few long
+   * enough for the value log), deletes, and expiring values.
+   */
+  private static RowState randomListRow(Random random, RowState row) {
+    row.reset(LIST);
+    int kind = random.nextInt(10);
+    long expiry = random.nextInt(4) == 0 ? 1_000L + random.nextInt(9_000) : 0;
+    List<byte[]> elements = new ArrayList<>();
+    int count = random.nextInt(10) == 0 ? 20 : 1 + random.nextInt(5);
+    for (int i = 0; i < count; i++) {
+      elements.add(value(random, 1 + random.nextInt(8)));
+    }
+    byte[] list = ListCodec.encode(elements);
+    if (kind < 7) {
+      row.set(0, RowState.MERGE, list, false, expiry, random.nextInt(9_000));
+    } else if (kind < 9) {
+      row.set(0, RowState.PUT, list, false, expiry, 0);
+    } else {
+      row.set(0, RowState.DELETE, null, false, 0, 0);
+    }
     return row;
   }
 
@@ -188,7 +230,7 @@ class CompactionPassThroughTest {
     Compaction c =
         new Compaction(
             Compaction.Kind.MERGE, 0, 0, 1, inputs, List.of(), bottom, bottom ? DROP_BEFORE : 0);
-    CompactionJob job = new CompactionJob(c, LAYOUT, loader, 0, file -> false);
+    CompactionJob job = new CompactionJob(c, layout, loader, 0, file -> false);
     if (!passThrough) {
       job.decodeEveryRow();
     }
@@ -220,9 +262,9 @@ class CompactionPassThroughTest {
         for (ei.seekToFirst(), ai.seekToFirst(); ei.valid(); ei.next(), ai.next()) {
           assertTrue(ai.valid(), note);
           assertArrayEquals(ei.key(), ai.key(), note);
-          e.decode(LAYOUT, ei.value());
-          a.decode(LAYOUT, ai.value());
-          for (int c = 0; c < LAYOUT.size(); c++) {
+          e.decode(layout, ei.value());
+          a.decode(layout, ai.value());
+          for (int c = 0; c < layout.size(); c++) {
             String what = "column " + c + " of key " + Arrays.toString(ei.key()) + note;
             assertEquals(e.kind(c), a.kind(c), what);
             assertEquals(e.expiry(c), a.expiry(c), what);
@@ -254,6 +296,48 @@ class CompactionPassThroughTest {
         assertEquals(0, reference.passedThrough, where);
         assertTrue(passed.passedThrough > 0, "some rows passed through" + where);
         assertSameContent(reference, passed, where);
+      }
+    }
+  }
+
+  /**
+   * Lists whose rows several sources hold are folded by copying their bytes (the newest row's
+   * header, the older lists first), and a list merge at the bottom is stored as a put of the same
+   * bytes: both write what decoding, folding and encoding every row writes, including where a
+   * source holds a put in the value log (the fold then continues decoded), an expired value or a
+   * delete under the merges.
+   */
+  @Test
+  void foldingListsByteWiseWritesWhatDecodingEveryRowWrites() {
+    layout = LIST;
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    String note = " (seed " + seed + ")";
+    Random random = new Random(seed);
+    for (int round = 0; round < 4; round++) {
+      List<FileMeta> inputs = inputs(random, 2 + random.nextInt(4), 300 + random.nextInt(300));
+      for (boolean bottom : new boolean[] {false, true}) {
+        String where = (bottom ? ", bottom" : ", middle") + ", round " + round + note;
+        Output reference = compact(inputs, bottom, false);
+        Output folded = compact(inputs, bottom, true);
+        assertEquals(0, reference.passedThrough, where);
+        assertTrue(folded.passedThrough > 0, "some rows stored without decoding" + where);
+        assertSameContent(reference, folded, where);
+        assertSameBytes(reference, folded, where);
+      }
+    }
+  }
+
+  /** Both outputs hold the same encoded rows, byte for byte, but for value-log pointers. */
+  private void assertSameBytes(Output expected, Output actual, String note) {
+    RowState row = new RowState();
+    for (int f = 0; f < expected.tables.size(); f++) {
+      try (KvIterator ei = expected.tables.get(f).table().iterator(0);
+          KvIterator ai = actual.tables.get(f).table().iterator(0)) {
+        for (ei.seekToFirst(), ai.seekToFirst(); ei.valid(); ei.next(), ai.next()) {
+          if (!row.decode(layout, ei.value()).isPointer(0)) {
+            assertArrayEquals(ei.value(), ai.value(), "row of " + Arrays.toString(ei.key()) + note);
+          }
+        }
       }
     }
   }

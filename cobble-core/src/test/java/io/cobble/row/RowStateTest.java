@@ -171,4 +171,74 @@ class RowStateTest {
         RowState.plainExpiry(dropped, row, 0, row.length, 0),
         "a row holding a dropped column is re-encoded without it");
   }
+
+  /**
+   * A row of puts, deletes and merges without defaults, rewritten by {@link RowState#mergesToPuts},
+   * is byte for byte what decode, {@link RowState#resolveBottom} and encode write; a row with a
+   * value-log pointer, a merge over a default or cut-off bytes is refused.
+   */
+  @Test
+  void mergesToPutsWritesWhatResolvingAtTheBottomWrites() {
+    ColumnLayout layout =
+        new ColumnLayout(
+            new FamilySchema(
+                1,
+                "f",
+                Arrays.asList(
+                    new Column(0, ColumnSpec.of("a")),
+                    new Column(1, ColumnSpec.merging("l", "list_append")),
+                    new Column(2, ColumnSpec.merging("c", "concat"))),
+                3),
+            name -> null);
+    Random random = new Random(11);
+    RowState state = new RowState();
+    ByteWriter out = new ByteWriter(16);
+    int merges = 0;
+    for (int i = 0; i < 5_000; i++) {
+      state.reset(layout);
+      for (int c = 0; c < layout.size(); c++) {
+        int kind = random.nextInt(4);
+        byte[] value = new byte[random.nextInt(200)];
+        random.nextBytes(value);
+        long expiry = random.nextBoolean() ? 0 : 1L + random.nextInt(1 << 30);
+        if (kind == 1) {
+          state.set(c, RowState.PUT, value, false, expiry, 0);
+        } else if (kind == 2) {
+          state.set(c, RowState.DELETE, null, false, 0, 0);
+        } else if (kind == 3 && c > 0) {
+          state.set(c, RowState.MERGE, value, false, expiry, 1L + random.nextInt(1 << 30));
+          merges++;
+        }
+      }
+      ByteWriter w = new ByteWriter(16);
+      w.writeByte(0x55);
+      state.encode(w);
+      byte[] row = Arrays.copyOf(w.array(), w.size() + 3);
+      state.resolveBottom(pointer -> null);
+      byte[] expected = state.encode();
+      assertTrue(RowState.mergesToPuts(layout, row, 1, w.size() - 1, out), "row " + i);
+      assertArrayEquals(expected, Arrays.copyOf(out.array(), out.size()), "row " + i);
+      for (int cut = 1; cut < w.size() - 1; cut += 5) {
+        assertFalse(RowState.mergesToPuts(layout, row, 1, cut, out), "row " + i + " cut " + cut);
+      }
+    }
+    assertTrue(merges > 1_000, "merges exercised: " + merges);
+
+    RowState pointer = new RowState().reset(layout);
+    pointer.set(1, RowState.MERGE, new byte[12], true, 0, 5);
+    byte[] withPointer = pointer.encode();
+    assertFalse(RowState.mergesToPuts(layout, withPointer, 0, withPointer.length, out));
+    ColumnLayout withDefault =
+        new ColumnLayout(
+            new FamilySchema(
+                1,
+                "f",
+                Arrays.asList(new Column(0, new ColumnSpec("c", "concat", new byte[] {7}))),
+                1),
+            name -> null);
+    RowState merge = new RowState().reset(withDefault);
+    merge.set(0, RowState.MERGE, new byte[] {1}, false, 0, 5);
+    byte[] overDefault = merge.encode();
+    assertFalse(RowState.mergesToPuts(withDefault, overDefault, 0, overDefault.length, out));
+  }
 }
