@@ -48,9 +48,6 @@ public class VecMemTable extends MemTable {
   private static final VarHandle SORTS;
   private static final VarHandle INDEX;
   private static final VarHandle INDEXED;
-  private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
-  private static final int PACKED = 1 << 31;
-  private static final int PACKED_REPLACES = 1 << 30;
 
   static {
     try {
@@ -124,7 +121,7 @@ public class VecMemTable extends MemTable {
     Index ix = index;
     if (ix != null) {
       ix = linkUpTo(ix, recs, c);
-      ix.link(c, Bytes.hash(key, 0, keyLen), recs[c]);
+      ix.link(c, Bytes.hash(key, 0, keyLen));
       INDEXED.setRelease(ix, c + 1);
     }
     COUNT.setRelease(this, c + 1);
@@ -140,13 +137,13 @@ public class VecMemTable extends MemTable {
     for (int i = from; i <= upTo; i++) {
       if (i == ix.heads.length) {
         boolean published = index == ix;
-        ix = ix.grow(i, recs);
+        ix = ix.grow(i);
         if (published) {
           index = ix;
         }
       }
       if (i < upTo) {
-        ix.link(i, arena.hashKey(recs[i]), recs[i]);
+        ix.link(i, arena.hashKey(recs[i]));
       }
     }
     return ix;
@@ -273,12 +270,6 @@ public class VecMemTable extends MemTable {
     Index ix = index();
     int bound = Math.min((int) INDEXED.getAcquire(ix), c);
     int hash = Bytes.hash(key, 0, keyLen);
-    if (bound == c) {
-      long head = headMatch(ix, bound, hash, key, keyLen);
-      if (head != Arena.NONE) {
-        return arena.value(head);
-      }
-    }
     int newest = newestBelow(ix, recs, bound, c, hash, key, keyLen);
     if (newest < 0) {
       return null;
@@ -298,13 +289,6 @@ public class VecMemTable extends MemTable {
     Index ix = index();
     int bound = Math.min((int) INDEXED.getAcquire(ix), c);
     int hash = Bytes.hash(key, 0, keyLen);
-    if (bound == c) {
-      long head = headMatch(ix, bound, hash, key, keyLen);
-      if (head != Arena.NONE) {
-        arena.valueTo(head, sink);
-        return true;
-      }
-    }
     int newest = newestBelow(ix, recs, bound, c, hash, key, keyLen);
     if (newest < 0) {
       return false;
@@ -321,27 +305,6 @@ public class VecMemTable extends MemTable {
   }
 
   /**
-   * The address of the record at the head of the key's bucket when that record is linked below
-   * {@code bound}, its head carries its address, it replaces the key's older rows and holds the
-   * key; else {@link Arena#NONE}. This is the common get (a chain holds about one record) in two
-   * dependent loads, the head and the record, where the chain walk takes three: the head, the
-   * record's chain entry and address, the record.
-   */
-  private long headMatch(Index ix, int bound, int hash, byte[] key, int keyLen) {
-    long head = (long) LONGS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
-    int n = (int) head;
-    long addr = unpackAddress((int) (head >>> 32));
-    if (n == 0
-        || n > bound
-        || addr == Arena.NONE
-        || (addr & Arena.REPLACES_OLDER) == 0
-        || arena.compareKey(addr, key, keyLen) != 0) {
-      return Arena.NONE;
-    }
-    return addr;
-  }
-
-  /**
    * The newest record of the key below record number {@code end} (at least {@code bound}), or -1.
    * Records from {@code bound} up are not (all) linked yet and are scanned; older ones are found on
    * the key's chain, which the walk enters at the bucket head, skipping entries at or above the
@@ -354,7 +317,7 @@ public class VecMemTable extends MemTable {
         return i;
       }
     }
-    int n = (int) (long) LONGS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
+    int n = (int) INTS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
     while (n > bound) {
       n = ix.links[2 * (n - 1) + 1];
     }
@@ -416,8 +379,8 @@ public class VecMemTable extends MemTable {
   @Override
   protected long doApproximateBytes() {
     // Per record: its address (8 B), and once a get built the index its hash and chain link (8 B)
-    // and about one bucket head (8 B).
-    return arena.usedBytes() + (long) entryCount() * (index == null ? 8 : 24);
+    // and about one bucket head (4 B).
+    return arena.usedBytes() + (long) entryCount() * (index == null ? 8 : 20);
   }
 
   @Override
@@ -432,71 +395,39 @@ public class VecMemTable extends MemTable {
   }
 
   /**
-   * {@code addr} in 32 bits (set bit, {@link Arena#REPLACES_OLDER}, 10 bits of page, 20 of offset:
-   * the first 1,024 pages of a memtable, whose pages hold at most 1 MB), or 0 when it does not fit.
-   */
-  static int packAddress(long addr) {
-    long page = addr >>> 32;
-    long offset = addr & (Arena.REPLACES_OLDER - 1);
-    if (page >= 1 << 10 || offset >= 1 << 20) {
-      return 0;
-    }
-    int replaces = (addr & Arena.REPLACES_OLDER) != 0 ? PACKED_REPLACES : 0;
-    return PACKED | replaces | (int) (page << 20) | (int) offset;
-  }
-
-  /** The address {@link #packAddress} packed, or {@link Arena#NONE} for 0. */
-  static long unpackAddress(int packed) {
-    if (packed == 0) {
-      return Arena.NONE;
-    }
-    long addr = (long) ((packed >>> 20) & 0x3FF) << 32 | (packed & 0xFFFFF);
-    return (packed & PACKED_REPLACES) != 0 ? addr | Arena.REPLACES_OLDER : addr;
-  }
-
-  /**
    * The hash index over the first {@code indexed} records: {@code links[2i]} is record i's key hash
    * and {@code links[2i + 1]} the number (1-based, 0 for none) of the record before it in its
-   * bucket; {@code heads[b]} holds the newest record of bucket b in its low half and, when it fits,
-   * that record's address packed into its high half (0 otherwise), so a get whose key is at the
-   * head reads the record without the chain entry or the address array (one word, published at
-   * once). There are as many buckets as records fit, so a chain holds about one record on average.
+   * bucket, {@code heads[b]} the newest record of bucket b. There are as many buckets as records
+   * fit, so a chain holds about one record on average.
    */
   private static final class Index {
     final int[] links;
-    final long[] heads;
+    final int[] heads;
     int indexed;
 
     Index(int capacity) {
       links = new int[2 * capacity];
-      heads = new long[capacity];
+      heads = new int[capacity];
     }
 
-    private static long head(long addr, int n) {
-      return (long) packAddress(addr) << 32 | (n & 0xFFFFFFFFL);
-    }
-
-    /** Links record {@code i} (below the capacity, at {@code addr}) at the head of its bucket. */
-    void link(int i, int hash, long addr) {
+    /** Links record {@code i} (below the capacity) at the head of its bucket. */
+    void link(int i, int hash) {
       int bucket = hash & (heads.length - 1);
       links[2 * i] = hash;
-      links[2 * i + 1] = (int) heads[bucket];
-      LONGS.setRelease(heads, bucket, head(addr, i + 1));
+      links[2 * i + 1] = heads[bucket];
+      INTS.setRelease(heads, bucket, i + 1);
     }
 
-    /**
-     * A copy with twice the capacity holding the first {@code count} records (addresses in {@code
-     * recs}), chains rebuilt.
-     */
-    Index grow(int count, long[] recs) {
+    /** A copy with twice the capacity holding the first {@code count} records, chains rebuilt. */
+    Index grow(int count) {
       Index next = new Index(heads.length * 2);
       int mask = next.heads.length - 1;
       for (int i = 0; i < count; i++) {
         int hash = links[2 * i];
         int bucket = hash & mask;
         next.links[2 * i] = hash;
-        next.links[2 * i + 1] = (int) next.heads[bucket];
-        next.heads[bucket] = head(recs[i], i + 1);
+        next.links[2 * i + 1] = next.heads[bucket];
+        next.heads[bucket] = i + 1;
       }
       next.indexed = count;
       return next;
