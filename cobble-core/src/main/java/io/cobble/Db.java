@@ -15,6 +15,7 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
 import io.cobble.util.Bytes;
+import io.cobble.util.ValueSink;
 import io.cobble.version.AdoptedFiles;
 import io.cobble.version.ExternalFiles;
 import io.cobble.version.FileMeta;
@@ -29,6 +30,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
@@ -531,6 +533,22 @@ public final class Db implements AutoCloseable {
     ColumnLayout layout = layouts.require(family);
     layout.checkColumn(column);
     return pointReader.getColumn(layout, bucket, key, column);
+  }
+
+  /**
+   * As {@link #getColumn}, without allocating the value where that can be avoided: when the column
+   * has a live value, {@code sink} is called once with it and this returns true. The bytes are
+   * valid only during that call and may be the stored bytes themselves (a memtable's arena, a
+   * pinned cached block): the sink decodes or copies them, must neither change nor keep them, and
+   * must not call this Db.
+   */
+  public boolean readColumn(int bucket, String family, byte[] key, int column, ValueSink sink) {
+    checkOpen();
+    checkBucket(bucket);
+    checkKey(key);
+    ColumnLayout layout = layouts.require(family);
+    layout.checkColumn(column);
+    return pointReader.readColumn(layout, bucket, key, column, Objects.requireNonNull(sink));
   }
 
   public List<byte[][]> multiGet(

@@ -61,6 +61,41 @@ public final class PointReader {
     }
   }
 
+  /**
+   * As {@link #getColumn}, handing the value to {@code sink} (once, when there is one; returns
+   * whether there was): in place, without a copy, when the newest row holding the column stores it
+   * as a plain inline put ({@link RowState#inlinePut}); a copy otherwise.
+   */
+  public boolean readColumn(
+      ColumnLayout layout, int bucket, byte[] key, int column, ValueSink sink) {
+    Version v = versions.acquire();
+    try {
+      Fold s = folds.get();
+      int[] projection = s.single(column);
+      boolean found;
+      s.inPlace(column, sink);
+      try {
+        found = search(v, s, layout, bucket, key, projection);
+      } finally {
+        s.inPlace(-1, null);
+      }
+      if (!found) {
+        return false;
+      }
+      if (s.delivered) {
+        return true;
+      }
+      byte[] value = s.acc.toUserColumn(column, now(s.acc, projection), loader);
+      if (value == null) {
+        return false;
+      }
+      sink.accept(value, 0, value.length);
+      return true;
+    } finally {
+      v.unref();
+    }
+  }
+
   /** As {@link #get} for each key, all read from one version. */
   public List<byte[][]> multiGet(
       ColumnLayout layout, int bucket, List<byte[]> keys, int[] projection) {
@@ -146,6 +181,10 @@ public final class PointReader {
     private ColumnLayout layout;
     private ValueLoader loader;
     boolean found;
+    // readColumn's sink and column (null, -1 otherwise), and whether the sink got the value.
+    private ValueSink inPlace;
+    private int inPlaceColumn = -1;
+    boolean delivered;
     // The table whose row is being decoded, for corruption messages; null for a memtable.
     private String table;
 
@@ -153,7 +192,13 @@ public final class PointReader {
       this.layout = layout;
       this.loader = loader;
       this.found = false;
+      this.delivered = false;
       this.table = null;
+    }
+
+    void inPlace(int column, ValueSink sink) {
+      this.inPlaceColumn = column;
+      this.inPlace = sink;
     }
 
     int[] single(int column) {
@@ -207,6 +252,16 @@ public final class PointReader {
 
     @Override
     public void accept(byte[] buf, int off, int len) {
+      if (!found && inPlace != null) {
+        long at = RowState.inlinePut(layout, buf, off, len, inPlaceColumn);
+        if (at != RowState.NOT_INLINE) {
+          // The newest row's put is final: hand it over while the bytes are pinned.
+          found = true;
+          delivered = true;
+          inPlace.accept(buf, (int) (at >>> 32), (int) at);
+          return;
+        }
+      }
       try {
         if (!found) {
           acc.decode(layout, buf, off, len, reader);
@@ -224,7 +279,7 @@ public final class PointReader {
     }
 
     boolean isFinal(int[] projection) {
-      return found && acc.isFinal(projection);
+      return found && (delivered || acc.isFinal(projection));
     }
   }
 }

@@ -198,6 +198,67 @@ public final class RowState {
     return pos == end && covered == layout.size();
   }
 
+  /** What {@link #inlinePut} returns when the value cannot be read in place. */
+  public static final long NOT_INLINE = -1L;
+
+  /**
+   * Where the value of column position {@code position} lies in an encoded row when the row holds
+   * it as a PUT that readers see exactly as stored: inline (not in the value log), without expiry,
+   * in a column whose merge operator (if any) drops no expired elements. Such a PUT is final, as
+   * {@link #isFinal} says after a {@link #decode}. Returns {@code valueOffset << 32 | valueLength}
+   * (the offset into {@code buf}), or {@link #NOT_INLINE} for anything else (absent, deleted,
+   * merged, expiring, in the value log), which readers then decode. Reads without allocating.
+   */
+  public static long inlinePut(ColumnLayout layout, byte[] buf, int off, int len, int position) {
+    MergeOperator op = layout.operator(position);
+    if (op != null && op.elementTtl()) {
+      return NOT_INLINE;
+    }
+    long wanted = layout.id(position);
+    int end = off + len;
+    int pos = varintEnd(buf, off, end);
+    if (pos > end) {
+      return NOT_INLINE;
+    }
+    long n = varint(buf, off);
+    for (long k = 0; k < n; k++) {
+      int idEnd = varintEnd(buf, pos, end);
+      if (idEnd >= end) {
+        return NOT_INLINE;
+      }
+      long id = varint(buf, pos);
+      int tag = buf[idEnd];
+      int kind = tag & 3;
+      pos = idEnd + 1;
+      if (kind == DELETE) {
+        if (id == wanted) {
+          return NOT_INLINE;
+        }
+        continue;
+      }
+      if (kind != PUT && kind != MERGE) {
+        return NOT_INLINE;
+      }
+      int expiryEnd = varintEnd(buf, pos, end);
+      int writeTimeEnd = kind == MERGE ? varintEnd(buf, expiryEnd, end) : expiryEnd;
+      int lengthEnd = varintEnd(buf, writeTimeEnd, end);
+      if (lengthEnd > end) {
+        return NOT_INLINE;
+      }
+      long valueLength = varint(buf, writeTimeEnd);
+      if (valueLength < 0 || valueLength > end - lengthEnd) {
+        return NOT_INLINE;
+      }
+      if (id == wanted) {
+        return tag == PUT && varint(buf, pos) == 0
+            ? (long) lengthEnd << 32 | valueLength
+            : NOT_INLINE;
+      }
+      pos = lengthEnd + (int) valueLength;
+    }
+    return NOT_INLINE;
+  }
+
   /** What {@link #plainExpiry} returns for a row it cannot vouch for. */
   public static final long NOT_PLAIN = Long.MIN_VALUE;
 

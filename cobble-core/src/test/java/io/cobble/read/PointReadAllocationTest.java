@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
 import io.cobble.SingleDb;
+import io.cobble.util.ValueSink;
 import java.nio.file.Path;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -79,6 +80,45 @@ class PointReadAllocationTest {
           hitBytes / READS <= VALUE + 60,
           "a hit allocated " + (double) hitBytes / READS + " B for a " + VALUE + "-byte value");
       assertArrayEquals(value(5), db.get(key(10)));
+    }
+  }
+
+  @Test
+  void readColumnHandsValuesOverWithoutAllocating() {
+    Config config =
+        Config.builder()
+            .set("block-cache.size", 256 << 10)
+            .set("sst.block-size", 4096)
+            .set("sst.compression", "none,lz4")
+            .build();
+    try (SingleDb db = SingleDb.open(dir, config)) {
+      // Even keys in tables (most reads miss the cache and decode a block), odd ones in a memtable.
+      for (int i = 0; i < KEYS; i++) {
+        db.put(key(2 * i), value(i));
+      }
+      db.flush();
+      db.db().compactAll();
+      db.db().waitForCompactions();
+      for (int i = 0; i < KEYS; i++) {
+        db.put(key(2 * i + 1), value(i));
+      }
+      byte[][] keys = new byte[READS][];
+      Random r = new Random(7);
+      for (int i = 0; i < READS; i++) {
+        keys[i] = key(r.nextInt(2 * KEYS));
+      }
+      long[] sum = new long[1];
+      ValueSink sink = (buf, off, len) -> sum[0] += buf[off + len - 1] + len;
+      long bytes =
+          allocatedBy(
+              () -> {
+                for (int i = 0; i < READS; i++) {
+                  assertTrue(db.db().readColumn(0, "default", keys[i], 0, sink));
+                }
+              });
+      // Under a byte per read, where getColumn allocates the 116-byte value each time.
+      assertTrue(bytes < READS, "readColumn allocated " + (double) bytes / READS + " B per read");
+      assertTrue(sum[0] > 0);
     }
   }
 }

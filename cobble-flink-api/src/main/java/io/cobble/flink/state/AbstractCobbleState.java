@@ -137,6 +137,21 @@ abstract class AbstractCobbleState<K, N, V> implements InternalKvState<K, N, V> 
     return valueArrays.of(valueOut);
   }
 
+  /**
+   * Deserializes bytes the engine hands over in place ({@link Db#readColumn}), and lets go of them
+   * at once: they may be a memtable page or a cached block.
+   */
+  <T> T deserialize(TypeSerializer<T> serializer, byte[] buf, int off, int len) {
+    try {
+      in.setBuffer(buf, off, len);
+      return serializer.deserialize(in);
+    } catch (IOException e) {
+      throw new FlinkRuntimeException("cannot deserialize a value of " + family, e);
+    } finally {
+      in.releaseArrays();
+    }
+  }
+
   <T> T deserialize(TypeSerializer<T> serializer, byte[] bytes) {
     try {
       in.setBuffer(bytes);

@@ -3,6 +3,7 @@ package io.cobble.flink.state;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
+import io.cobble.util.ValueSink;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -36,6 +37,10 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   private final DataOutputSerializer batchValues = new DataOutputSerializer(256);
   private final int[] batchKeyEnds = new int[BATCH];
   private final int[] batchValueEnds = new int[BATCH];
+  // contains() needs no bytes; get() takes the value readColumn handed over, decoded in place.
+  private static final ValueSink IGNORE = (buf, off, len) -> {};
+  private UV readValue;
+  private final ValueSink valueReader = (buf, off, len) -> readValue = decodeValue(buf, off, len);
 
   CobbleMapState(
       CobbleKeyedStateCore<K> core,
@@ -80,10 +85,29 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     }
   }
 
+  /**
+   * Decodes a value the engine hands over in place ({@link io.cobble.Db#readColumn}) and lets go of
+   * its bytes at once: they may be a memtable page or a cached block.
+   */
+  private UV decodeValue(byte[] buf, int off, int len) {
+    try {
+      in.setBuffer(buf, off, len);
+      return in.readBoolean() ? null : userValueSerializer.deserialize(in);
+    } catch (IOException e) {
+      throw new FlinkRuntimeException("cannot deserialize a value of " + family, e);
+    } finally {
+      in.releaseArrays();
+    }
+  }
+
   @Override
   public UV get(UK key) {
-    byte[] raw = read(entryKey(key));
-    return raw == null ? null : decodeValue(raw, in);
+    if (!db.readColumn(bucket(), family, entryKey(key), 0, valueReader)) {
+      return null;
+    }
+    UV value = readValue;
+    readValue = null;
+    return value;
   }
 
   @Override
@@ -151,7 +175,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
 
   @Override
   public boolean contains(UK key) {
-    return read(entryKey(key)) != null;
+    return db.readColumn(bucket(), family, entryKey(key), 0, IGNORE);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.cobble.flink.state;
 
+import io.cobble.util.ValueSink;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.runtime.state.internal.InternalValueState;
 
@@ -8,6 +9,10 @@ final class CobbleValueState<K, N, V> extends AbstractCobbleState<K, N, V>
     implements InternalValueState<K, N, V> {
 
   private final V defaultValue;
+  // The value readColumn handed over, deserialized in place (no copy of its bytes per get).
+  private V readValue;
+  private final ValueSink reader =
+      (buf, off, len) -> readValue = deserialize(valueSerializer, buf, off, len);
 
   CobbleValueState(
       CobbleKeyedStateCore<K> core,
@@ -21,11 +26,12 @@ final class CobbleValueState<K, N, V> extends AbstractCobbleState<K, N, V>
 
   @Override
   public V value() {
-    byte[] raw = read(rowKey());
-    if (raw == null) {
+    if (!db.readColumn(bucket(), family, rowKey(), 0, reader)) {
       return defaultValue == null ? null : valueSerializer.copy(defaultValue);
     }
-    return deserialize(valueSerializer, raw);
+    V value = readValue;
+    readValue = null;
+    return value;
   }
 
   @Override
