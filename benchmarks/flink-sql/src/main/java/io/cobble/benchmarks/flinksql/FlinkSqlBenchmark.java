@@ -181,7 +181,7 @@ public final class FlinkSqlBenchmark {
 
   private void runLookups(List<Shape> shapes) {
     for (TableEngine engine : settings.engines) {
-      if (!anyAvailable(shapes, engine)) {
+      if (!engine.storesRows() || !anyAvailable(shapes, engine)) {
         continue;
       }
       try {
@@ -240,7 +240,7 @@ public final class FlinkSqlBenchmark {
     }
     try {
       BenchJob job = new BenchJob(settings);
-      engine.declare(job.tEnv, runDir, DIMENSION, settings);
+      engine.declareDimension(job.tEnv, runDir, DIMENSION, settings);
       JobShapes.registerProbes(job.env, job.tEnv, VERIFY_PROBES, settings.keys, shape.hitsPerTen);
       long hits = job.countNonNull(JobShapes.lookupSelect(engine.reference(DIMENSION)), 1);
       long expected = VERIFY_PROBES / 10 * shape.hitsPerTen;
@@ -268,7 +268,7 @@ public final class FlinkSqlBenchmark {
     }
     try {
       BenchJob job = new BenchJob(settings);
-      engine.declare(job.tEnv, runDir, DIMENSION, settings);
+      engine.declareDimension(job.tEnv, runDir, DIMENSION, settings);
       JobShapes.registerProbes(job.env, job.tEnv, settings.probes, settings.keys, shape.hitsPerTen);
       String startShape = shapeOf(engine);
       LookupCounters.reset();

@@ -23,8 +23,7 @@ final class JobShapes {
 
   private static final String WRITE_MULTIPLIER = "2654435761";
   private static final String PROBE_MULTIPLIER = "1000003";
-  private static final String FILLER =
-      "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWX";
+  static final String FILLER = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWX";
 
   /** Registers {@code upserts}: rows 0..rows-1 of the upsert stream. */
   static void registerUpserts(

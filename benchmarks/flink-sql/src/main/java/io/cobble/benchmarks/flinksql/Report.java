@@ -7,11 +7,17 @@ import java.util.Map;
 
 /**
  * Prints the results as Markdown: median rows/s per engine with its range, the Cobble / Paimon
- * ratios (of medians and of paired runs) for sync and async lookups, and for the sink every engine
- * as a fraction of the blackhole limit, per run and as a range.
+ * ratios (of medians and of paired runs) for sync and async lookups, and for every shape each
+ * engine as a fraction of the pipeline limit (blackhole sink, free lookups), per run and as a
+ * range.
  */
 final class Report {
   private Report() {}
+
+  /** The engines reported as fractions of the pipeline limit. */
+  private static final TableEngine[] MEASURED_ENGINES = {
+    TableEngine.COBBLE, TableEngine.COBBLE_ASYNC, TableEngine.PAIMON
+  };
 
   static void print(BenchSettings settings, Map<Shape, Map<TableEngine, ShapeResult>> results) {
     FlinkSqlBenchmark.log("");
@@ -34,7 +40,9 @@ final class Report {
       line.append(' ').append(String.join("; ", ratios(entry.getValue()))).append(" |");
       FlinkSqlBenchmark.log(line.toString());
     }
-    printLimitFractions(results.get(Shape.SINK));
+    for (Map.Entry<Shape, Map<TableEngine, ShapeResult>> entry : results.entrySet()) {
+      printLimitFractions(entry.getKey(), entry.getValue());
+    }
     for (Map.Entry<Shape, Map<TableEngine, ShapeResult>> entry : results.entrySet()) {
       for (Map.Entry<TableEngine, ShapeResult> engine : entry.getValue().entrySet()) {
         if (!engine.getValue().isAvailable()) {
@@ -67,7 +75,7 @@ final class Report {
       }
     }
     if (measured(limit)) {
-      for (TableEngine engine : new TableEngine[] {TableEngine.COBBLE, TableEngine.PAIMON}) {
+      for (TableEngine engine : MEASURED_ENGINES) {
         ShapeResult result = byEngine.get(engine);
         if (measured(result)) {
           ShapeResult fractions = result.pairedRatios(limit);
@@ -85,21 +93,22 @@ final class Report {
     return out.isEmpty() ? List.of("-") : out;
   }
 
-  /** Each measured sink run of each engine as a fraction of the blackhole run beside it. */
-  private static void printLimitFractions(Map<TableEngine, ShapeResult> sink) {
-    if (sink == null || !measured(sink.get(TableEngine.BLACKHOLE))) {
+  /** Each measured run of each engine as a fraction of the limit's run of the same iteration. */
+  private static void printLimitFractions(Shape shape, Map<TableEngine, ShapeResult> byEngine) {
+    if (!measured(byEngine.get(TableEngine.BLACKHOLE))) {
       return;
     }
-    ShapeResult limit = sink.get(TableEngine.BLACKHOLE);
+    ShapeResult limit = byEngine.get(TableEngine.BLACKHOLE);
     FlinkSqlBenchmark.log("");
-    FlinkSqlBenchmark.log("Sink runs as a fraction of the blackhole run of the same iteration:");
+    FlinkSqlBenchmark.log(
+        shape.label + " runs as a fraction of the pipeline limit's run of the same iteration:");
     for (int run = 0; run < limit.runs(); run++) {
       StringBuilder line =
           new StringBuilder(
               String.format(
                   Locale.ROOT, "- run %d: limit %,.0f rows/s", run + 1, limit.rowsPerSecond(run)));
-      for (TableEngine engine : new TableEngine[] {TableEngine.COBBLE, TableEngine.PAIMON}) {
-        ShapeResult result = sink.get(engine);
+      for (TableEngine engine : MEASURED_ENGINES) {
+        ShapeResult result = byEngine.get(engine);
         if (measured(result) && run < result.runs()) {
           line.append(
               String.format(

@@ -35,9 +35,9 @@ class FlinkSqlBenchmarkTest {
     ShapeResult cobbleSink = results.get(Shape.SINK).get(TableEngine.COBBLE);
     assertTrue(cobbleSink.isAvailable(), "Cobble sink: " + cobbleSink.unavailableReason());
     assertEquals(1, cobbleSink.runs());
-    ShapeResult limit = results.get(Shape.SINK).get(TableEngine.BLACKHOLE);
-    assertTrue(limit.isAvailable(), "blackhole limit: " + limit.unavailableReason());
-    assertEquals(1, limit.runs());
+    ShapeResult sinkLimit = results.get(Shape.SINK).get(TableEngine.BLACKHOLE);
+    assertTrue(sinkLimit.isAvailable(), "blackhole limit: " + sinkLimit.unavailableReason());
+    assertEquals(1, sinkLimit.runs());
     assertTrue(
         !results.get(Shape.SINK).get(TableEngine.COBBLE_ASYNC).isAvailable(),
         "the async variant does not run the sink twice");
@@ -50,9 +50,10 @@ class FlinkSqlBenchmarkTest {
         assertEquals(1, cobble.runs(), shape.label + " on " + engine.label);
         assertCountersAddUp(shape, engine, cobble.lastCounters());
       }
-      assertTrue(
-          !results.get(shape).get(TableEngine.BLACKHOLE).isAvailable(),
-          "a blackhole table is not looked up");
+      // Measured only after its join returned exactly the shape's hits (the harness's check).
+      ShapeResult limit = results.get(shape).get(TableEngine.BLACKHOLE);
+      assertTrue(limit.isAvailable(), shape.label + " limit: " + limit.unavailableReason());
+      assertEquals(1, limit.runs(), shape.label + " limit");
     }
   }
 
