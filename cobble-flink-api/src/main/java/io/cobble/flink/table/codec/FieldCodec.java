@@ -2,10 +2,12 @@ package io.cobble.flink.table.codec;
 
 import java.util.Arrays;
 import java.util.Optional;
+import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -96,7 +98,13 @@ abstract class FieldCodec {
       case CHAR:
       case VARCHAR:
         return variable(
-            (r, p, o) -> writeString(r.getString(p), o),
+            (r, p, o) -> {
+              if (r instanceof BinaryRowData) {
+                writeString((BinaryRowData) r, p, o);
+              } else {
+                writeString(r.getString(p), o);
+              }
+            },
             (b, i, n) -> StringData.fromBytes(Arrays.copyOfRange(b, i, i + n)),
             StringData::fromBytes);
       case BINARY:
@@ -164,6 +172,26 @@ abstract class FieldCodec {
 
   private static long getLong(byte[] b, int off) {
     return ((long) getInt(b, off) << 32) | (getInt(b, off + 4) & 0xffffffffL);
+  }
+
+  /**
+   * UTF-8 bytes of a binary row's string field, copied from the row's segments without the two
+   * objects {@link BinaryRowData#getString} makes per call (the sink encodes every row it receives
+   * this way). In a binary row the field's 8-byte slot, in the first segment, holds either the
+   * string's offset from the row's start (high 32 bits) and length (low 32), or, with its top bit
+   * set, a string of up to 7 bytes inline; the rare inline strings go through {@code getString}.
+   */
+  private static void writeString(BinaryRowData row, int pos, EncodeBuffer out) {
+    MemorySegment[] segments = row.getSegments();
+    int slot =
+        row.getOffset() + BinaryRowData.calculateBitSetWidthInBytes(row.getArity()) + pos * 8;
+    long offsetAndLength = segments[0].getLong(slot);
+    if (offsetAndLength < 0) {
+      writeString(row.getString(pos), out);
+    } else {
+      out.putSegments(
+          segments, row.getOffset() + (int) (offsetAndLength >>> 32), (int) offsetAndLength);
+    }
   }
 
   /** UTF-8 bytes of a string, copied straight from a binary string's memory segments. */

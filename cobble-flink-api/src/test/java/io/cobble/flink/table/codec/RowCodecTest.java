@@ -11,6 +11,8 @@ import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
+import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
@@ -232,6 +234,45 @@ class RowCodecTest {
           start = ends[i];
         }
         assertEquals(start, values.size());
+      }
+    }
+  }
+
+  /**
+   * A binary row's strings are read from its segments at the row's offset, wherever the row lies: a
+   * row placed mid-segment and one split over two segments (as a network buffer may hold it) encode
+   * like the generic row, for out-of-line strings (the key's and two values) and inline ones. Seen
+   * failing with the string offset taken from the segment's start instead of the row's.
+   */
+  @Test
+  void binaryRowsAtAnOffsetAndOverSegmentsEncodeLikeGenericRows() {
+    RowDataSerializer serializer = new RowDataSerializer(rowType());
+    EncodeBuffer key = new EncodeBuffer(1);
+    EncodeBuffer values = new EncodeBuffer(1);
+    int[] ends = new int[codec.valueColumnCount()];
+    for (GenericRowData generic :
+        new GenericRowData[] {fullRow(7, "a name longer than seven bytes"), fullRow(8, "short")}) {
+      BinaryRowData compact = serializer.toBinaryRow(generic).copy();
+      byte[] bytes = new byte[compact.getSizeInBytes()];
+      compact.getSegments()[0].get(compact.getOffset(), bytes);
+      int size = bytes.length;
+      int lead = 13;
+      // First segment: padding, the fixed part and some variable bytes; second: the rest.
+      int firstPart = size - 20;
+      MemorySegment first = MemorySegmentFactory.wrap(new byte[lead + firstPart]);
+      first.put(lead, bytes, 0, firstPart);
+      MemorySegment second = MemorySegmentFactory.wrap(Arrays.copyOfRange(bytes, firstPart, size));
+      BinaryRowData placed = new BinaryRowData(TYPES.length);
+      placed.pointTo(new MemorySegment[] {first, second}, lead, size);
+      codec.keyInto(placed, key);
+      assertArrayEquals(codec.key(generic), key.toByteArray());
+      codec.valuesInto(placed, values, ends);
+      byte[][] expected = codec.values(generic);
+      int start = 0;
+      for (int i = 0; i < expected.length; i++) {
+        assertArrayEquals(
+            expected[i], Arrays.copyOfRange(values.array(), start, ends[i]), "column " + i);
+        start = ends[i];
       }
     }
   }
