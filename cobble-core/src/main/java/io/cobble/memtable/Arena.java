@@ -207,11 +207,6 @@ final class Arena {
     visitor.accept(page, off + 8, klen, page, off + 8 + klen, vlen);
   }
 
-  /** The first word of the record's header (its key length): a load that warms its cache line. */
-  int header(long addr) {
-    return Bytes.getInt(pages[(int) (addr >>> 32)], offset(addr));
-  }
-
   /** Hands the record's key in place and {@code row} (its combined row) to {@code visitor}. */
   void recordTo(long addr, byte[] row, MemTable.RowVisitor visitor) {
     byte[] page = pages[(int) (addr >>> 32)];

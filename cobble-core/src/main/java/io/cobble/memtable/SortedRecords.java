@@ -376,9 +376,6 @@ final class SortedRecords {
     return lo;
   }
 
-  /** How many records ahead of an in-order visit {@link ArrayCursor} loads a header. */
-  private static final int PREFETCH_DISTANCE = 8;
-
   /**
    * Cursor over sorted unique records. A non-null {@code values[i]} is record i's combined row;
    * otherwise (or without {@code values}) the row is read from the record itself.
@@ -389,8 +386,6 @@ final class SortedRecords {
     private final byte[][] values;
     private final int count;
     private int pos;
-    // Sink of the look-ahead loads, so the compiler keeps them.
-    private int prefetched;
 
     ArrayCursor(Arena arena, long[] keys, byte[][] values, int count) {
       this.arena = arena;
@@ -432,13 +427,6 @@ final class SortedRecords {
 
     @Override
     public void visit(MemTable.RowVisitor visitor) {
-      // Records lie in the arena in insertion order, so a visit in key order misses the cache on
-      // every record's header; loading the header of a record a few ahead lets that miss overlap
-      // the copy of this one (Java has no prefetch instruction).
-      int ahead = pos + PREFETCH_DISTANCE;
-      if (ahead < count) {
-        prefetched += arena.header(keys[ahead]);
-      }
       if (values == null || values[pos] == null) {
         arena.recordTo(keys[pos], visitor);
       } else {
