@@ -17,7 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Chooses the next compaction of a tree. Order: whole-file drops of fully expired files, then L0
  * (tiered: all L0 files at once when their count reaches {@code l0-file-limit}), then the leveled
  * part (L1+), where a level is due when its size exceeds its target ({@code level-base-size ×
- * multiplier^(n-1)}). The policy decides which due level and which file:
+ * multiplier^(n-1)}); under score_priority a due level whose score beats L0's (file count over the
+ * limit) goes before L0. The policy decides which due level and which file:
  *
  * <ul>
  *   <li>score_priority: the level with the highest size/target score; the file with the least
@@ -77,10 +78,10 @@ public final class CompactionPicker {
     if (drop != null) {
       return drop;
     }
-    if (tree.level(0).size() >= config.l0FileLimit()) {
+    int level = dueLevel(tree);
+    if (tree.level(0).size() >= config.l0FileLimit() && !outscoresL0(tree, level)) {
       return l0Compaction(v, tree, family, now, owned);
     }
-    int level = dueLevel(tree);
     if (level < 0) {
       return config.foreignBucketCleanup() ? pickCleanup(v, family, owned, hold) : null;
     }
@@ -114,6 +115,19 @@ public final class CompactionPicker {
       }
     }
     return leveled(v, tree, family, level, Collections.singletonList(chosen), now, owned);
+  }
+
+  /**
+   * Whether score_priority compacts {@code level} before a due L0: when its size/target score
+   * exceeds L0's file count/limit. Under a sustained write L0 is due again by the time each L0
+   * merge ends, so taking L0 first always would never push L1 down: L1 would grow with the data and
+   * every L0 merge rewrite all of it.
+   */
+  private boolean outscoresL0(Tree tree, int level) {
+    return level > 0
+        && config.compactionPolicy() == CompactionPolicy.SCORE_PRIORITY
+        && tree.levelBytes(level) / (double) levelTarget(level)
+            > tree.level(0).size() / (double) config.l0FileLimit();
   }
 
   private int dueLevel(Tree tree) {

@@ -128,6 +128,38 @@ class CompactionPickerTest {
     assertNull(new CompactionPicker(config("score_priority")).pick(version(mem, one), 0, 0, ALL));
   }
 
+  /**
+   * Under a sustained write L0 is at its limit whenever the picker runs; an L1 grown past L0's
+   * score must still be pushed down, or every L0 merge rewrites all of it.
+   */
+  @Test
+  void scorePriorityPushesAnOverfullL1DownBeforeADueL0() {
+    List<FileMeta> l0 = new ArrayList<>(Arrays.asList(file("b", "e", 10), file("a", "c", 10)));
+    // L1: 3 × 4,000 / 2,048 ≈ 5.9 against L0's 2 / 2 = 1; L2 is empty, so the pick moves a file.
+    List<FileMeta> l1 =
+        new ArrayList<>(
+            Arrays.asList(file("a", "c", 4000), file("d", "f", 4000), file("g", "i", 4000)));
+    Compaction c =
+        new CompactionPicker(config("score_priority"))
+            .pick(version(mem, levels(l0, l1)), 0, 0, ALL);
+    assertEquals(1, c.inputLevel());
+
+    // L0 at 12 files scores 6 and beats L1 again.
+    List<FileMeta> crowded = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      crowded.add(file("a", "z", 10));
+    }
+    Compaction l0First =
+        new CompactionPicker(config("score_priority"))
+            .pick(version(mem, levels(crowded, l1)), 0, 0, ALL);
+    assertEquals(0, l0First.inputLevel());
+
+    // The shallowest-level policies keep L0 first.
+    Compaction minOverlap =
+        new CompactionPicker(config("min_overlap")).pick(version(mem, levels(l0, l1)), 0, 0, ALL);
+    assertEquals(0, minOverlap.inputLevel());
+  }
+
   /** A file of buckets {@code loBucket}..{@code hiBucket}: keys start with the bucket. */
   private FileMeta bucketFile(int loBucket, int hiBucket, long size) {
     byte[] lo = {(byte) (loBucket >> 8), (byte) loBucket, 'a'};
