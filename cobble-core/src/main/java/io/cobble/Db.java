@@ -15,6 +15,7 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.Volume;
 import io.cobble.storage.VolumeSet;
 import io.cobble.util.Bytes;
+import io.cobble.util.ColumnsSink;
 import io.cobble.util.ValueSink;
 import io.cobble.version.AdoptedFiles;
 import io.cobble.version.ExternalFiles;
@@ -549,6 +550,23 @@ public final class Db implements AutoCloseable {
     ColumnLayout layout = layouts.require(family);
     layout.checkColumn(column);
     return pointReader.readColumn(layout, bucket, key, column, Objects.requireNonNull(sink));
+  }
+
+  /**
+   * As {@link #get} with a projection of {@code columns}, without the array of copied values: each
+   * projected column with a live value is handed to {@code sink} (with its index in {@code
+   * columns}), and this returns whether there was any. The bytes are valid only during the call and
+   * may be the stored bytes themselves (a memtable's arena, a pinned cached block): the sink
+   * decodes or copies them, must neither change nor keep them, and must not call this Db.
+   */
+  public boolean readColumns(
+      int bucket, String family, byte[] key, int[] columns, ColumnsSink sink) {
+    checkOpen();
+    checkBucket(bucket);
+    checkKey(key);
+    ColumnLayout layout = layouts.require(family);
+    int[] projection = checkProjection(layout, columns, Objects.requireNonNull(columns));
+    return pointReader.readColumns(layout, bucket, key, projection, Objects.requireNonNull(sink));
   }
 
   public List<byte[][]> multiGet(

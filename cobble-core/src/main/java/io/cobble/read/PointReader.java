@@ -10,6 +10,7 @@ import io.cobble.sst.BloomFilter;
 import io.cobble.sst.Table;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
+import io.cobble.util.ColumnsSink;
 import io.cobble.util.ValueSink;
 import io.cobble.version.FileMeta;
 import io.cobble.version.Tree;
@@ -90,6 +91,45 @@ public final class PointReader {
         return false;
       }
       sink.accept(value, 0, value.length);
+      return true;
+    } finally {
+      v.unref();
+    }
+  }
+
+  /**
+   * As {@link #get}, handing each projected column's value to {@code sink} instead of returning
+   * them (returns whether the row has any of them): in place, without a copy, when the newest row
+   * of the key holds every projected column as a plain inline put ({@link RowState#inlinePuts});
+   * from the folded row's copies otherwise.
+   */
+  public boolean readColumns(
+      ColumnLayout layout, int bucket, byte[] key, int[] projection, ColumnsSink sink) {
+    Version v = versions.acquire();
+    try {
+      Fold s = folds.get();
+      boolean found;
+      s.inPlace(projection, sink);
+      try {
+        found = search(v, s, layout, bucket, key, projection);
+      } finally {
+        s.inPlace(null, null);
+      }
+      if (!found) {
+        return false;
+      }
+      if (s.delivered) {
+        return true;
+      }
+      byte[][] values = s.acc.toUser(projection, now(s.acc, projection), loader);
+      if (values == null) {
+        return false;
+      }
+      for (int i = 0; i < values.length; i++) {
+        if (values[i] != null) {
+          sink.accept(i, values[i], 0, values[i].length);
+        }
+      }
       return true;
     } finally {
       v.unref();
@@ -184,6 +224,10 @@ public final class PointReader {
     // readColumn's sink and column (null, -1 otherwise), and whether the sink got the value.
     private ValueSink inPlace;
     private int inPlaceColumn = -1;
+    // readColumns' sink and projection (null otherwise), with the value spans of a row in place.
+    private ColumnsSink inPlaceRow;
+    private int[] inPlaceColumns;
+    private long[] spans = new long[8];
     boolean delivered;
     // The table whose row is being decoded, for corruption messages; null for a memtable.
     private String table;
@@ -194,6 +238,14 @@ public final class PointReader {
       this.found = false;
       this.delivered = false;
       this.table = null;
+    }
+
+    void inPlace(int[] projection, ColumnsSink sink) {
+      this.inPlaceColumns = projection;
+      this.inPlaceRow = sink;
+      if (projection != null && projection.length > spans.length) {
+        spans = new long[projection.length];
+      }
     }
 
     void inPlace(int column, ValueSink sink) {
@@ -261,6 +313,17 @@ public final class PointReader {
           inPlace.accept(buf, (int) (at >>> 32), (int) at);
           return;
         }
+      }
+      if (!found
+          && inPlaceRow != null
+          && RowState.inlinePuts(layout, buf, off, len, inPlaceColumns, spans)) {
+        // The newest row's puts of every projected column are final: hand them over in place.
+        found = true;
+        delivered = true;
+        for (int i = 0; i < inPlaceColumns.length; i++) {
+          inPlaceRow.accept(i, buf, (int) (spans[i] >>> 32), (int) spans[i]);
+        }
+        return;
       }
       try {
         if (!found) {

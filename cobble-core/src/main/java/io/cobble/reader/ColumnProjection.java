@@ -2,6 +2,7 @@ package io.cobble.reader;
 
 import io.cobble.ReadOptions;
 import io.cobble.ScanOptions;
+import io.cobble.util.ColumnsSink;
 
 /**
  * A column projection over a shard whose family may have fewer columns than requested (a shard
@@ -51,6 +52,30 @@ final class ColumnProjection {
 
   ScanOptions scanOptions(ScanOptions options) {
     return options.columns(present);
+  }
+
+  /** The columns to read from the shard: the requested ones it has. */
+  int[] present() {
+    return present;
+  }
+
+  /**
+   * {@code sink} for a read of {@link #present()}, handing each value on with its index in the
+   * requested columns: {@code sink} itself when the shard has them all.
+   */
+  ColumnsSink toRequested(ColumnsSink sink) {
+    if (present == requested) {
+      return sink;
+    }
+    return (index, buf, off, len) -> {
+      int column = present[index];
+      for (int k = 0; k < requested.length; k++) {
+        if (requested[k] == column) {
+          sink.accept(k, buf, off, len);
+          return;
+        }
+      }
+    };
   }
 
   /** The values of the read columns placed at the requested positions, null for missing ones. */

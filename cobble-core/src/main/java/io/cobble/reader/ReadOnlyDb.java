@@ -13,6 +13,7 @@ import io.cobble.snapshot.ShardSnapshot;
 import io.cobble.snapshot.SnapshotRestore;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.storage.Storage;
+import io.cobble.util.ColumnsSink;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -104,6 +105,11 @@ public final class ReadOnlyDb implements AutoCloseable {
 
   public byte[][] get(int bucket, String family, byte[] key, ReadOptions options) {
     return db.get(bucket, family, key, options);
+  }
+
+  public boolean readColumns(
+      int bucket, String family, byte[] key, int[] columns, ColumnsSink sink) {
+    return db.readColumns(bucket, family, key, columns, sink);
   }
 
   /**

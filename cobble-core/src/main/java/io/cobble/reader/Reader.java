@@ -10,6 +10,7 @@ import io.cobble.snapshot.ShardSnapshot;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.sst.MemoryOnlyReads;
 import io.cobble.storage.Storage;
+import io.cobble.util.ColumnsSink;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -127,6 +128,47 @@ public final class Reader implements AutoCloseable {
     return columns.empty()
         ? null
         : columns.expand(db.get(bucket, family, key, columns.readOptions()));
+  }
+
+  /**
+   * As {@link #get(int, String, byte[], int[])}, handing each of the row's values of the {@code
+   * projection} columns to {@code sink} (with its index in {@code projection}) instead of returning
+   * an array of copies; returns whether there was any. The bytes are valid only during the call
+   * (see {@link io.cobble.Db#readColumns}).
+   */
+  public boolean readColumns(
+      int bucket, String family, byte[] key, int[] projection, ColumnsSink sink) {
+    ReadOnlyDb db = shardOf(bucket);
+    ColumnProjection columns = db.projection(family, projection);
+    return !columns.empty()
+        && db.readColumns(bucket, family, key, columns.present(), columns.toRequested(sink));
+  }
+
+  /**
+   * As {@link #readColumns}, answered only from memory (see {@link #getInMemory}): null when the
+   * answer needs storage, otherwise whether the row had any of the columns. {@code sink} is called
+   * only when the answer is in memory.
+   */
+  public Boolean readColumnsInMemory(
+      int bucket, String family, byte[] key, int[] projection, ColumnsSink sink) {
+    Route r = route;
+    ReadOnlyDb db = bucket >= 0 && bucket < r.byBucket.length() ? r.byBucket.get(bucket) : null;
+    if (db == null) {
+      return null;
+    }
+    checkOpen();
+    ColumnProjection columns = db.projection(family, projection);
+    if (columns.empty()) {
+      return Boolean.FALSE;
+    }
+    MemoryOnlyReads.begin();
+    try {
+      return db.readColumns(bucket, family, key, columns.present(), columns.toRequested(sink));
+    } catch (MemoryOnlyReads.NotInMemory e) {
+      return null;
+    } finally {
+      MemoryOnlyReads.end();
+    }
   }
 
   /**

@@ -259,6 +259,80 @@ public final class RowState {
     return NOT_INLINE;
   }
 
+  /**
+   * As {@link #inlinePut} for every column position of {@code positions} at once: true when the row
+   * holds each of them as such a PUT, with {@code spans[i]} set to where the value of {@code
+   * positions[i]} lies ({@code valueOffset << 32 | valueLength}); false as soon as one of them is
+   * anything else. One pass over the row, without allocating.
+   *
+   * @param spans at least {@code positions.length} long
+   */
+  public static boolean inlinePuts(
+      ColumnLayout layout, byte[] buf, int off, int len, int[] positions, long[] spans) {
+    for (int i = 0; i < positions.length; i++) {
+      MergeOperator op = layout.operator(positions[i]);
+      if (op != null && op.elementTtl()) {
+        return false;
+      }
+      spans[i] = NOT_INLINE;
+    }
+    int end = off + len;
+    int pos = varintEnd(buf, off, end);
+    if (pos > end) {
+      return false;
+    }
+    long n = varint(buf, off);
+    int missing = positions.length;
+    for (long k = 0; k < n && missing > 0; k++) {
+      int idEnd = varintEnd(buf, pos, end);
+      if (idEnd >= end) {
+        return false;
+      }
+      long id = varint(buf, pos);
+      int tag = buf[idEnd];
+      int kind = tag & 3;
+      pos = idEnd + 1;
+      int wanted = indexOfId(layout, positions, id);
+      if (kind == DELETE) {
+        if (wanted >= 0) {
+          return false;
+        }
+        continue;
+      }
+      if (kind != PUT && kind != MERGE) {
+        return false;
+      }
+      int expiryEnd = varintEnd(buf, pos, end);
+      int writeTimeEnd = kind == MERGE ? varintEnd(buf, expiryEnd, end) : expiryEnd;
+      int lengthEnd = varintEnd(buf, writeTimeEnd, end);
+      if (lengthEnd > end) {
+        return false;
+      }
+      long valueLength = varint(buf, writeTimeEnd);
+      if (valueLength < 0 || valueLength > end - lengthEnd) {
+        return false;
+      }
+      if (wanted >= 0) {
+        if (tag != PUT || varint(buf, pos) != 0 || spans[wanted] != NOT_INLINE) {
+          return false;
+        }
+        spans[wanted] = (long) lengthEnd << 32 | valueLength;
+        missing--;
+      }
+      pos = lengthEnd + (int) valueLength;
+    }
+    return missing == 0;
+  }
+
+  private static int indexOfId(ColumnLayout layout, int[] positions, long id) {
+    for (int i = 0; i < positions.length; i++) {
+      if (layout.id(positions[i]) == id) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   /** What {@link #plainExpiry} returns for a row it cannot vouch for. */
   public static final long NOT_PLAIN = Long.MIN_VALUE;
 

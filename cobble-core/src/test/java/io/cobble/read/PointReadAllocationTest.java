@@ -11,6 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
 import io.cobble.SingleDb;
+import io.cobble.schema.ColumnSpec;
+import io.cobble.util.ColumnsSink;
 import io.cobble.util.ValueSink;
 import java.nio.file.Path;
 import java.util.Random;
@@ -118,6 +120,54 @@ class PointReadAllocationTest {
               });
       // Under a byte per read, where getColumn allocates the 116-byte value each time.
       assertTrue(bytes < READS, "readColumn allocated " + (double) bytes / READS + " B per read");
+      assertTrue(sum[0] > 0);
+    }
+  }
+
+  @Test
+  void readColumnsHandsWholeRowsOverWithoutAllocating() {
+    Config config =
+        Config.builder()
+            .set("block-cache.size", 256 << 10)
+            .set("sst.block-size", 4096)
+            .set("sst.compression", "none,lz4")
+            .build();
+    try (SingleDb db = SingleDb.open(dir, config)) {
+      db.db()
+          .createFamily(
+              "rows",
+              java.util.List.of(ColumnSpec.of("a"), ColumnSpec.of("b"), ColumnSpec.of("c")));
+      byte[] values = new byte[3 * VALUE];
+      int[] ends = {VALUE, 2 * VALUE, 3 * VALUE};
+      // Even keys in tables (most reads miss the cache and decode a block), odd ones in a memtable.
+      for (int i = 0; i < KEYS; i++) {
+        byte[] k = key(2 * i);
+        db.db().putRow(0, "rows", k, k.length, values, ends);
+      }
+      db.flush();
+      db.db().compactAll();
+      db.db().waitForCompactions();
+      for (int i = 0; i < KEYS; i++) {
+        byte[] k = key(2 * i + 1);
+        db.db().putRow(0, "rows", k, k.length, values, ends);
+      }
+      byte[][] keys = new byte[READS][];
+      Random r = new Random(7);
+      for (int i = 0; i < READS; i++) {
+        keys[i] = key(r.nextInt(2 * KEYS));
+      }
+      int[] projection = {2, 0};
+      long[] sum = new long[1];
+      ColumnsSink sink = (index, buf, off, len) -> sum[0] += index + len;
+      long bytes =
+          allocatedBy(
+              () -> {
+                for (int i = 0; i < READS; i++) {
+                  assertTrue(db.db().readColumns(0, "rows", keys[i], projection, sink));
+                }
+              });
+      // Under a byte per read, where a projected get allocates its array and two 116-byte values.
+      assertTrue(bytes < READS, "readColumns allocated " + (double) bytes / READS + " B per read");
       assertTrue(sum[0] > 0);
     }
   }

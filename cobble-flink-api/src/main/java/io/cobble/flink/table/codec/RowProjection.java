@@ -200,26 +200,72 @@ public final class RowProjection implements Serializable {
   }
 
   /**
-   * As {@link #decode}, for the row a lookup found with {@code probe}'s key values: where the key's
-   * types allow ({@link #decodesToProbeValue}), the produced key fields are the probe's own values
-   * (equal to what decoding {@code key} gives, without decoding or boxing them again).
+   * A decoder of rows handed over column by column in place ({@link ProjectedRowDecoder}), for one
+   * thread at a time.
+   */
+  public ProjectedRowDecoder newRowDecoder() {
+    return new ProjectedRowDecoder(this);
+  }
+
+  /**
+   * Sets the produced key fields of the row a lookup found with {@code probe}'s key values: where
+   * the key's types allow ({@link #decodesToProbeValue}), the probe's own values (equal to what
+   * decoding {@code key} gives, without decoding or boxing them again), otherwise decoded from
+   * {@code key}.
    *
    * @param probePositions the position in {@code probe} of each key part, in the table's key order
    * @param key {@code probe}'s encoded key
    */
-  public RowData decodeProbed(RowData probe, int[] probePositions, byte[] key, byte[][] columns) {
-    if (keyTargets == null || !probeKeysExact || !(probe instanceof GenericRowData)) {
-      return decode(key, columns);
+  void fillKey(GenericRowData row, RowData probe, int[] probePositions, byte[] key) {
+    if (keyTargets == null) {
+      return;
+    }
+    if (!probeKeysExact || !(probe instanceof GenericRowData)) {
+      keys.decodeInto(key, row, keyTargets);
+      return;
     }
     GenericRowData probed = (GenericRowData) probe;
-    GenericRowData row = new GenericRowData(keyPart.length);
     for (int part = 0; part < keyTargets.length; part++) {
       if (keyTargets[part] >= 0) {
         row.setField(keyTargets[part], probed.getField(probePositions[part]));
       }
     }
-    decodeValues(row, columns);
-    return row;
+  }
+
+  /** The number of fields of a produced row. */
+  int arity() {
+    return keyPart.length;
+  }
+
+  /**
+   * Sets the produced fields stored in Cobble column {@code cobbleColumns()[index]} from its value
+   * at {@code buf[off, off + len)} (a null marker leaves them null), copying what it keeps.
+   */
+  void decodeColumn(GenericRowData row, int index, byte[] buf, int off, int len) {
+    if (len == 0 || buf[off] == NULL) {
+      return;
+    }
+    for (int j = 0; j < columnIndex.length; j++) {
+      if (columnIndex[j] == index) {
+        try {
+          row.setField(j, codecs[j].decode(buf, off + 1, len - 1));
+        } catch (IllegalArgumentException e) {
+          throw unreadable(j, e);
+        }
+      }
+    }
+  }
+
+  private IllegalArgumentException unreadable(int j, IllegalArgumentException e) {
+    return new IllegalArgumentException(
+        "Column '"
+            + producedType.getFieldNames().get(j)
+            + "' ("
+            + producedType.getTypeAt(j).asSummaryString()
+            + ") cannot read a stored value: "
+            + e.getMessage()
+            + ". The rows were written with a type this column cannot be widened from.",
+        e);
   }
 
   private void decodeValues(GenericRowData row, byte[][] columns) {
@@ -235,15 +281,7 @@ public final class RowProjection implements Serializable {
       try {
         row.setField(j, codecs[j].wrap(column, 1, column.length - 1));
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(
-            "Column '"
-                + producedType.getFieldNames().get(j)
-                + "' ("
-                + producedType.getTypeAt(j).asSummaryString()
-                + ") cannot read a stored value: "
-                + e.getMessage()
-                + ". The rows were written with a type this column cannot be widened from.",
-            e);
+        throw unreadable(j, e);
       }
     }
   }

@@ -1,10 +1,10 @@
 package io.cobble.flink.table.source;
 
 import io.cobble.flink.table.codec.KeyEncoder;
+import io.cobble.flink.table.codec.ProjectedRowDecoder;
 import io.cobble.flink.table.codec.RowProjection;
 import io.cobble.flink.table.layout.BucketRouter;
 import io.cobble.flink.table.layout.TableLayout;
-import io.cobble.reader.Reader;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.Collection;
@@ -21,8 +21,9 @@ import org.apache.flink.table.data.RowData;
  * columns (bloom filters make a miss cost no data block). Every lookup subtask of a JVM shares one
  * reader ({@link SharedReaders}); with {@code scan.checkpoint-id = 'latest'} it moves to a new
  * global snapshot at most once per {@code scan.poll-interval-ms}. Safe to call from several threads
- * (the async function reads on a pool), each with its own {@link ProbeKeyBuffer}: a lookup's own
- * allocations are the row it returns, a miss allocates nothing.
+ * (the async function reads on a pool), each with its own {@link ProbeKeyBuffer}. A hit's values
+ * are decoded straight from where they are stored into the returned row ({@link
+ * ProjectedRowDecoder}): a lookup's own allocations are that row, a miss allocates nothing.
  */
 final class LookupReads implements Serializable {
 
@@ -76,18 +77,24 @@ final class LookupReads implements Serializable {
   Collection<RowData> lookup(RowData keyRow, ProbeKeyBuffer keyBuffer) {
     lease.refreshIfDue();
     byte[] key = keyBuffer.encode(probeKeys, keyRow);
-    byte[][] values =
-        lease.reader().get(BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns);
-    return answer(keyRow, key, values);
+    ProjectedRowDecoder rows = keyBuffer.rows(projection);
+    rows.start();
+    boolean found =
+        lease
+            .reader()
+            .readColumns(
+                BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns, rows);
+    return answer(keyRow, key, found, rows);
   }
 
-  private Collection<RowData> answer(RowData keyRow, byte[] key, byte[][] values) {
-    if (values == null) {
+  private Collection<RowData> answer(
+      RowData keyRow, byte[] key, boolean found, ProjectedRowDecoder rows) {
+    if (!found) {
       misses.inc();
       return Collections.emptyList();
     }
     hits.inc();
-    return Collections.singletonList(projection.decodeProbed(keyRow, probePositions, key, values));
+    return Collections.singletonList(rows.finish(keyRow, probePositions, key));
   }
 
   /**
@@ -99,14 +106,17 @@ final class LookupReads implements Serializable {
       return null;
     }
     byte[] key = keyBuffer.encode(probeKeys, keyRow);
-    byte[][] values =
+    ProjectedRowDecoder rows = keyBuffer.rows(projection);
+    rows.start();
+    Boolean found =
         lease
             .reader()
-            .getInMemory(BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns);
-    if (values == Reader.NOT_IN_MEMORY) {
+            .readColumnsInMemory(
+                BucketRouter.bucketOf(key, buckets), TableLayout.FAMILY, key, columns, rows);
+    if (found == null) {
       return null;
     }
-    return answer(keyRow, key, values);
+    return answer(keyRow, key, found, rows);
   }
 
   void close() throws IOException {

@@ -64,6 +64,23 @@ class RowProjectionTest {
       GenericRowData.of(7L, StringData.fromString("alpha"), 42, StringData.fromString("eu"), 9000L);
 
   /** What the engine returns for a projection: the listed Cobble columns, in that order. */
+  /** A lookup hit's row as the decoder builds it from {@code columns} handed over in place. */
+  private static RowData decodeProbed(
+      RowProjection projection, RowData probe, int[] probePositions, byte[] key, byte[][] columns) {
+    ProjectedRowDecoder decoder = projection.newRowDecoder();
+    decoder.start();
+    for (int i = 0; i < columns.length; i++) {
+      if (columns[i] != null) {
+        // In place: the value lies inside a larger array, which is overwritten after the call.
+        byte[] stored = new byte[columns[i].length + 6];
+        System.arraycopy(columns[i], 0, stored, 3, columns[i].length);
+        decoder.accept(i, stored, 3, columns[i].length);
+        Arrays.fill(stored, (byte) 0x55);
+      }
+    }
+    return decoder.finish(probe, probePositions, key);
+  }
+
   private byte[][] read(RowProjection projection) {
     byte[][] all = sink.values(written);
     int[] columns = projection.cobbleColumns();
@@ -111,7 +128,8 @@ class RowProjectionTest {
     Long k1 = 7L;
     StringData k2 = StringData.fromString("eu");
     RowData row =
-        projection.decodeProbed(GenericRowData.of(k2, k1), new int[] {1, 0}, key, read(projection));
+        decodeProbed(
+            projection, GenericRowData.of(k2, k1), new int[] {1, 0}, key, read(projection));
     assertSame(k1, ((GenericRowData) row).getField(3));
     assertSame(k2, ((GenericRowData) row).getField(1));
     assertEquals(9000L, row.getLong(0));
@@ -119,7 +137,8 @@ class RowProjectionTest {
     assertEquals(projection.decode(key, read(projection)), row);
     // A probe that is not the planner's GenericRowData: the key fields are decoded.
     RowData joined =
-        projection.decodeProbed(
+        decodeProbed(
+            projection,
             new JoinedRowData(GenericRowData.of(k2), GenericRowData.of(k1)),
             new int[] {1, 0},
             key,
@@ -138,7 +157,8 @@ class RowProjectionTest {
     RowProjection decimal = RowProjection.of(decimalKeyed, new int[] {0}, null, new int[] {0, 1});
     DecimalData probe = DecimalData.fromBigDecimal(new BigDecimal("12.5"), 10, 1);
     RowData hit =
-        decimal.decodeProbed(
+        decodeProbed(
+            decimal,
             GenericRowData.of(probe),
             new int[] {0},
             codec.key(decimalRow),
