@@ -1,9 +1,9 @@
 package io.cobble.sst;
 
+import io.airlift.compress.lz4.Lz4Compressor;
 import io.cobble.util.Bytes;
 import io.cobble.util.Crc;
 import java.nio.ByteBuffer;
-import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
 
@@ -14,15 +14,25 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
 final class BlockCodec {
   static final byte RAW = 0;
   static final byte LZ4 = 1;
-  private static final LZ4Factory FACTORY = LZ4Factory.fastestInstance();
-  private static final LZ4Compressor COMPRESSOR = FACTORY.fastCompressor();
-  private static final LZ4SafeDecompressor DECOMPRESSOR = FACTORY.safeDecompressor();
+
+  /**
+   * aircompressor's LZ4 keeps its hash table in the compressor, one per thread here. lz4-java's
+   * pure-Java compressor, which is what runs once lz4-java is relocated into a dist jar (its JNI
+   * binding cannot link there), allocates a 16-KB table per block. Both write the standard LZ4
+   * block format, so lz4-java still decodes every block.
+   */
+  private static final ThreadLocal<Lz4Compressor> COMPRESSOR =
+      ThreadLocal.withInitial(Lz4Compressor::new);
+
+  private static final LZ4SafeDecompressor DECOMPRESSOR =
+      LZ4Factory.fastestInstance().safeDecompressor();
 
   private BlockCodec() {}
 
   /** The most bytes {@link #frame} writes for a block of {@code rawLen} bytes. */
   static int maxFramedLength(int rawLen) {
-    return Math.max(rawLen, 4 + COMPRESSOR.maxCompressedLength(rawLen)) + BlockHandle.TRAILER_SIZE;
+    return Math.max(rawLen, 4 + COMPRESSOR.get().maxCompressedLength(rawLen))
+        + BlockHandle.TRAILER_SIZE;
   }
 
   /**
@@ -35,7 +45,8 @@ final class BlockCodec {
     byte type = RAW;
     if (lz4 && rawLen > 64) {
       Bytes.putInt(dst, 0, rawLen);
-      int n = COMPRESSOR.compress(raw, 0, rawLen, dst, 4, COMPRESSOR.maxCompressedLength(rawLen));
+      Lz4Compressor compressor = COMPRESSOR.get();
+      int n = compressor.compress(raw, 0, rawLen, dst, 4, compressor.maxCompressedLength(rawLen));
       if (4 + n < rawLen - rawLen / 8) {
         payload = 4 + n;
         type = LZ4;
