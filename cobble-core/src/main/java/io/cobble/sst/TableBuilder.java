@@ -33,7 +33,6 @@ public final class TableBuilder implements AutoCloseable {
   private int partitions;
   // Framed blocks are built here, reused from block to block.
   private byte[] framed = new byte[8192];
-  private final Lz4Backoff lz4Backoff = new Lz4Backoff();
   private final ByteWriter handle = new ByteWriter(24);
   // Prefix filter: one hash per distinct prefix (keys arrive sorted, so equal prefixes are
   // adjacent).
@@ -147,11 +146,7 @@ public final class TableBuilder implements AutoCloseable {
     if (data.isEmpty()) {
       return;
     }
-    boolean lz4 = options.lz4 && lz4Backoff.attempt();
-    BlockHandle h = writeBlock(data, lz4);
-    if (lz4) {
-      lz4Backoff.result(framed[h.size()] == BlockCodec.LZ4);
-    }
+    BlockHandle h = writeBlock(data, options.lz4);
     data.reset();
     handle.reset();
     h.encode(handle);
