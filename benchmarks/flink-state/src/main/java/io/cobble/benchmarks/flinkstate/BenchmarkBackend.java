@@ -18,7 +18,6 @@ import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.fs.CloseableRegistry;
-import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.runtime.operators.testutils.MockEnvironment;
 import org.apache.flink.runtime.operators.testutils.MockEnvironmentBuilder;
 import org.apache.flink.runtime.state.CheckpointableKeyedStateBackend;
@@ -49,16 +48,19 @@ final class BenchmarkBackend implements AutoCloseable {
   private final boolean fromFlinkUtils;
   private final MockEnvironment environment;
   private final Path directory;
+  private final EngineGauges gauges;
 
   private BenchmarkBackend(
       KeyedStateBackend<Long> backend,
       boolean fromFlinkUtils,
       MockEnvironment environment,
-      Path directory) {
+      Path directory,
+      EngineGauges gauges) {
     this.backend = backend;
     this.fromFlinkUtils = fromFlinkUtils;
     this.environment = environment;
     this.directory = directory;
+    this.gauges = gauges;
   }
 
   /** {@code type}: HEAP, ROCKSDB (or another StateBackendBenchmarkUtils type) or COBBLE. */
@@ -78,7 +80,11 @@ final class BenchmarkBackend implements AutoCloseable {
           e);
     }
     return new BenchmarkBackend(
-        StateBackendBenchmarkUtils.createKeyedStateBackend(flinkType, parentDir), true, null, null);
+        StateBackendBenchmarkUtils.createKeyedStateBackend(flinkType, parentDir),
+        true,
+        null,
+        null,
+        null);
   }
 
   /**
@@ -115,6 +121,13 @@ final class BenchmarkBackend implements AutoCloseable {
     return backend;
   }
 
+  /**
+   * The Cobble engine's gauges, e.g. files per level; null for the backends Flink's utils build.
+   */
+  String engineState() {
+    return gauges == null ? null : gauges.describe();
+  }
+
   @Override
   public void close() throws Exception {
     if (fromFlinkUtils) {
@@ -136,6 +149,7 @@ final class BenchmarkBackend implements AutoCloseable {
     Path dir = Files.createTempDirectory(parentDir.toPath(), "cobble-state-");
     StateBackend stateBackend = cobbleStateBackend(dir);
     MockEnvironment environment = new MockEnvironmentBuilder().build();
+    EngineGauges gauges = new EngineGauges();
     KeyedStateBackend<Long> keyed =
         stateBackend.createKeyedStateBackend(
             new KeyedStateBackendParametersImpl<>(
@@ -147,10 +161,10 @@ final class BenchmarkBackend implements AutoCloseable {
                 new KeyGroupRange(0, 1),
                 environment.getTaskKvStateRegistry(),
                 TtlTimeProvider.DEFAULT,
-                new UnregisteredMetricsGroup(),
+                gauges,
                 Collections.emptyList(),
                 new CloseableRegistry()));
-    return new BenchmarkBackend(keyed, false, environment, dir);
+    return new BenchmarkBackend(keyed, false, environment, dir, gauges);
   }
 
   /**

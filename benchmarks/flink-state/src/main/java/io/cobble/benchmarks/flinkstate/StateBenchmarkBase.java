@@ -65,6 +65,16 @@ public abstract class StateBenchmarkBase {
     return backend.backend();
   }
 
+  /** Prints the Cobble shard's gauges after each iteration (fork output), to explain a drift. */
+  @TearDown(Level.Iteration)
+  public void printEngineState() {
+    String state = backend == null ? null : backend.engineState();
+    if (state != null) {
+      System.out.println();
+      System.out.println("[cobble] " + state);
+    }
+  }
+
   @TearDown(Level.Trial)
   public void tearDown() throws Exception {
     if (backend != null) {
