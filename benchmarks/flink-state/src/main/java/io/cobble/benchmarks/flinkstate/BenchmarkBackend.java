@@ -2,6 +2,7 @@ package io.cobble.benchmarks.flinkstate;
 
 import java.io.File;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,15 +89,24 @@ final class BenchmarkBackend implements AutoCloseable {
   }
 
   /**
-   * Compacts RocksDB state into one file, as upstream's list benchmark does between iterations.
-   * {@code StateBackendBenchmarkUtils.compactState} takes a {@code RocksDBKeyedStateBackend} up to
-   * 1.20 and any keyed backend from 2.0 on, and RocksDB's package moved in 2.0, hence reflection.
+   * Compacts an LSM backend's state where upstream's list benchmark compacts RocksDB between
+   * iterations, so that neither LSM carries one iteration's compaction debt (or its clears'
+   * tombstones) into the next one's measurement: RocksDB into one file through {@code
+   * StateBackendBenchmarkUtils.compactState} (it takes a {@code RocksDBKeyedStateBackend} up to
+   * 1.20 and any keyed backend from 2.0 on, and RocksDB's package moved in 2.0, hence reflection),
+   * Cobble through its shard's {@code Db.compactAll} (flush, then every tree into a single level).
    *
-   * @return whether the backend is RocksDB's and was compacted
+   * @return whether the backend is an LSM (RocksDB or Cobble) and was compacted
    */
-  static boolean compactIfRocksDb(KeyedStateBackend<Long> backend, StateDescriptor<?, ?> state)
+  static boolean compactIfLsm(KeyedStateBackend<Long> backend, StateDescriptor<?, ?> state)
       throws Exception {
-    if (!backend.getClass().getSimpleName().equals("RocksDBKeyedStateBackend")) {
+    String type = backend.getClass().getSimpleName();
+    if (type.equals("CobbleKeyedStateBackend")) {
+      Object db = invoke(invoke(backend, "core"), "db");
+      invoke(db, "compactAll");
+      return true;
+    }
+    if (!type.equals("RocksDBKeyedStateBackend")) {
       return false;
     }
     for (Method m : StateBackendBenchmarkUtils.class.getMethods()) {
@@ -106,6 +116,29 @@ final class BenchmarkBackend implements AutoCloseable {
       }
     }
     throw new IllegalStateException("StateBackendBenchmarkUtils has no compactState");
+  }
+
+  /**
+   * The value of {@code target}'s no-argument method {@code name}, or of its field {@code name}
+   * (the lines differ: the 1.19 backend keeps its core in a field, the 2.x ones expose a method).
+   */
+  private static Object invoke(Object target, String name) throws Exception {
+    for (Class<?> c = target.getClass(); c != null; c = c.getSuperclass()) {
+      for (Method m : c.getDeclaredMethods()) {
+        if (m.getName().equals(name) && m.getParameterCount() == 0) {
+          m.setAccessible(true);
+          return m.invoke(target);
+        }
+      }
+      for (Field f : c.getDeclaredFields()) {
+        if (f.getName().equals(name)) {
+          f.setAccessible(true);
+          return f.get(target);
+        }
+      }
+    }
+    throw new IllegalStateException(
+        target.getClass().getName() + " has no method or field " + name + ": cannot compact it");
   }
 
   /** RocksDB with incremental checkpoints, loaded the way a cluster configuration selects it. */

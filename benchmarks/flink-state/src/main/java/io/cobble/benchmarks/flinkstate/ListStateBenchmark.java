@@ -45,7 +45,7 @@ public class ListStateBenchmark extends StateBenchmarkBase {
       keyedStateBackend.setCurrentKey((long) i);
       listState.add(random.nextLong());
     }
-    BenchmarkBackend.compactIfRocksDb(keyedStateBackend, descriptor);
+    BenchmarkBackend.compactIfLsm(keyedStateBackend, descriptor);
   }
 
   @TearDown(Level.Iteration)
@@ -57,7 +57,7 @@ public class ListStateBenchmark extends StateBenchmarkBase {
           keyedStateBackend.setCurrentKey(key);
           state.clear();
         });
-    if (!BenchmarkBackend.compactIfRocksDb(keyedStateBackend, descriptor)) {
+    if (!BenchmarkBackend.compactIfLsm(keyedStateBackend, descriptor)) {
       System.gc();
     }
   }
