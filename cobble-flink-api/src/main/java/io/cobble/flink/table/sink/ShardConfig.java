@@ -10,6 +10,15 @@ final class ShardConfig {
   /** Memtables a shard keeps in memory (active + one being flushed). */
   private static final int MEMTABLES = 2;
 
+  /**
+   * L0 files that start an L0 merge. Upserts spread over the whole key range, so every L0 file
+   * overlaps all of L1 and each L0 merge rewrites L1, whose size grows with the table: waiting for
+   * four files instead of the engine's two halves that rewriting. A writer does not read, and the
+   * end of input merges L0 anyway ({@code sink.compact-at-end-of-input}); a reader of a table being
+   * written probes up to four L0 files (Paimon's default merges at five sorted runs).
+   */
+  static final int L0_FILE_LIMIT = 4;
+
   private ShardConfig() {}
 
   /**
@@ -31,6 +40,7 @@ final class ShardConfig {
         .set(EngineOptions.MEMTABLE_BUFFER_COUNT, MEMTABLES)
         .set(EngineOptions.BLOCK_CACHE_SIZE, 0L)
         .set(EngineOptions.COMPACTION_THREADS, 1)
+        .set(EngineOptions.L0_FILE_LIMIT, L0_FILE_LIMIT)
         .set(EngineOptions.SNAPSHOT_RETENTION, 1)
         .build();
   }
