@@ -2,6 +2,7 @@ package io.cobble.sst;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.cobble.cache.BlockCache;
@@ -145,10 +146,10 @@ class WrittenMetadataTest {
     }
     b.finish(1, 0, Long.MAX_VALUE, Collections.emptyMap());
     WrittenMetadata w = b.written();
-    // The first data block is not metadata; the top-level index is.
+    // The first data block is not metadata; the top-level index and properties are.
     assertNull(w.block(new BlockHandle(0, 10)));
-    assertEquals(
-        w.footer().topIndex().size() > 0, w.block(w.footer().topIndex()) != null, "top index");
+    assertNotNull(w.block(w.footer().topIndex()));
+    assertNotNull(w.block(w.footer().properties()));
   }
 
   private static byte[] randomKey(Random r) {
