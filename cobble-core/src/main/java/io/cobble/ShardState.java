@@ -15,6 +15,7 @@ import io.cobble.row.ValueLoader;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableOptions;
 import io.cobble.sst.TableReadOptions;
+import io.cobble.sst.WrittenMetadata;
 import io.cobble.storage.Storage;
 import io.cobble.util.DirectIo;
 import io.cobble.version.RemotePrimary;
@@ -205,6 +206,15 @@ final class ShardState {
    * {@link Config#backgroundMetadata} may leave to {@link BackgroundMetadata} or the first read.
    */
   Table openTable(long number, int level, long size, boolean fromManifest) {
+    return openTable(number, level, size, fromManifest, null);
+  }
+
+  /**
+   * Opens a table; {@code written}: the metadata of a file this shard's builder just finished,
+   * which then opens without reading it back, or null.
+   */
+  private Table openTable(
+      long number, int level, long size, boolean fromManifest, WrittenMetadata written) {
     MetadataCacheMode mode = config.metadataCacheMode();
     boolean pin = mode != MetadataCacheMode.OFF && level <= config.pinnedMetadataMaxLevel();
     TableReadOptions options =
@@ -217,7 +227,7 @@ final class ShardState {
             .mmapReads(config.mmapReadsEnabled())
             .build();
     return Table.open(
-        versions.tableFile(number), size, cacheIds.applyAsLong(number), cache, options);
+        versions.tableFile(number), size, cacheIds.applyAsLong(number), cache, options, written);
   }
 
   /** Sets the prefix filter length (table-key bytes, 0 = none) of {@code family}'s new tables. */
@@ -250,9 +260,9 @@ final class ShardState {
         tableOptions(level, family),
         targetSize,
         separationThreshold(family),
-        n -> {
+        (n, written) -> {
           upload(n, false);
-          return openTable(n, level, -1);
+          return openTable(n, level, -1, false, written);
         });
   }
 

@@ -6,6 +6,7 @@ import io.cobble.sst.Table;
 import io.cobble.sst.TableBuilder;
 import io.cobble.sst.TableOptions;
 import io.cobble.sst.TableProperties;
+import io.cobble.sst.WrittenMetadata;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
@@ -19,7 +20,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.LongFunction;
 
 /**
  * Writes the rows of one tree into table files for a level: cuts files at the target size, moves
@@ -35,7 +35,7 @@ public final class OutputWriter implements AutoCloseable {
   private final TableOptions options;
   private final long targetFileSize;
   private final long separationThreshold;
-  private final LongFunction<Table> opener;
+  private final Opener opener;
   private final ByteWriter rowBuf = new ByteWriter(256);
   private final List<FileMeta> outputs = new ArrayList<>();
   private final List<ValueLogFile> vlogs = new ArrayList<>();
@@ -57,7 +57,7 @@ public final class OutputWriter implements AutoCloseable {
       TableOptions options,
       long targetFileSize,
       long separationThreshold,
-      LongFunction<Table> opener) {
+      Opener opener) {
     this.versions = versions;
     this.family = family;
     this.schemaId = schemaId;
@@ -65,6 +65,11 @@ public final class OutputWriter implements AutoCloseable {
     this.targetFileSize = targetFileSize;
     this.separationThreshold = separationThreshold;
     this.opener = opener;
+  }
+
+  /** Opens a table file the writer just finished, given what its builder wrote. */
+  public interface Opener {
+    Table open(long fileNumber, WrittenMetadata written);
   }
 
   /** Cuts files where consecutive keys lie in different ranges of {@code owned}. */
@@ -232,7 +237,7 @@ public final class OutputWriter implements AutoCloseable {
         builder.finish(schemaId, neverExpires ? 0 : maxExpiry, minMergeWriteTime, vlogRefs);
     long size = builder.fileSize();
     bytesWritten += size;
-    Table table = opener.apply(builderNumber);
+    Table table = opener.open(builderNumber, builder.written());
     outputs.add(new FileMeta(builderNumber, family, size, props, table));
     builder = null;
   }

@@ -198,6 +198,24 @@ final class Arena {
     return Arrays.copyOfRange(page, off + 8, off + 8 + len);
   }
 
+  /**
+   * Reads a byte of each of the first three cache lines of the records at {@code addrs[from..to)}
+   * (lines past a record's page end are skipped) and returns their sum, which the caller must keep:
+   * loads whose result is dropped may be dropped themselves.
+   */
+  int touch(long[] addrs, int from, int to) {
+    byte[][] p = pages;
+    int sum = 0;
+    for (int i = from; i < to; i++) {
+      long addr = addrs[i];
+      byte[] page = p[(int) (addr >>> 32)];
+      int off = offset(addr);
+      int last = page.length - 1;
+      sum += page[off] + page[Math.min(off + 64, last)] + page[Math.min(off + 128, last)];
+    }
+    return sum;
+  }
+
   /** Hands the record's key and value to {@code visitor} in place. */
   void recordTo(long addr, MemTable.RowVisitor visitor) {
     byte[] page = pages[(int) (addr >>> 32)];

@@ -99,10 +99,7 @@ public abstract class MemTable {
    * a flush, which copies each row into a table anyway and so needs no copy of its own.
    */
   public void forEachRow(RowVisitor visitor) {
-    Cursor c = cursor();
-    for (c.seekToFirst(); c.valid(); c.next()) {
-      c.visit(visitor);
-    }
+    cursor().visitAll(visitor);
   }
 
   /** Receives one row as slices of arrays the memtable owns, readable during the call only. */
@@ -168,6 +165,13 @@ public abstract class MemTable {
       byte[] key = key();
       byte[] value = value();
       visitor.accept(key, 0, key.length, value, 0, value.length);
+    }
+
+    /** Hands every row from the first on to {@code visitor}, as {@link #visit} does. */
+    default void visitAll(RowVisitor visitor) {
+      for (seekToFirst(); valid(); next()) {
+        visit(visitor);
+      }
     }
   }
 

@@ -381,11 +381,17 @@ final class SortedRecords {
    * otherwise (or without {@code values}) the row is read from the record itself.
    */
   static final class ArrayCursor implements MemTable.Cursor {
+    /** Records {@link #visitAll} loads ahead of the one it hands over, in batches this size. */
+    static final int TOUCH_BATCH = 16;
+
     private final Arena arena;
     private final long[] keys;
     private final byte[][] values;
     private final int count;
     private int pos;
+    // Keeps the sum of the loads visitAll makes ahead, so the compiler cannot drop them (a static:
+    // a field of a cursor that escape analysis removes would not keep them).
+    private static int touched;
 
     ArrayCursor(Arena arena, long[] keys, byte[][] values, int count) {
       this.arena = arena;
@@ -432,6 +438,24 @@ final class SortedRecords {
       } else {
         arena.recordTo(keys[pos], values[pos], visitor);
       }
+    }
+
+    /**
+     * Visits every row, loading the records of the next batch (scattered over the arena in append
+     * order) before handing over those of the current one: the batch's loads are independent, so
+     * the CPU overlaps their cache and TLB misses instead of stalling on each record in turn, as a
+     * visit in key order otherwise does.
+     */
+    @Override
+    public void visitAll(MemTable.RowVisitor visitor) {
+      int sum = 0;
+      for (pos = 0; pos < count; pos++) {
+        if (pos % TOUCH_BATCH == 0) {
+          sum += arena.touch(keys, pos + TOUCH_BATCH, Math.min(count, pos + 2 * TOUCH_BATCH));
+        }
+        visit(visitor);
+      }
+      touched = sum;
     }
   }
 }

@@ -59,16 +59,24 @@ final class PinnedMetadata {
   private final BlockReader reader;
   private volatile Blocks blocks;
 
-  /** Loads the metadata now unless {@code options} keeps none or defers it to first use. */
+  /**
+   * Loads the metadata now, through {@code atOpen}, unless {@code options} keeps none or defers it
+   * to first use, which reads through {@code reader}.
+   */
   PinnedMetadata(
-      String name, Footer footer, boolean bloom, TableReadOptions options, BlockReader reader) {
+      String name,
+      Footer footer,
+      boolean bloom,
+      TableReadOptions options,
+      BlockReader reader,
+      BlockReader atOpen) {
     this.name = name;
     this.footer = footer;
     this.bloom = bloom;
     this.options = options;
     this.reader = reader;
     if (options.pinTopIndex() && !options.lazyMetadata()) {
-      blocks = load();
+      blocks = load(atOpen);
     }
   }
 
@@ -87,7 +95,7 @@ final class PinnedMetadata {
       b = blocks;
       if (b == null) {
         try {
-          b = load();
+          b = load(reader);
         } catch (CobbleException e) {
           throw e;
         } catch (RuntimeException e) {
@@ -99,8 +107,8 @@ final class PinnedMetadata {
     }
   }
 
-  private Blocks load() {
-    Block top = new Block(reader.read(footer.topIndex(), "top-level index"));
+  private Blocks load(BlockReader from) {
+    Block top = new Block(from.read(footer.topIndex(), "top-level index"));
     int parts = countEntries(top);
     if (!options.pinPartitions() && parts != 1) {
       return new Blocks(top, null, null);
@@ -112,9 +120,9 @@ final class PinnedMetadata {
     for (it.seekToFirst(); it.valid(); it.next()) {
       ByteReader r = new ByteReader(it.value());
       r.readVarInt();
-      index[i] = reader.read(BlockHandle.decode(r), "index partition");
+      index[i] = from.read(BlockHandle.decode(r), "index partition");
       if (bloom) {
-        filter[i] = reader.read(BlockHandle.decode(r), "filter partition");
+        filter[i] = from.read(BlockHandle.decode(r), "filter partition");
       }
       i++;
     }

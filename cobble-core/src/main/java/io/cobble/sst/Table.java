@@ -41,7 +41,12 @@ public final class Table implements AutoCloseable {
   private final PrefixFilter prefixFilter;
 
   private Table(
-      DataFile file, long knownSize, long fileNumber, BlockCache cache, TableReadOptions options) {
+      DataFile file,
+      long knownSize,
+      long fileNumber,
+      BlockCache cache,
+      TableReadOptions options,
+      WrittenMetadata written) {
     this.fileNumber = fileNumber;
     this.cache = cache;
     this.source = BlockSource.open(file, knownSize, options.directIo(), options.mmapReads());
@@ -51,21 +56,27 @@ public final class Table implements AutoCloseable {
       if (fileSize < Footer.SIZE) {
         throw new CorruptionException(name, "file too short for a footer: " + fileSize + " bytes");
       }
-      source.holdTail(REMOTE_OPEN_TAIL);
-      byte[] fb = new byte[Footer.SIZE];
-      source.readFully(fb, fb.length, fileSize - Footer.SIZE);
-      try {
-        footer = Footer.decode(fb);
-      } catch (IllegalStateException e) {
-        throw new CorruptionException(name, "footer: " + e.getMessage());
+      PinnedMetadata.BlockReader fromFile = (h, kind) -> readBlock(h, kind, false);
+      PinnedMetadata.BlockReader atOpen = fromFile;
+      if (written != null) {
+        footer = written.footer();
+        atOpen =
+            (h, kind) -> {
+              byte[] b = written.block(h);
+              return b != null ? b : readBlock(h, kind, false);
+            };
+      } else {
+        source.holdTail(REMOTE_OPEN_TAIL);
+        footer = readFooter();
       }
       bloom = (footer.flags() & Footer.FLAG_BLOOM) != 0;
-      ByteReader props = new ByteReader(readBlock(footer.properties(), "properties", false));
+      ByteReader props = new ByteReader(atOpen.read(footer.properties(), "properties"));
       properties = decodeProperties(props);
       prefixFilter =
-          (footer.flags() & Footer.FLAG_PREFIX_FILTER) != 0 ? readPrefixFilter(props) : null;
-      metadata =
-          new PinnedMetadata(name, footer, bloom, options, (h, kind) -> readBlock(h, kind, false));
+          (footer.flags() & Footer.FLAG_PREFIX_FILTER) != 0
+              ? readPrefixFilter(props, atOpen)
+              : null;
+      metadata = new PinnedMetadata(name, footer, bloom, options, fromFile, atOpen);
     } catch (RuntimeException e) {
       closeQuietly();
       if (e instanceof CobbleException) {
@@ -74,6 +85,16 @@ public final class Table implements AutoCloseable {
       throw new CorruptionException(name, "cannot decode table metadata: " + e, e);
     } finally {
       source.releaseTail();
+    }
+  }
+
+  private Footer readFooter() {
+    byte[] fb = new byte[Footer.SIZE];
+    source.readFully(fb, fb.length, fileSize - Footer.SIZE);
+    try {
+      return Footer.decode(fb);
+    } catch (IllegalStateException e) {
+      throw new CorruptionException(name, "footer: " + e.getMessage());
     }
   }
 
@@ -88,7 +109,23 @@ public final class Table implements AutoCloseable {
    */
   public static Table open(
       DataFile file, long knownSize, long fileNumber, BlockCache cache, TableReadOptions options) {
-    return new Table(file, knownSize, fileNumber, cache, options);
+    return new Table(file, knownSize, fileNumber, cache, options, null);
+  }
+
+  /**
+   * As {@link #open(DataFile, long, long, BlockCache, TableReadOptions)} for the file a {@link
+   * TableBuilder} just finished, with its {@link TableBuilder#written()}: the footer and the
+   * metadata blocks read at open come from there instead of the file. Lazily loaded metadata is
+   * read from the file when first used, so the table does not keep {@code written}.
+   */
+  public static Table open(
+      DataFile file,
+      long knownSize,
+      long fileNumber,
+      BlockCache cache,
+      TableReadOptions options,
+      WrittenMetadata written) {
+    return new Table(file, knownSize, fileNumber, cache, options, written);
   }
 
   private TableProperties decodeProperties(ByteReader pb) {
@@ -103,7 +140,7 @@ public final class Table implements AutoCloseable {
    * Reads the prefix filter named after the properties: kept in memory from open, as a scan
    * consults it before anything else of the table (one bit array, about 10 bits per prefix).
    */
-  private PrefixFilter readPrefixFilter(ByteReader props) {
+  private PrefixFilter readPrefixFilter(ByteReader props, PinnedMetadata.BlockReader reader) {
     int length;
     BlockHandle handle;
     try {
@@ -115,7 +152,7 @@ public final class Table implements AutoCloseable {
     if (length < 1) {
       throw new CorruptionException(name, "properties block: prefix filter length " + length);
     }
-    return new PrefixFilter(length, readBlock(handle, "prefix filter", false));
+    return new PrefixFilter(length, reader.read(handle, "prefix filter"));
   }
 
   /** Loads the pinned metadata now if it is kept and not loaded yet (lazy or deferred open). */

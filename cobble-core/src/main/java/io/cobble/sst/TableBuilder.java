@@ -38,6 +38,8 @@ public final class TableBuilder implements AutoCloseable {
   // adjacent).
   private long[] prefixHashes;
   private int prefixCount;
+  // The metadata blocks written, for a reader of the finished file (see WrittenMetadata).
+  private final WrittenMetadata written = new WrittenMetadata();
 
   public TableBuilder(Path path, TableOptions options) {
     this.path = path;
@@ -142,6 +144,21 @@ public final class TableBuilder implements AutoCloseable {
     return writeBlock(block.buffer(), length, lz4);
   }
 
+  /** Writes a metadata block, uncompressed, and keeps it (the builder's own copy) for a reader. */
+  private BlockHandle writeMetadata(byte[] raw) {
+    BlockHandle h = writeBlock(raw, false);
+    written.add(h, raw);
+    return h;
+  }
+
+  /** As {@link #writeMetadata(byte[])} for a block finished in a reused builder: kept as a copy. */
+  private BlockHandle writeMetadata(BlockBuilder block) {
+    int length = block.finishInPlace();
+    BlockHandle h = writeBlock(block.buffer(), length, false);
+    written.add(h, Arrays.copyOf(block.buffer(), length));
+    return h;
+  }
+
   private void flushData() {
     if (data.isEmpty()) {
       return;
@@ -160,14 +177,14 @@ public final class TableBuilder implements AutoCloseable {
     if (index.isEmpty()) {
       return;
     }
-    BlockHandle ih = writeBlock(index, false);
+    BlockHandle ih = writeMetadata(index);
     index.reset();
     ByteWriter w = handle;
     w.reset();
     w.writeVarInt(partitions);
     ih.encode(w);
     if (options.bloom) {
-      BlockHandle fh = writeBlock(BloomFilter.build(hashes, hashCount, options.bitsPerKey), false);
+      BlockHandle fh = writeMetadata(BloomFilter.build(hashes, hashCount, options.bitsPerKey));
       hashCount = 0;
       fh.encode(w);
     }
@@ -186,7 +203,7 @@ public final class TableBuilder implements AutoCloseable {
     BlockHandle prefixHandle = null;
     if (prefixHashes != null) {
       int bits = options.bloom ? options.bitsPerKey : 10;
-      prefixHandle = writeBlock(BloomFilter.build(prefixHashes, prefixCount, bits), false);
+      prefixHandle = writeMetadata(BloomFilter.build(prefixHashes, prefixCount, bits));
     }
     TableProperties props =
         new TableProperties(
@@ -204,21 +221,34 @@ public final class TableBuilder implements AutoCloseable {
       pw.writeVarInt(options.prefixLength);
       prefixHandle.encode(pw);
     }
-    BlockHandle propsHandle = writeBlock(Arrays.copyOf(pw.array(), pw.size()), false);
-    BlockHandle topHandle = writeBlock(top, false);
+    BlockHandle propsHandle = writeMetadata(Arrays.copyOf(pw.array(), pw.size()));
+    BlockHandle topHandle = writeMetadata(top);
     int flags =
         (options.bloom ? Footer.FLAG_BLOOM : 0)
             | (partitions > 1 ? Footer.FLAG_PARTITIONED : 0)
             | (options.dataBlockHash ? Footer.FLAG_DATA_BLOCK_HASH : 0)
             | (prefixHandle != null ? Footer.FLAG_PREFIX_FILTER : 0);
+    Footer footer = new Footer(topHandle, propsHandle, flags);
     try {
-      out.write(new Footer(topHandle, propsHandle, flags).encode());
+      out.write(footer.encode());
       offset += Footer.SIZE;
       out.finish(options.sync);
     } catch (IOException e) {
       throw new CobbleException("cannot finish table " + path, e);
     }
+    written.finish(footer);
     return props;
+  }
+
+  /**
+   * The metadata of the finished file, for {@link Table#open(io.cobble.storage.DataFile, long,
+   * long, io.cobble.cache.BlockCache, TableReadOptions, WrittenMetadata)}.
+   */
+  public WrittenMetadata written() {
+    if (written.footer() == null) {
+      throw new IllegalStateException("table not finished: " + path);
+    }
+    return written;
   }
 
   public long fileSize() {

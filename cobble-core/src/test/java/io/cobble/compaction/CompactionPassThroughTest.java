@@ -115,7 +115,7 @@ class CompactionPassThroughTest {
         options,
         16 << 10,
         SEPARATION,
-        n -> {
+        (n, written) -> {
           Table t = Table.open(versions.tablePath(n), n, cache, TableReadOptions.UNPINNED);
           opened.add(t);
           return t;

@@ -92,7 +92,7 @@ class OutputWriterTest {
         options,
         TARGET,
         separationThreshold,
-        n -> {
+        (n, written) -> {
           Table t = Table.open(versions.tablePath(n), n, cache, TableReadOptions.UNPINNED);
           opened.add(t);
           return t;
