@@ -102,8 +102,8 @@ final class BenchmarkBackend implements AutoCloseable {
       throws Exception {
     String type = backend.getClass().getSimpleName();
     if (type.equals("CobbleKeyedStateBackend")) {
-      Object db = invoke(invoke(backend, "core"), "db");
-      invoke(db, "compactAll");
+      Object db = member(member(backend, "core"), "db");
+      member(db, "compactAll");
       return true;
     }
     if (!type.equals("RocksDBKeyedStateBackend")) {
@@ -122,7 +122,7 @@ final class BenchmarkBackend implements AutoCloseable {
    * The value of {@code target}'s no-argument method {@code name}, or of its field {@code name}
    * (the lines differ: the 1.19 backend keeps its core in a field, the 2.x ones expose a method).
    */
-  private static Object invoke(Object target, String name) throws Exception {
+  private static Object member(Object target, String name) throws Exception {
     for (Class<?> c = target.getClass(); c != null; c = c.getSuperclass()) {
       for (Method m : c.getDeclaredMethods()) {
         if (m.getName().equals(name) && m.getParameterCount() == 0) {
