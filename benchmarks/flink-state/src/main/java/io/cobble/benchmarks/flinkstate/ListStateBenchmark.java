@@ -13,7 +13,6 @@ import org.apache.flink.state.benchmark.StateBackendBenchmarkUtils;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
@@ -48,8 +47,8 @@ public class ListStateBenchmark extends StateBenchmarkBase {
     BenchmarkBackend.compactIfLsm(keyedStateBackend, descriptor);
   }
 
-  @TearDown(Level.Iteration)
-  public void tearDownPerIteration() throws Exception {
+  @Override
+  protected void cleanUpIteration() throws Exception {
     StateBackendBenchmarkUtils.applyToAllKeys(
         keyedStateBackend,
         descriptor,

@@ -65,15 +65,23 @@ public abstract class StateBenchmarkBase {
     return backend.backend();
   }
 
-  /** Prints the Cobble shard's gauges after each iteration (fork output), to explain a drift. */
+  /**
+   * Prints the Cobble shard's gauges after each iteration (fork output), to explain a drift, then
+   * runs the shape's own per-iteration clean-up: the gauges must show what the iteration left
+   * behind, not the cleared state.
+   */
   @TearDown(Level.Iteration)
-  public void printEngineState() {
+  public void afterIteration() throws Exception {
     String state = backend == null ? null : backend.engineState();
     if (state != null) {
       System.out.println();
       System.out.println("[cobble] " + state);
     }
+    cleanUpIteration();
   }
+
+  /** The shape's clean-up after each iteration, outside the measured window. */
+  protected void cleanUpIteration() throws Exception {}
 
   @TearDown(Level.Trial)
   public void tearDown() throws Exception {
