@@ -157,13 +157,28 @@ public final class SnapshotManager implements AutoCloseable {
     return store;
   }
 
-  /** Bytes of data files copied to the volume by this manager. */
+  /**
+   * Bytes of data files this manager added to the volume: what its incremental snapshots grew the
+   * volume by, whether copied or hard-linked ({@link #bytesLinked}).
+   */
   public long bytesUploaded() {
     return files.bytesUploaded();
   }
 
   public long filesUploaded() {
     return files.filesUploaded();
+  }
+
+  /**
+   * Of {@link #bytesUploaded}, the bytes of tables placed on the volume by a hard link to the
+   * working file (volume and working directory on one local file system): no byte was copied.
+   */
+  public long bytesLinked() {
+    return files.bytesLinked();
+  }
+
+  public long filesLinked() {
+    return files.filesLinked();
   }
 
   /**

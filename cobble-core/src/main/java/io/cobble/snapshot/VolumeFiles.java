@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Where each data file of one shard's Db lies on the snapshot volume: used there in place (listed
  * in the Db's {@link ExternalFiles}), uploaded by an earlier snapshot, or not there yet, in which
- * case {@link #place} uploads it. Uploads are incremental: a file goes to the volume once.
+ * case {@link #place} uploads it: a hard link where the volume is on the working directory's file
+ * system (tables only), a copy otherwise. Uploads are incremental: a file goes to the volume once.
  */
 final class VolumeFiles {
   private final Db db;
@@ -33,6 +34,8 @@ final class VolumeFiles {
   private final Map<Long, String> external = new ConcurrentHashMap<>();
   private final AtomicLong bytesUploaded = new AtomicLong();
   private final AtomicLong filesUploaded = new AtomicLong();
+  private final AtomicLong bytesLinked = new AtomicLong();
+  private final AtomicLong filesLinked = new AtomicLong();
 
   VolumeFiles(Db db, SnapshotStore store, String shardId, Map<Long, String> inPlace) {
     this.db = db;
@@ -65,6 +68,14 @@ final class VolumeFiles {
     return filesUploaded.get();
   }
 
+  long bytesLinked() {
+    return bytesLinked.get();
+  }
+
+  long filesLinked() {
+    return filesLinked.get();
+  }
+
   /** The volume path of a live file: in place, already uploaded, or uploaded now. */
   String place(long number, String name, long size, long entries) {
     VersionSet vs = db.versionSet();
@@ -81,10 +92,20 @@ final class VolumeFiles {
     if (known != null) {
       return known;
     }
-    DataFile source = name.endsWith(".sst") ? vs.tableFile(number) : vs.vlogFile(number);
+    boolean table = name.endsWith(".sst");
+    DataFile source = table ? vs.tableFile(number) : vs.vlogFile(number);
     String target = SnapshotStore.newDataPath(shardId, name);
-    try (StorageOutput out = store.storage().create(target)) {
-      long n = source.copyTo(out, size);
+    try {
+      long n;
+      if (table && link(source, target)) {
+        n = size;
+        bytesLinked.addAndGet(n);
+        filesLinked.incrementAndGet();
+      } else {
+        try (StorageOutput out = store.storage().create(target)) {
+          n = source.copyTo(out, size);
+        }
+      }
       bytesUploaded.addAndGet(n);
       filesUploaded.incrementAndGet();
     } catch (IOException e) {
@@ -93,6 +114,17 @@ final class VolumeFiles {
     }
     uploaded.put(key, target);
     return target;
+  }
+
+  /**
+   * Hard-links a local table to {@code target} where the volume is on the same file system, as
+   * durable as a copy (the storage syncs the file and the new name). A table is never written again
+   * once a version names it (a name written again gets a new file, {@link io.cobble.util.NewFile}),
+   * and deleting either name (compaction here, retention there) leaves the other's bytes. Value
+   * logs are always copied.
+   */
+  private boolean link(DataFile source, String target) throws IOException {
+    return source.isLocal() && store.storage().link(source.localPath(), target);
   }
 
   /** Forgets uploads that were deleted from the volume. */

@@ -4,7 +4,11 @@ import java.io.IOException;
 import java.net.URI;
 import java.util.List;
 
-/** Forwards every call to another storage; wrappers override the calls they change or observe. */
+/**
+ * Forwards every call to another storage; wrappers override the calls they change or observe. The
+ * one call not forwarded is {@link #link}: a wrapper that observes or changes writes would never
+ * see a link's bytes, so a wrapper copies unless it forwards links itself.
+ */
 public abstract class ForwardingStorage implements Storage {
   protected final Storage delegate;
 

@@ -3,6 +3,7 @@ package io.cobble.storage;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
 
@@ -22,6 +23,17 @@ public interface Storage extends Closeable {
    * StorageOutput#close()} returns from is durable and visible to other processes.
    */
   StorageOutput create(String path) throws IOException;
+
+  /**
+   * Gives the local file {@code source}, whose bytes nobody writes again, the name {@code path}
+   * here without copying them: a hard link where this storage is a file system on the same device.
+   * On true the file at {@code path} is as durable as a closed {@link #create} output; a file
+   * already there is replaced. On false nothing was created (another device, no hard links, not a
+   * local file system) and the caller copies instead.
+   */
+  default boolean link(Path source, String path) throws IOException {
+    return false;
+  }
 
   /** Opens a file for positional reads (SST blocks); the length is fixed at open. */
   StorageInput open(String path) throws IOException;

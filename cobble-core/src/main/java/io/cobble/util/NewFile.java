@@ -4,6 +4,7 @@ import java.io.BufferedOutputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -18,6 +19,9 @@ public final class NewFile {
 
   public NewFile(Path path) throws IOException {
     this.path = path;
+    // A name written again gets a new file instead of truncating the old one in place: the old
+    // bytes may have a second name (a snapshot's or checkpoint's hard link) that must keep them.
+    Files.deleteIfExists(path);
     this.file = new FileOutputStream(path.toFile());
     this.out = new BufferedOutputStream(file, 1 << 16);
   }

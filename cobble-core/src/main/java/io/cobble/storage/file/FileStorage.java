@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
@@ -59,13 +60,36 @@ public final class FileStorage implements Storage {
   public StorageOutput create(String path) throws IOException {
     Path file = resolve(path);
     createDirectories(file.getParent());
-    FileChannel channel =
-        FileChannel.open(
-            file,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING);
-    return new FileOutput(channel, file.getParent(), sync);
+    return new FileOutput(openNew(file), file.getParent(), sync);
+  }
+
+  /**
+   * Links {@code source} to {@code path} when both are on this file system, then syncs the file and
+   * its new directory entry as {@link #create}'s close does: the writer of {@code source} may not
+   * have synced it ({@code fsync.policy=snapshot}); if it did, the file's sync finds little to do.
+   */
+  @Override
+  public boolean link(Path source, String path) throws IOException {
+    Path target = resolve(path);
+    createDirectories(target.getParent());
+    try {
+      try {
+        Files.createLink(target, source);
+      } catch (FileAlreadyExistsException e) {
+        Files.delete(target);
+        Files.createLink(target, source);
+      }
+    } catch (UnsupportedOperationException | FileSystemException e) {
+      // Another device (EXDEV), a file system without hard links, or no permission to link.
+      return false;
+    }
+    if (sync.enabled()) {
+      try (FileChannel channel = FileChannel.open(target, StandardOpenOption.READ)) {
+        sync.file(channel);
+      }
+      sync.directory(target.getParent());
+    }
+    return true;
   }
 
   @Override
@@ -222,6 +246,20 @@ public final class FileStorage implements Storage {
           e);
     } catch (NoSuchFileException e) {
       throw new NoSuchFileException(from.toString(), to.toString(), "rename source is missing");
+    }
+  }
+
+  /**
+   * A new, empty file at {@code file}. A file already there is replaced by a new one rather than
+   * truncated: its bytes may have a second name ({@link #link}, a checkpoint's hard link) that must
+   * keep them.
+   */
+  private static FileChannel openNew(Path file) throws IOException {
+    try {
+      return FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    } catch (FileAlreadyExistsException e) {
+      Files.deleteIfExists(file);
+      return FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     }
   }
 

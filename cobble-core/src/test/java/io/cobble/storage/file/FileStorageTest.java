@@ -11,6 +11,7 @@ import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.StorageProviders;
+import io.cobble.util.NewFile;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
@@ -18,12 +19,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -161,6 +166,86 @@ class FileStorageTest {
       }
       assertEquals(3, storage.length("f"));
     }
+  }
+
+  @Test
+  void linkGivesALocalFileASecondNameThatKeepsItsBytes() throws IOException {
+    byte[] a = bytes("table a", 10_000);
+    byte[] b = bytes("table b", 5_000);
+    Path source = write(dir.resolve("work/a.sst"), a);
+    try (Storage storage = open()) {
+      assertTrue(storage.link(source, "data/s/a.sst"));
+      Path target = dir.resolve("root/data/s/a.sst");
+      assertTrue(Files.isSameFile(source, target));
+      assertArrayEquals(a, storage.readAll("data/s/a.sst"));
+      Files.delete(source);
+      assertArrayEquals(a, storage.readAll("data/s/a.sst"), "the link keeps the bytes");
+      // A file already at the name is replaced.
+      assertTrue(storage.link(write(dir.resolve("work/b.sst"), b), "data/s/a.sst"));
+      assertArrayEquals(b, storage.readAll("data/s/a.sst"));
+      assertEquals(List.of("data/s/a.sst"), storage.list(""));
+    }
+  }
+
+  @Test
+  void aNameWrittenAgainGetsANewFileAndLinksKeepTheOldBytes() throws IOException {
+    byte[] old = bytes("old", 20_000);
+    byte[] next = bytes("new", 300);
+    Path table = write(dir.resolve("work/000007.sst"), old);
+    try (Storage storage = open()) {
+      assertTrue(storage.link(table, "data/000007-x.sst"));
+      // The engine writes a table under a name it used before (a number reused after a crash).
+      write(table, next);
+      assertArrayEquals(next, Files.readAllBytes(table));
+      assertArrayEquals(old, storage.readAll("data/000007-x.sst"));
+      // The same holds for files this storage creates.
+      try (StorageOutput out = storage.create("f")) {
+        out.write(old);
+      }
+      Path other = dir.resolve("other-name");
+      Files.createLink(other, dir.resolve("root/f"));
+      try (StorageOutput out = storage.create("f")) {
+        out.write(next);
+      }
+      assertArrayEquals(next, storage.readAll("f"));
+      assertArrayEquals(old, Files.readAllBytes(other));
+    }
+  }
+
+  @Test
+  void linkAcrossDevicesCreatesNothingAndAnswersFalse() throws IOException {
+    Path shm = Paths.get("/dev/shm");
+    Assumptions.assumeTrue(Files.isDirectory(shm) && Files.isWritable(shm), "no /dev/shm");
+    Assumptions.assumeFalse(
+        Files.getAttribute(shm, "unix:dev").equals(Files.getAttribute(dir, "unix:dev")),
+        "/dev/shm is on the temporary directory's device");
+    Path source = write(dir.resolve("work/a.sst"), bytes("a", 1000));
+    Path root = Files.createTempDirectory(shm, "cobble-link-");
+    try (Storage storage = FileStorage.open(root, true)) {
+      assertFalse(storage.link(source, "data/a.sst"));
+      assertFalse(storage.exists("data/a.sst"));
+    } finally {
+      try (Stream<Path> files = Files.walk(root)) {
+        for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+          Files.delete(p);
+        }
+      }
+    }
+  }
+
+  private static byte[] bytes(String seed, int length) {
+    byte[] out = new byte[length];
+    new Random(seed.hashCode()).nextBytes(out);
+    return out;
+  }
+
+  /** Writes {@code content} to {@code file} as the engine writes its tables. */
+  private static Path write(Path file, byte[] content) throws IOException {
+    Files.createDirectories(file.getParent());
+    NewFile f = new NewFile(file);
+    f.write(content);
+    f.finish(false);
+    return file;
   }
 
   @Test
