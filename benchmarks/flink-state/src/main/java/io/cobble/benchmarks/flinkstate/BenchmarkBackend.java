@@ -118,6 +118,27 @@ final class BenchmarkBackend implements AutoCloseable {
     throw new IllegalStateException("StateBackendBenchmarkUtils has no compactState");
   }
 
+  /** The engine counters {@link #engineCounters} reads, in its order. */
+  static final String[] ENGINE_COUNTERS = {
+    "flushBytes", "compactionBytesIn", "compactionBytesOut", "stallWaits", "stallMillis"
+  };
+
+  /**
+   * The Cobble shard's cumulative {@link #ENGINE_COUNTERS} (its {@code DbMetrics}), or null for
+   * another backend: with the CPU per thread they give the CPU per byte flushed or compacted.
+   */
+  static long[] engineCounters(KeyedStateBackend<Long> backend) throws Exception {
+    if (!backend.getClass().getSimpleName().equals("CobbleKeyedStateBackend")) {
+      return null;
+    }
+    Object metrics = member(member(member(backend, "core"), "db"), "metrics");
+    long[] values = new long[ENGINE_COUNTERS.length];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = (Long) member(metrics, ENGINE_COUNTERS[i]);
+    }
+    return values;
+  }
+
   /**
    * The value of {@code target}'s no-argument method {@code name}, or of its field {@code name}
    * (the lines differ: the 1.19 backend keeps its core in a field, the 2.x ones expose a method).

@@ -24,6 +24,9 @@ public class ListStateBenchmark extends StateBenchmarkBase {
       new ListStateDescriptor<>("listState", Long.class);
   private ListState<Long> listState;
   private List<Long> dummyLists;
+  // CPU per thread group over the measured part of each iteration (set-up and tear-down excluded).
+  private final ThreadCpu cpu = new ThreadCpu();
+  private long[] countersAtMark;
 
   @Setup(Level.Trial)
   public void setUp() throws Exception {
@@ -45,10 +48,14 @@ public class ListStateBenchmark extends StateBenchmarkBase {
       listState.add(random.nextLong());
     }
     BenchmarkBackend.compactIfLsm(keyedStateBackend, descriptor);
+    cpu.mark();
+    countersAtMark = BenchmarkBackend.engineCounters(keyedStateBackend);
   }
 
   @Override
   protected void cleanUpIteration() throws Exception {
+    System.out.println();
+    System.out.println("[cpu] " + cpu.sinceMark() + engineCountersSinceMark());
     StateBackendBenchmarkUtils.applyToAllKeys(
         keyedStateBackend,
         descriptor,
@@ -59,6 +66,22 @@ public class ListStateBenchmark extends StateBenchmarkBase {
     if (!BenchmarkBackend.compactIfLsm(keyedStateBackend, descriptor)) {
       System.gc();
     }
+  }
+
+  /** The Cobble shard's counters since the mark, e.g. " compactionBytesOut=1234"; else "". */
+  private String engineCountersSinceMark() throws Exception {
+    long[] now = BenchmarkBackend.engineCounters(keyedStateBackend);
+    if (now == null || countersAtMark == null) {
+      return "";
+    }
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; i < now.length; i++) {
+      text.append(' ')
+          .append(BenchmarkBackend.ENGINE_COUNTERS[i])
+          .append('=')
+          .append(now[i] - countersAtMark[i]);
+    }
+    return text.toString();
   }
 
   @Benchmark
