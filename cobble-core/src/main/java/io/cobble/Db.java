@@ -633,7 +633,7 @@ public final class Db implements AutoCloseable {
     byte[] hi = end != null ? RangeProbe.treeKey(bucket, end) : RangeProbe.bucketEnd(bucket);
     Version v = versions.acquire();
     try {
-      return !RangeProbe.anyLive(v, layout, loader, lo, hi, clock.nowMillis());
+      return !RangeProbe.anyLive(v, layout, loader, lo, hi, clock);
     } finally {
       v.unref();
     }

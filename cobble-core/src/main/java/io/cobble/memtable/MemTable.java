@@ -72,16 +72,26 @@ public abstract class MemTable {
     return prefixFilter == null || prefixFilter.mayHold(family, lo, hi);
   }
 
-  /** The combined row of the key, or null. Takes no lock. */
+  /**
+   * The combined row of the key, or null. Takes no lock. A key the {@link #prefixFilter} rules out
+   * ({@link MemTablePrefixFilter#mayHoldKey}) is not searched for.
+   */
   public byte[] get(byte[] key, int keyLen) {
+    if (prefixFilter != null && !prefixFilter.mayHoldKey(key, keyLen)) {
+      return null;
+    }
     return doGet(key, keyLen);
   }
 
   /**
    * Hands the combined row of the key to {@code sink} in place and returns true, or returns false
-   * when the key is absent. Takes no lock and allocates nothing.
+   * when the key is absent. Takes no lock and allocates nothing. A key the {@link #prefixFilter}
+   * rules out is not searched for.
    */
   public boolean get(byte[] key, int keyLen, ValueSink sink) {
+    if (prefixFilter != null && !prefixFilter.mayHoldKey(key, keyLen)) {
+      return false;
+    }
     return doGet(key, keyLen, sink);
   }
 

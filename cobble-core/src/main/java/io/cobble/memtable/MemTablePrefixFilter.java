@@ -87,6 +87,29 @@ public final class MemTablePrefixFilter {
     return (word & mask) == mask;
   }
 
+  /**
+   * Whether the memtable may hold the row key {@code key[0..keyLen)} (family id, then the tree
+   * key): false when it holds no row of the family, or when the key is at least the family's prefix
+   * long and the filter has not seen its prefix. A point get asks this before it searches the
+   * memtable, so a get of a key written to older sources only costs a filter word (one cache line
+   * of a small array) instead of the memtable's own search.
+   */
+  public boolean mayHoldKey(byte[] key, int keyLen) {
+    int family = ((key[0] & 0xFF) << 8) | (key[1] & 0xFF);
+    int[] l = lengths;
+    int length = family < l.length ? l[family] : 0;
+    if (length == 0) {
+      return false;
+    }
+    if (length == UNFILTERED || keyLen - 2 < length) {
+      return true;
+    }
+    long h = hash(family, key, 2, length);
+    long word = (long) WORDS.getAcquire(words, index(h));
+    long mask = mask(h);
+    return (word & mask) == mask;
+  }
+
   private static long hash(int family, byte[] key, int off, int length) {
     return (BloomFilter.hash(key, off, length) ^ family) * 0x9E3779B97F4A7C15L;
   }

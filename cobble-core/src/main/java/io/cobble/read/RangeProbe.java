@@ -1,5 +1,6 @@
 package io.cobble.read;
 
+import io.cobble.Clock;
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.iterator.KvIterator;
@@ -29,6 +30,10 @@ public final class RangeProbe {
 
   private final ByteReader reader = new ByteReader();
   private final RowState row = new RowState();
+  private Clock clock;
+  // The probe's time, read from the clock at the first row that expires (-1 until then): one time
+  // for the whole probe, and no clock read (tens of ns on some VMs) for rows that never expire.
+  private long now;
 
   private RangeProbe() {}
 
@@ -48,19 +53,33 @@ public final class RangeProbe {
 
   /**
    * Whether a live row has a tree key in {@code [lo, hi)} ({@code hi} null = unbounded) in {@code
-   * version}, judged at {@code now}.
+   * version}, judged at one time of {@code clock}, which is read only if a row found expires.
    */
   public static boolean anyLive(
-      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi, long now) {
-    return PROBES.get().probe(version, layout, loader, lo, hi, now);
+      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi, Clock clock) {
+    RangeProbe p = PROBES.get();
+    p.clock = clock;
+    p.now = -1;
+    try {
+      return p.probe(version, layout, loader, lo, hi);
+    } finally {
+      p.clock = null;
+    }
+  }
+
+  private long now() {
+    if (now < 0) {
+      now = clock.nowMillis();
+    }
+    return now;
   }
 
   private boolean probe(
-      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi, long now) {
+      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi) {
     ScanSources sources = ScanSources.acquire();
     try {
       RowMergingIterator merged = sources.open(version, layout, loader, lo, hi);
-      int decided = firstSourceDecides(sources, layout, lo, hi, now);
+      int decided = firstSourceDecides(sources, layout, lo, hi);
       if (decided >= 0) {
         return decided == 1;
       }
@@ -70,7 +89,8 @@ public final class RangeProbe {
             && Bytes.compare(merged.keyArray(), 0, merged.keyLength(), hi, 0, hi.length) >= 0) {
           return false;
         }
-        if (merged.row().toUser(null, now, loader) != null) {
+        RowState r = merged.row();
+        if (r.toUser(null, r.readsClock(null) ? now() : 0L, loader) != null) {
           return true;
         }
         merged.next();
@@ -82,8 +102,7 @@ public final class RangeProbe {
   }
 
   /** 1 when live, 0 when no source has a key in range, -1 when the full merge must decide. */
-  private int firstSourceDecides(
-      ScanSources sources, ColumnLayout layout, byte[] lo, byte[] hi, long now) {
+  private int firstSourceDecides(ScanSources sources, ColumnLayout layout, byte[] lo, byte[] hi) {
     for (int i = 0; i < sources.sourceCount(); i++) {
       KvIterator s = sources.source(i);
       s.seek(lo);
@@ -94,12 +113,12 @@ public final class RangeProbe {
         // Nothing of the range in this source: it can neither hold a live row nor hide one.
         continue;
       }
-      return putAlive(s, layout, now) ? 1 : -1;
+      return putAlive(s, layout) ? 1 : -1;
     }
     return 0;
   }
 
-  private boolean putAlive(KvIterator s, ColumnLayout layout, long now) {
+  private boolean putAlive(KvIterator s, ColumnLayout layout) {
     try {
       row.decode(layout, s.valueArray(), s.valueOffset(), s.valueLength(), reader);
     } catch (CobbleException e) {
@@ -113,7 +132,7 @@ public final class RangeProbe {
       }
       long expiry = row.expiry(c);
       MergeOperator op = layout.operator(c);
-      if ((expiry == 0 || expiry > now) && (op == null || !op.elementTtl())) {
+      if ((expiry == 0 || expiry > now()) && (op == null || !op.elementTtl())) {
         return true;
       }
     }

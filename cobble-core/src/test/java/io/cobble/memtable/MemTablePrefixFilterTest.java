@@ -1,6 +1,9 @@
 package io.cobble.memtable;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.MemTableType;
@@ -114,6 +117,92 @@ class MemTablePrefixFilterTest {
           ruledOut > emptyPrefixRanges * 9 / 10,
           type + ": ruled out " + ruledOut + " of " + emptyPrefixRanges + " empty prefixes");
     }
+  }
+
+  /**
+   * A get through the filter ({@link MemTable#get}) answers exactly as the same memtable without
+   * one, for written keys, keys of unseen prefixes, keys shorter than the prefix, a family whose
+   * length came after its first row and a family with no row.
+   */
+  @Test
+  void pointGetsAnswerAsWithoutTheFilter() {
+    long seed = Long.getLong("cobble.memtable-prefix.seed", System.nanoTime());
+    System.out.println("MemTablePrefixFilterTest point seed=" + seed);
+    Random random = new Random(seed);
+    for (MemTableType type : MemTableType.values()) {
+      int[] lengths = {0, PREFIX, 0, 0};
+      MemTable filtered = TestMemTables.create(type);
+      filtered.prefixFilter(new MemTablePrefixFilter(4096, f -> lengths[f]));
+      MemTable plain = TestMemTables.create(type);
+      for (int i = 0; i < 2_000; i++) {
+        byte[] key = randomRowKey(random, 3);
+        byte[] row = {(byte) random.nextInt(256)};
+        filtered.put(key, key.length, row, 1);
+        plain.put(key, key.length, row, 1);
+        if (i == 10) {
+          lengths[2] = PREFIX;
+        }
+      }
+      byte[][] seen = new byte[1][];
+      for (int q = 0; q < 20_000; q++) {
+        byte[] key = randomRowKey(random, 4);
+        // The key in a longer array: a get reads only its first keyLen bytes.
+        byte[] padded = Arrays.copyOf(key, key.length + random.nextInt(3));
+        byte[] expected = plain.get(key, key.length);
+        String what = "seed=" + seed + " " + type + " key " + Arrays.toString(key);
+        assertArrayEquals(expected, filtered.get(padded, key.length), what);
+        seen[0] = null;
+        boolean found =
+            filtered.get(
+                padded,
+                key.length,
+                (buf, off, len) -> seen[0] = Arrays.copyOfRange(buf, off, off + len));
+        assertEquals(expected != null, found, what);
+        assertArrayEquals(expected, seen[0], what);
+      }
+    }
+  }
+
+  /**
+   * A get of a key the filter rules out does not search the memtable: a vec memtable builds its
+   * point-read index on the first get that searches it, and gets of a family with no row or of an
+   * unseen prefix leave it unbuilt.
+   */
+  @Test
+  void getsOfRuledOutKeysDoNotSearchTheMemTable() {
+    int[] lengths = {0, PREFIX};
+    VecMemTable m = new VecMemTable(1, TestMemTables.CONCAT);
+    m.prefixFilter(new MemTablePrefixFilter(4096, f -> lengths[f]));
+    Random random = new Random(7);
+    byte[] written = null;
+    for (int i = 0; i < 100; i++) {
+      written = rowKey(1, treeKey(random));
+      m.put(written, written.length, new byte[] {1}, 1);
+    }
+    assertNull(m.get(rowKey(2, treeKey(random)), 10), "a family with no row");
+    int ruledOut = 0;
+    for (int q = 0; q < 1_000; q++) {
+      byte[] key = rowKey(1, treeKey(random));
+      byte[] lo = Arrays.copyOfRange(key, 2, 2 + PREFIX);
+      if (!m.mayHold(1, lo, Bytes.successor(lo))) {
+        ruledOut++;
+        assertFalse(m.get(key, key.length, (buf, off, len) -> {}));
+        assertNull(m.get(key, key.length));
+      }
+    }
+    assertTrue(ruledOut > 100, "ruled out only " + ruledOut + " of 1000 random keys");
+    assertFalse(m.indexed(), "a get the filter ruled out searched the memtable");
+    assertArrayEquals(new byte[] {1}, m.get(written, written.length));
+    assertTrue(m.indexed(), "a get of a written key searches");
+  }
+
+  /** A row key of one of the families 1..{@code families}; some shorter than the prefix. */
+  private static byte[] randomRowKey(Random random, int families) {
+    byte[] tree = treeKey(random);
+    if (random.nextInt(10) == 0) {
+      tree = Arrays.copyOf(tree, random.nextInt(PREFIX));
+    }
+    return rowKey(1 + random.nextInt(families), tree);
   }
 
   /** Whether a key of {@code [from, to)} was written. */

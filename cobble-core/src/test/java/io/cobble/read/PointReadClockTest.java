@@ -2,6 +2,7 @@ package io.cobble.read;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -96,6 +97,55 @@ class PointReadClockTest {
       assertNull(row[0]);
       assertArrayEquals(bytes("forever"), row[1]);
       assertArrayEquals(bytes("forever"), db.getColumn(0, FAMILY, key(1), 1));
+    }
+  }
+
+  /**
+   * {@link Db#isEmpty} reads the clock only when a row it looks at expires: not for puts decided by
+   * the newest source, nor for ranges decided by the full merge (a newer tombstone over a put).
+   */
+  @Test
+  void emptinessProbesOfRowsWithoutExpiryDoNotReadTheClock() {
+    CountingClock clock = new CountingClock();
+    try (Db db = Db.open(dir, Config.builder().clock(clock).build())) {
+      db.createFamily(FAMILY, List.of(ColumnSpec.of("a"), ColumnSpec.merging("b", "concat")));
+      for (int k = 0; k < 30; k++) {
+        db.put(0, FAMILY, key(k), 0, bytes("v" + k));
+      }
+      db.flush();
+      for (int k = 10; k < 20; k++) {
+        db.deleteRow(0, FAMILY, key(k));
+      }
+      db.merge(0, FAMILY, key(25), 1, bytes("m"));
+      clock.readerReads = 0;
+      for (int k = 0; k < 40; k++) {
+        byte[] lo = key(k);
+        byte[] hi = Arrays.copyOf(lo, lo.length + 1);
+        boolean live = k < 10 || (k >= 20 && k < 30);
+        assertEquals(!live, db.isEmpty(0, FAMILY, lo, hi), "key " + k);
+      }
+      assertEquals(0, clock.readerReads, "clock reads by 40 probes of rows without expiry");
+    }
+  }
+
+  @Test
+  void emptinessProbesOfRowsWithExpiryReadTheClockAndExpire() {
+    CountingClock clock = new CountingClock();
+    try (Db db = Db.open(dir, Config.builder().clock(clock).build())) {
+      db.createFamily(FAMILY, List.of(ColumnSpec.of("a")));
+      db.put(0, FAMILY, key(1), 0, bytes("short"), 100);
+      db.flush();
+      db.put(0, FAMILY, key(2), 0, bytes("short"), 100);
+      byte[] lo1 = key(1);
+      byte[] lo2 = key(2);
+      clock.readerReads = 0;
+      assertFalse(db.isEmpty(0, FAMILY, lo1, Arrays.copyOf(lo1, lo1.length + 1)));
+      assertFalse(db.isEmpty(0, FAMILY, lo2, Arrays.copyOf(lo2, lo2.length + 1)));
+      assertTrue(clock.readerReads > 0, "a probe of a value with an expiry reads the clock");
+      clock.now.addAndGet(100);
+      assertTrue(db.isEmpty(0, FAMILY, lo1, Arrays.copyOf(lo1, lo1.length + 1)));
+      assertTrue(db.isEmpty(0, FAMILY, lo2, Arrays.copyOf(lo2, lo2.length + 1)));
+      assertTrue(db.isEmpty(0, FAMILY, null, null));
     }
   }
 
