@@ -42,9 +42,9 @@ public final class MemTablePrefixFilter {
 
   /** Records the row key {@code key[0..keyLen)} (family id, then the tree key). Single writer. */
   void add(byte[] key, int keyLen) {
-    int family = ((key[0] & 0xFF) << 8) | (key[1] & 0xFF);
+    int family = familyOf(key);
     int[] l = lengths;
-    int length = family < l.length ? l[family] : 0;
+    int length = lengthOf(l, family);
     if (length == 0) {
       length = familyPrefixLength.applyAsInt(family);
       length = length > 0 ? length : UNFILTERED;
@@ -73,18 +73,14 @@ public final class MemTablePrefixFilter {
    * prefix the filter has not seen.
    */
   public boolean mayHold(int family, byte[] lo, byte[] hi) {
-    int[] l = lengths;
-    int length = family < l.length ? l[family] : 0;
+    int length = lengthOf(lengths, family);
     if (length == 0) {
       return false;
     }
     if (length == UNFILTERED || !PrefixFilter.withinOnePrefix(lo, hi, length)) {
       return true;
     }
-    long h = hash(family, lo, 0, length);
-    long word = (long) WORDS.getAcquire(words, index(h));
-    long mask = mask(h);
-    return (word & mask) == mask;
+    return seen(family, lo, 0, length);
   }
 
   /**
@@ -95,19 +91,31 @@ public final class MemTablePrefixFilter {
    * of a small array) instead of the memtable's own search.
    */
   public boolean mayHoldKey(byte[] key, int keyLen) {
-    int family = ((key[0] & 0xFF) << 8) | (key[1] & 0xFF);
-    int[] l = lengths;
-    int length = family < l.length ? l[family] : 0;
+    int family = familyOf(key);
+    int length = lengthOf(lengths, family);
     if (length == 0) {
       return false;
     }
     if (length == UNFILTERED || keyLen - 2 < length) {
       return true;
     }
-    long h = hash(family, key, 2, length);
-    long word = (long) WORDS.getAcquire(words, index(h));
+    return seen(family, key, 2, length);
+  }
+
+  private static int familyOf(byte[] rowKey) {
+    return ((rowKey[0] & 0xFF) << 8) | (rowKey[1] & 0xFF);
+  }
+
+  /** The family's prefix length, {@link #UNFILTERED}, or 0 when the memtable has no row of it. */
+  private static int lengthOf(int[] lengths, int family) {
+    return family < lengths.length ? lengths[family] : 0;
+  }
+
+  /** Whether the filter's bits are set for the prefix {@code key[off..off+length)}. */
+  private boolean seen(int family, byte[] key, int off, int length) {
+    long h = hash(family, key, off, length);
     long mask = mask(h);
-    return (word & mask) == mask;
+    return ((long) WORDS.getAcquire(words, index(h)) & mask) == mask;
   }
 
   private static long hash(int family, byte[] key, int off, int length) {
