@@ -69,6 +69,7 @@ public final class Config {
   private final MetadataCacheMode metadataCacheMode;
   private final boolean pinPartitions;
   private final boolean[] lz4PerLevel;
+  private final boolean[] lz4PerLevelMergeFamilies;
   private final long valueSeparationThreshold;
   private final boolean separateMergeFamilies;
   private final long blockCacheSize;
@@ -127,7 +128,11 @@ public final class Config {
     pinnedMaxLevel = pinned.parseInt(raw(pinned), pinned.min(), maxLevels - 1);
     pinPartitions = parse(EngineOptions.PIN_PARTITIONS);
     metadataCacheMode = parse(EngineOptions.METADATA_CACHE_MODE);
-    lz4PerLevel = parseCompression(parse(EngineOptions.COMPRESSION), maxLevels);
+    lz4PerLevel = parseCompression(EngineOptions.COMPRESSION, maxLevels);
+    lz4PerLevelMergeFamilies =
+        parse(EngineOptions.COMPRESSION_MERGE_FAMILIES).equalsIgnoreCase("same")
+            ? lz4PerLevel
+            : parseCompression(EngineOptions.COMPRESSION_MERGE_FAMILIES, maxLevels);
     valueSeparationThreshold = parse(EngineOptions.VALUE_SEPARATION_THRESHOLD);
     separateMergeFamilies = parse(EngineOptions.VALUE_SEPARATION_MERGE_FAMILIES);
     blockCacheSize = parse(EngineOptions.BLOCK_CACHE_SIZE);
@@ -256,8 +261,8 @@ public final class Config {
     return r;
   }
 
-  private static boolean[] parseCompression(String text, int maxLevels) {
-    String[] parts = text.split(",");
+  private boolean[] parseCompression(EngineOption<String> option, int maxLevels) {
+    String[] parts = parse(option).split(",");
     boolean[] lz4 = new boolean[maxLevels];
     for (int level = 0; level < maxLevels; level++) {
       String p = parts[Math.min(level, parts.length - 1)].trim().toLowerCase(Locale.ROOT);
@@ -268,8 +273,10 @@ public final class Config {
             "invalid compression '"
                 + p
                 + "' in "
-                + EngineOptions.COMPRESSION.key()
-                + ": allowed are none, lz4 (comma-separated per level)");
+                + option.key()
+                + ": allowed are "
+                + (option == EngineOptions.COMPRESSION ? "" : "same, or ")
+                + "none, lz4 (comma-separated per level)");
       }
     }
     return lz4;
@@ -414,8 +421,12 @@ public final class Config {
     return pinPartitions;
   }
 
-  public boolean lz4ForLevel(int level) {
-    return lz4PerLevel[Math.min(level, lz4PerLevel.length - 1)];
+  /**
+   * Whether {@code level}'s tables are LZ4-compressed, for a family with a merge operator or not.
+   */
+  public boolean lz4ForLevel(int level, boolean mergeFamily) {
+    boolean[] lz4 = mergeFamily ? lz4PerLevelMergeFamilies : lz4PerLevel;
+    return lz4[Math.min(level, lz4.length - 1)];
   }
 
   public long valueSeparationThreshold() {

@@ -198,6 +198,15 @@ public final class EngineOptions {
           "none or lz4 per level, comma-separated",
           "Block compression per level; the last entry applies to all deeper levels.");
 
+  public static final EngineOption<String> COMPRESSION_MERGE_FAMILIES =
+      EngineOption.text(
+          "sst.merge-family-compression",
+          "same",
+          "same, or none or lz4 per level, comma-separated",
+          "Block compression per level for families with a merge-operator column (lists); same"
+              + " follows sst.compression. Such values grow by appends, are rewritten by every"
+              + " compaction that folds onto them, and compress several-fold.");
+
   public static final EngineOption<Long> VALUE_SEPARATION_THRESHOLD =
       EngineOption.size(
           "value-separation.threshold",
@@ -329,6 +338,7 @@ public final class EngineOptions {
               PIN_PARTITIONS,
               METADATA_CACHE_MODE,
               COMPRESSION,
+              COMPRESSION_MERGE_FAMILIES,
               VALUE_SEPARATION_THRESHOLD,
               VALUE_SEPARATION_MERGE_FAMILIES,
               BLOCK_CACHE_SIZE,

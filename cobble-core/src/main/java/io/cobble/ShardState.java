@@ -246,7 +246,7 @@ final class ShardState {
         .bloomBitsPerKey(config.bloomFilterEnabled() ? config.bloomBitsPerKey() : 0)
         .dataBlockHashIndex(config.dataBlockHashIndex())
         .partitionedIndex(config.partitionedIndex())
-        .lz4(config.lz4ForLevel(level))
+        .lz4(config.lz4ForLevel(level, hasMergeOperator(family)))
         .sync(config.fsyncOnPublish())
         .build();
   }
@@ -268,15 +268,19 @@ final class ShardState {
 
   /** 0 (keep every value in the tables) for a merge family when such families do not separate. */
   private long separationThreshold(int family) {
-    if (!config.separateMergeFamilies()) {
-      ColumnLayout layout = layouts.byId(family);
-      for (int i = 0; layout != null && i < layout.size(); i++) {
-        if (layout.operator(i) != null) {
-          return 0;
-        }
+    return !config.separateMergeFamilies() && hasMergeOperator(family)
+        ? 0
+        : config.valueSeparationThreshold();
+  }
+
+  private boolean hasMergeOperator(int family) {
+    ColumnLayout layout = layouts.byId(family);
+    for (int i = 0; layout != null && i < layout.size(); i++) {
+      if (layout.operator(i) != null) {
+        return true;
       }
     }
-    return config.valueSeparationThreshold();
+    return false;
   }
 
   /**

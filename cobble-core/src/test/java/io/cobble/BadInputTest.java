@@ -48,6 +48,8 @@ class BadInputTest {
         "sst.pinned-metadata.max-level|-2|-1..6",
         "sst.read-metadata-cache.mode|sometimes|eager, lazy, off",
         "sst.compression|zstd|none, lz4",
+        "sst.merge-family-compression|none,snappy|same, or none, lz4",
+        "sst.merge-family-compression|same,lz4|same, or none, lz4",
         "sst.block-size|10|256..",
         "value-separation.threshold|-1|size",
         "ttl.default|soon|ms, s, m, h, d",

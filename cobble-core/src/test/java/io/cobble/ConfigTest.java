@@ -28,8 +28,10 @@ class ConfigTest {
     assertEquals(2, c.pinnedMetadataMaxLevel());
     assertEquals(MetadataCacheMode.EAGER, c.metadataCacheMode());
     assertTrue(c.bloomFilterEnabled() && c.partitionedIndex() && c.readAheadEnabled());
-    assertFalse(c.lz4ForLevel(0));
-    assertTrue(c.lz4ForLevel(5));
+    assertFalse(c.lz4ForLevel(0, false));
+    assertTrue(c.lz4ForLevel(5, false));
+    assertFalse(c.lz4ForLevel(0, true), "merge families follow sst.compression by default");
+    assertTrue(c.lz4ForLevel(5, true));
     assertEquals(0, c.defaultTtlMillis());
     assertEquals(Config.defaultValues().keySet(), c.values().keySet());
   }

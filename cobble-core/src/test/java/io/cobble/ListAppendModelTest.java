@@ -65,6 +65,7 @@ class ListAppendModelTest {
             .set("sst.block-size", "1kb")
             .set("value-separation.threshold", "200")
             .set("value-separation.merge-families", separateMerges)
+            .set("sst.merge-family-compression", seed % 2 == 0 ? "lz4" : "same")
             .set("fsync.enabled", false)
             .clock(clock)
             .build();

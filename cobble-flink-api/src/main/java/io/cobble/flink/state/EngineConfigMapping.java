@@ -53,6 +53,10 @@ final class EngineConfigMapping {
             // List state grows by appends: a separated list would be read back from the value log
             // and written there again by every compaction that folds a new batch onto it.
             .set(EngineOptions.VALUE_SEPARATION_MERGE_FAMILIES.key(), false)
+            // Lists are rewritten by every flush and compaction that folds a batch onto them, and
+            // compress several-fold; point-read families stay raw above L2, where a block-cache
+            // miss would otherwise also decompress a block.
+            .set(EngineOptions.COMPRESSION_MERGE_FAMILIES.key(), "lz4")
             .set(EngineOptions.DIRECT_IO_BUFFER_SIZE.key(), s.directIoBufferSize())
             .set(EngineOptions.DIRECT_IO_POOL_MAX_SIZE.key(), s.directIoPoolMaxSize())
             // The shard's durable copy is the checkpoint: a flush need not fsync its working

@@ -414,6 +414,15 @@ class CobbleStateSettingsTest {
   }
 
   @Test
+  void listsAreCompressedAtEveryLevelPointReadFamiliesFromL2() {
+    Config c = settings().engineConfig(BUDGET);
+    for (int level = 0; level < c.maxLevels(); level++) {
+      assertTrue(c.lz4ForLevel(level, true), "merge family at L" + level);
+      assertEquals(level >= 2, c.lz4ForLevel(level, false), "other family at L" + level);
+    }
+  }
+
+  @Test
   void compactionThreadsAndReadAhead() {
     assertEquals(4, settings().engineConfig(BUDGET).compactionThreads());
     assertEquals(2, settings("compaction.threads", "2").engineConfig(BUDGET).compactionThreads());
