@@ -27,14 +27,29 @@ final class DeferredSync {
   private final VersionSet versions;
   // File number -> whether it is a value log.
   private final Map<Long, Boolean> pending = new ConcurrentHashMap<>();
+  private static final int MIN_FORGET_AT = 64;
+  private final Object forgetLock = new Object();
+  private volatile int forgetAt = MIN_FORGET_AT;
 
   DeferredSync(VersionSet versions) {
     this.versions = versions;
   }
 
-  /** Records a finished file that was not fsynced. */
+  /**
+   * Records a finished file that was not fsynced. A shard whose snapshots copy or link files
+   * without asking (a sink's) never calls {@link #sync}, so the files compaction deleted are
+   * forgotten here too, whenever the record doubles.
+   */
   void written(long number, boolean vlog) {
     pending.put(number, vlog);
+    if (pending.size() >= forgetAt) {
+      synchronized (forgetLock) {
+        if (pending.size() >= forgetAt) {
+          forgetDeleted();
+          forgetAt = Math.max(MIN_FORGET_AT, 2 * pending.size());
+        }
+      }
+    }
   }
 
   /** The numbers of the files written and not yet fsynced (live or not yet swept). */

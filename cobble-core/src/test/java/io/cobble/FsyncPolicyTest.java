@@ -133,6 +133,26 @@ class FsyncPolicyTest {
   }
 
   @Test
+  void filesDeletedBeforeAnyoneAskedAreForgottenWithoutMakeDurable() {
+    try (Db db = Db.open(dir, config("snapshot"))) {
+      int most = 0;
+      for (int round = 0; round < 40; round++) {
+        write(db, round * 1000, (round + 1) * 1000);
+        db.flush();
+        db.compactAll();
+        db.waitForCompactions();
+        int live = db.metrics().liveFiles() + db.versionSet().current().vlogs().size();
+        int waiting = db.filesAwaitingSync().size();
+        most = Math.max(most, waiting);
+        assertTrue(
+            waiting <= 2 * live + 64,
+            "round " + round + ": " + waiting + " files wait for an fsync, " + live + " live");
+      }
+      assertTrue(most > 64, "the rounds wrote too few files to test forgetting: " + most);
+    }
+  }
+
+  @Test
   void fsyncDisabledLeavesNothingToSync() {
     Config c =
         Config.builder()

@@ -2,6 +2,7 @@ package io.cobble.flink.table.sink;
 
 import io.cobble.Config;
 import io.cobble.EngineOptions;
+import io.cobble.FsyncPolicy;
 import io.cobble.flink.table.layout.TableLayout;
 
 /** The engine configuration of one sink shard. */
@@ -26,7 +27,9 @@ final class ShardConfig {
    * writer only writes, so it keeps no block cache, and one compaction thread per shard keeps
    * parallel writers in one TaskManager from oversubscribing its cores. The shard keeps only its
    * newest snapshot beyond those a global snapshot refers to or the writer pins (not yet
-   * committed).
+   * committed). A shard restarts only from snapshots, never from its working directory, so its
+   * flushes and compactions need not fsync: a snapshot fsyncs the files it links or copies, and the
+   * many level-0 files merged away between two checkpoints are never synced at all.
    */
   static Config of(TableLayout layout, int shard, long writerBufferBytes) {
     long memtable =
@@ -42,6 +45,7 @@ final class ShardConfig {
         .set(EngineOptions.COMPACTION_THREADS, 1)
         .set(EngineOptions.L0_FILE_LIMIT, L0_FILE_LIMIT)
         .set(EngineOptions.SNAPSHOT_RETENTION, 1)
+        .set(EngineOptions.FSYNC_POLICY, FsyncPolicy.SNAPSHOT)
         .build();
   }
 }

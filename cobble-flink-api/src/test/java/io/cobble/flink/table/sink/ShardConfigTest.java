@@ -1,12 +1,16 @@
 package io.cobble.flink.table.sink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Db;
 import io.cobble.DbMetrics;
 import io.cobble.flink.table.layout.TableLayout;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +37,28 @@ class ShardConfigTest {
       DbMetrics m = db.metrics();
       assertEquals(0, m.filesPerLevel()[0], "L0 files after flush 4");
       assertEquals(1, m.compactions(), "merges after flush 4");
+    }
+  }
+
+  /**
+   * A shard restarts only from its snapshots, which fsync what they link or copy, so its flushes
+   * and compactions skip their own fsyncs: their files wait, unsynced, for a snapshot to ask.
+   */
+  @Test
+  void flushesAndMergesLeaveTheirFilesToTheSnapshot() {
+    TableLayout layout = new TableLayout(4, 1);
+    try (Db db = Db.open(dir, ShardConfig.of(layout, 0, 1 << 20))) {
+      for (int flush = 1; flush <= 4; flush++) {
+        writeEveryKey(db, flush);
+      }
+      assertEquals(1, db.metrics().compactions());
+      Set<Long> live = new TreeSet<>();
+      db.versionSet()
+          .current()
+          .trees()
+          .forEach(t -> t.allFiles().forEach(f -> live.add(f.number())));
+      assertFalse(live.isEmpty());
+      assertTrue(db.filesAwaitingSync().containsAll(live), db.filesAwaitingSync() + " vs " + live);
     }
   }
 
