@@ -215,7 +215,19 @@ final class WorkDirSweep {
     return Files.getLastModifiedTime(path, LinkOption.NOFOLLOW_LINKS).toMillis();
   }
 
-  /** Deletes {@code dir} with everything in it and returns the bytes of the deleted files. */
+  /** The number of names of a regular file; 1 where the file system does not say. */
+  private static int linkCount(Path file) throws IOException {
+    try {
+      return (Integer) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
+    } catch (UnsupportedOperationException | IllegalArgumentException e) {
+      return 1;
+    }
+  }
+
+  /**
+   * Deletes {@code dir} with everything in it and returns the bytes this freed: a table the table
+   * root also links (a snapshot's hard link) keeps its bytes.
+   */
   private static long delete(Path dir) throws IOException {
     long bytes = 0;
     List<Path> paths;
@@ -226,7 +238,7 @@ final class WorkDirSweep {
     for (Path path : paths) {
       BasicFileAttributes attributes =
           Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-      if (attributes.isRegularFile()) {
+      if (attributes.isRegularFile() && linkCount(path) == 1) {
         bytes += attributes.size();
       }
       Files.deleteIfExists(path);

@@ -1,5 +1,6 @@
 package io.cobble.flink.table.sink;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -130,6 +131,32 @@ class WorkDirSweepTest {
       live.put(0, TableLayout.FAMILY, new byte[] {1}, 0, new byte[] {2});
       live.flush();
     }
+  }
+
+  /** A table a snapshot hard-linked into the table root stays there, and frees no bytes. */
+  @Test
+  void tablesLinkedElsewhereSurviveAndAreNotCountedAsFreed() throws Exception {
+    assumeTrue(Files.isReadable(PROC_LOCKS), "lock holders are only listed on Linux");
+    Path io = Files.createDirectories(tmp.resolve("flink-io-dead"));
+    Path stale = io.resolve("cobble-sink-stale");
+    deadShard(stale);
+    Path table;
+    try (Stream<Path> files = Files.list(stale)) {
+      table = files.filter(p -> p.toString().endsWith(".sst")).findFirst().orElseThrow();
+    }
+    Path root = Files.createDirectories(tmp.resolve("table-root"));
+    Path linked = Files.createLink(root.resolve(table.getFileName()), table);
+    byte[] content = Files.readAllBytes(table);
+    long unlinkedBytes = bytesIn(stale) - content.length;
+    age(stale);
+
+    WorkDirSweep.Removed removed =
+        new WorkDirSweep(MIN_AGE, PROC_LOCKS).sweep(new String[] {io.toString()});
+
+    assertEquals(List.of(stale), removed.dirs);
+    assertEquals(unlinkedBytes, removed.bytes);
+    assertTrue(content.length > 0);
+    assertArrayEquals(content, Files.readAllBytes(linked));
   }
 
   @Test
