@@ -158,6 +158,9 @@ final class WritePath {
     }
     MergeOperator op = layout.operator(column);
     boolean elementTtl = op != null && op.elementTtl();
+    // Every row puts this one column, so it replaces its key's older deltas exactly when the
+    // family has no other column (RowState.replacesOlder): decided once, not per row.
+    boolean replacesOlder = layout.size() == 1;
     state.mutex.lock();
     try {
       makeRoomForWrite();
@@ -188,7 +191,7 @@ final class WritePath {
           w.writeVarInt(valueEnds[i] - valueStart);
           w.writeBytes(values, valueStart, valueEnds[i] - valueStart);
         }
-        mem.put(b.key.array(), b.key.size(), w.array(), w.size());
+        mem.put(b.key.array(), b.key.size(), w.array(), w.size(), replacesOlder);
         keyStart = keyEnds[i];
         valueStart = valueEnds[i];
       }

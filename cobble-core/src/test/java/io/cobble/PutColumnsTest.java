@@ -98,6 +98,61 @@ class PutColumnsTest {
     }
   }
 
+  /**
+   * A batch puts only its column: the row's other column, written before by single puts, survives
+   * it in the memtable (folded on write or on read, by type), after a flush and across both. Random
+   * batches and single puts of column b over few keys; model = a map of both columns.
+   */
+  @ParameterizedTest
+  @EnumSource(MemTableType.class)
+  void batchesKeepTheRowsOtherColumns(MemTableType type) {
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    Random rnd = new Random(seed);
+    Map<String, byte[][]> model = new HashMap<>();
+    try (Db db = open(dir, type)) {
+      for (int round = 0; round < 300; round++) {
+        String single = "k" + rnd.nextInt(100);
+        byte[] vb = b("b" + round);
+        db.put(0, "t", b(single), 1, vb);
+        model.computeIfAbsent(single, k -> new byte[2][])[1] = vb;
+        int count = 1 + rnd.nextInt(12);
+        ByteArrayOutputStream keys = new ByteArrayOutputStream();
+        ByteArrayOutputStream values = new ByteArrayOutputStream();
+        int[] keyEnds = new int[count];
+        int[] valueEnds = new int[count];
+        for (int i = 0; i < count; i++) {
+          String k = "k" + rnd.nextInt(100);
+          byte[] va = b("a" + round + "." + i);
+          keys.writeBytes(b(k));
+          values.writeBytes(va);
+          keyEnds[i] = keys.size();
+          valueEnds[i] = values.size();
+          model.computeIfAbsent(k, x -> new byte[2][])[0] = va;
+        }
+        db.putColumns(
+            0, "t", 0, keys.toByteArray(), keyEnds, values.toByteArray(), valueEnds, count);
+        if (rnd.nextInt(40) == 0) {
+          db.flush();
+        }
+      }
+      for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 100; i++) {
+          String k = "k" + i;
+          byte[][] row = db.get(0, "t", b(k));
+          byte[][] expected = model.get(k);
+          String what = k + " pass " + pass + " (seed " + seed + ")";
+          if (expected == null) {
+            assertNull(row, what);
+          } else {
+            assertArrayEquals(expected[0], row[0], what + " column a");
+            assertArrayEquals(expected[1], row[1], what + " column b");
+          }
+        }
+        db.flush();
+      }
+    }
+  }
+
   /** Ends that decrease or pass their array, and a count past the ends, fail naming the family. */
   @Test
   void rejectsEndsThatDoNotFitTheirArrays() {

@@ -30,6 +30,10 @@ public final class MemTablePrefixFilter {
   // Per family id: 0 = no row of the family here yet, UNFILTERED, or the prefix length in tree-key
   // bytes. Replaced by a copy when it changes (once per family and memtable).
   private volatile int[] lengths = new int[0];
+  // The writer's last prefix whose bits it set (see add).
+  private int lastFamily = -1;
+  private int lastLength;
+  private byte[] lastPrefix = new byte[0];
 
   /**
    * A filter of about {@code bytes} bytes; {@code familyPrefixLength} gives a family's prefix
@@ -58,12 +62,27 @@ public final class MemTablePrefixFilter {
     add(family, length, key, keyLen);
   }
 
-  /** Sets the bits of the key's prefix; a key shorter than it lies in no one-prefix range. */
+  /**
+   * Sets the bits of the key's prefix; a key shorter than it lies in no one-prefix range. A prefix
+   * equal to the last one set is skipped: the rows of one state key written together (a map's
+   * {@code putAll}) share it, and each would otherwise pay a hash and a store to a random word.
+   */
   private void add(int family, int length, byte[] key, int keyLen) {
     if (length > 0 && keyLen - 2 >= length) {
+      if (family == lastFamily
+          && length == lastLength
+          && Arrays.equals(key, 2, 2 + length, lastPrefix, 0, length)) {
+        return;
+      }
       long h = hash(family, key, 2, length);
       int i = index(h);
       WORDS.setRelease(words, i, words[i] | mask(h));
+      if (lastPrefix.length < length) {
+        lastPrefix = new byte[length];
+      }
+      System.arraycopy(key, 2, lastPrefix, 0, length);
+      lastFamily = family;
+      lastLength = length;
     }
   }
 

@@ -1,6 +1,8 @@
 package io.cobble.memtable;
 
+import java.lang.ref.SoftReference;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Sorts record addresses by key (stable, so insertion order survives among equal keys) and serves
@@ -35,6 +37,14 @@ final class SortedRecords {
   /** Runs of this many records are insertion-sorted before merging. */
   private static final int RUN = 16;
 
+  // Spare sort arrays. A flush sorts a memtable of about the size of the last one, and two new
+  // arrays of 24 bytes per record per sort (humongous for G1, zeroed on allocation) were a third of
+  // what the state backend allocated in mapPutAll. Soft: memory pressure can still take them.
+  private static final int SPARES = 2;
+  private static final int MIN_SPARE_LENGTH = 1 << 12;
+  private static final AtomicReferenceArray<SoftReference<long[]>> spares =
+      new AtomicReferenceArray<>(SPARES);
+
   private SortedRecords() {}
 
   /** Addresses of the first {@code count} records in key order (stable). */
@@ -44,12 +54,14 @@ final class SortedRecords {
     for (int i = 0; i < count; i++) {
       out[i] = packed[i * STRIDE + 2];
     }
+    release(packed);
     return out;
   }
 
   /**
    * The first {@code count} records as packed triples in key order (stable): record {@code i} is at
-   * {@code i * STRIDE}, its address at {@code i * STRIDE + 2}.
+   * {@code i * STRIDE}, its address at {@code i * STRIDE + 2}. The array may be longer than that;
+   * {@link #release} it once it is no longer read.
    */
   static long[] sortPacked(Arena arena, long[] addrs, int count) {
     return sortPacked(arena, addrs, count, MAX_RADIX_PASSES);
@@ -61,7 +73,7 @@ final class SortedRecords {
    */
   static long[] sortPacked(Arena arena, long[] addrs, int count, int maxRadixPasses) {
     int len = Math.multiplyExact(count, STRIDE);
-    long[] src = new long[len];
+    long[] src = scratch(len);
     if (!packVaryingBytes(arena, addrs, count, src)) {
       for (int i = 0; i < count; i++) {
         int at = i * STRIDE;
@@ -76,6 +88,38 @@ final class SortedRecords {
       }
     }
     return mergeSort(arena, src, count);
+  }
+
+  /** An array of at least {@code length} longs with any contents: a spare, or a new one. */
+  static long[] scratch(int length) {
+    if (length >= MIN_SPARE_LENGTH) {
+      for (int i = 0; i < SPARES; i++) {
+        SoftReference<long[]> ref = spares.get(i);
+        long[] a = ref == null ? null : ref.get();
+        if (a != null && a.length >= length && spares.compareAndSet(i, ref, null)) {
+          return a;
+        }
+      }
+    }
+    return new long[length];
+  }
+
+  /**
+   * Keeps {@code a}, which nobody reads any more, as a spare for the next sort (in place of a
+   * smaller one). Each array is released at most once.
+   */
+  static void release(long[] a) {
+    if (a.length < MIN_SPARE_LENGTH) {
+      return;
+    }
+    for (int i = 0; i < SPARES; i++) {
+      SoftReference<long[]> ref = spares.get(i);
+      long[] held = ref == null ? null : ref.get();
+      if ((held == null || held.length < a.length)
+          && spares.compareAndSet(i, ref, new SoftReference<>(a))) {
+        return;
+      }
+    }
   }
 
   /**
@@ -178,7 +222,7 @@ final class SortedRecords {
     if (count <= RUN) {
       return src;
     }
-    long[] dst = new long[count * STRIDE];
+    long[] dst = scratch(count * STRIDE);
     for (int width = RUN; width < count; width *= 2) {
       for (int lo = 0; lo < count; lo += 2 * width) {
         int mid = Math.min(lo + width, count);
@@ -188,6 +232,7 @@ final class SortedRecords {
       src = dst;
       dst = t;
     }
+    release(dst);
     return src;
   }
 
@@ -226,7 +271,7 @@ final class SortedRecords {
    * then ordered by their full keys.
    */
   private static long[] radixSort(Arena arena, long[] src, int count, int[] varying) {
-    long[] dst = new long[src.length];
+    long[] dst = scratch(count * STRIDE);
     int[] starts = new int[257];
     for (int p = varying.length - 1; p >= 0; p--) {
       int word = varying[p] >>> 3;
@@ -249,6 +294,7 @@ final class SortedRecords {
       src = dst;
       dst = t;
     }
+    release(dst);
     sortTies(arena, src, count);
     return src;
   }

@@ -235,6 +235,7 @@ public class VecMemTable extends MemTable {
       unique++;
       i = end;
     }
+    SortedRecords.release(sorted);
     return new Snapshot(count, keys, values, unique);
   }
 

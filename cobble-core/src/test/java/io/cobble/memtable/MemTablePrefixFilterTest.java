@@ -3,6 +3,7 @@ package io.cobble.memtable;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -194,6 +195,56 @@ class MemTablePrefixFilterTest {
     assertFalse(m.indexed(), "a get the filter ruled out searched the memtable");
     assertArrayEquals(new byte[] {1}, m.get(written, written.length));
     assertTrue(m.indexed(), "a get of a written key searches");
+  }
+
+  /**
+   * Rows written in runs that share a prefix, as a map's {@code putAll} writes them (the filter
+   * skips a prefix equal to the last one it set): each run's prefix differs from the one before in
+   * a single byte (the last one too) or only in its family, and shorter keys or keys in longer
+   * arrays come between. Every written prefix is still found by ranges and point gets.
+   */
+  @Test
+  void runsOfOnePrefixRecordEveryPrefix() {
+    long seed = Long.getLong("cobble.memtable-prefix.seed", System.nanoTime());
+    System.out.println("MemTablePrefixFilterTest runs seed=" + seed);
+    Random random = new Random(seed);
+    for (MemTableType type : MemTableType.values()) {
+      int[] lengths = {0, PREFIX, PREFIX};
+      MemTable m = TestMemTables.create(type);
+      m.prefixFilter(new MemTablePrefixFilter(1 << 16, f -> lengths[f]));
+      TreeSet<byte[]> written = new TreeSet<>(Bytes::compare);
+      byte[] prefix = new byte[PREFIX];
+      int family = 1;
+      for (int run = 0; run < 2_000; run++) {
+        if (random.nextInt(4) == 0) {
+          family = 3 - family;
+        } else {
+          prefix[random.nextInt(PREFIX)] ^= (byte) (1 + random.nextInt(255));
+        }
+        for (int i = 1 + random.nextInt(10); i > 0; i--) {
+          byte[] tree = Arrays.copyOf(prefix, PREFIX + random.nextInt(4));
+          for (int j = PREFIX; j < tree.length; j++) {
+            tree[j] = (byte) random.nextInt(256);
+          }
+          byte[] key = rowKey(family, tree);
+          // A longer array: the filter reads only the first keyLen bytes.
+          byte[] padded = Arrays.copyOf(key, key.length + random.nextInt(3));
+          m.put(padded, key.length, new byte[] {1}, 1);
+          written.add(key);
+          if (random.nextInt(8) == 0) {
+            byte[] shorter = rowKey(family, Arrays.copyOf(prefix, random.nextInt(PREFIX)));
+            m.put(shorter, shorter.length, new byte[] {2}, 1);
+          }
+        }
+      }
+      for (byte[] key : written) {
+        int f = ((key[0] & 0xFF) << 8) | (key[1] & 0xFF);
+        byte[] lo = Arrays.copyOfRange(key, 2, 2 + PREFIX);
+        String what = "seed=" + seed + " " + type + " key " + Arrays.toString(key);
+        assertTrue(m.mayHold(f, lo, Bytes.successor(lo)), what + ": ruled out its prefix");
+        assertNotNull(m.get(key, key.length), what + ": a get missed it");
+      }
+    }
   }
 
   /** A row key of one of the families 1..{@code families}; some shorter than the prefix. */

@@ -132,6 +132,76 @@ class SortedRecordsTest {
     }
   }
 
+  /**
+   * Sorts run on spare arrays that earlier sorts released, holding their stale records or garbage
+   * (of random sizes, longer than needed too), and still order exactly like a stable sort: both the
+   * radix sort and the merge sort, with keys packed by their varying bytes or not.
+   */
+  @Test
+  void sortsOnReleasedSparesOrderLikeAStableSort() {
+    Random r = new Random(20261203);
+    for (int round = 0; round < 60; round++) {
+      long[] garbage = new long[4096 + r.nextInt(30_000)];
+      for (int i = 0; i < garbage.length; i++) {
+        garbage[i] = r.nextLong();
+      }
+      SortedRecords.release(garbage);
+      int count = 1400 + r.nextInt(6000);
+      byte[][] pool =
+          r.nextBoolean()
+              ? fewVaryingPool(r, 1 + r.nextInt(count))
+              : keyPool(r, 1 + r.nextInt(count));
+      Arena arena = new Arena();
+      long[] addrs = new long[count];
+      byte[][] keys = new byte[count][];
+      for (int i = 0; i < count; i++) {
+        keys[i] = pool[r.nextInt(pool.length)];
+        byte[] seq = new byte[4];
+        Bytes.putInt(seq, 0, i);
+        addrs[i] = arena.add(keys[i], keys[i].length, seq, 0, seq.length);
+      }
+      Integer[] expected = new Integer[count];
+      Arrays.setAll(expected, i -> i);
+      Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
+      int passes = r.nextBoolean() ? SortedRecords.MAX_RADIX_PASSES : 0;
+      long[] packed = SortedRecords.sortPacked(arena, addrs, count, passes);
+      for (int i = 0; i < count; i++) {
+        assertEquals(
+            (int) expected[i],
+            Bytes.getInt(arena.value(packed[i * SortedRecords.STRIDE + 2]), 0),
+            "round " + round + ", position " + i);
+      }
+      SortedRecords.release(packed);
+    }
+  }
+
+  /**
+   * A sort of as many records as the last one takes its arrays from the spares that sort released:
+   * it allocates far less than one packed array (24 bytes per record) where it used to allocate
+   * two.
+   */
+  @Test
+  void aRepeatedSortAllocatesNoSortArrays() {
+    Random r = new Random(5);
+    int count = 200_000;
+    Arena arena = new Arena();
+    long[] addrs = new long[count];
+    for (int i = 0; i < count; i++) {
+      byte[] key = new byte[25];
+      Bytes.putInt(key, 8, r.nextInt(50_000));
+      key[24] = (byte) r.nextInt(10);
+      addrs[i] = arena.add(key, key.length, new byte[] {1}, 0, 1);
+    }
+    for (int passes : new int[] {SortedRecords.MAX_RADIX_PASSES, 0}) {
+      long allocated =
+          AllocationProbe.allocatedBy(
+              () -> SortedRecords.release(SortedRecords.sortPacked(arena, addrs, count, passes)));
+      assertTrue(
+          allocated < count,
+          (passes == 0 ? "merge" : "radix") + " sort allocated " + allocated + " bytes");
+    }
+  }
+
   /** Keys longer than the scanned words, or varying in too many positions, are not packed. */
   @Test
   void manyVaryingBytesOrLongKeysAreNotPacked() {
