@@ -9,11 +9,12 @@ import java.util.Objects;
 
 /**
  * Write-burst memtable: every delta is appended without looking anything up or folding it. Point
- * reads go through a chained hash index (a bucket head per slot and, per record, its key hash and
- * the bucket's previous record: ints only), so a get never needs key order; it walks its bucket
- * newest first and folds the key's deltas it finds. Ordered access (flush, scans) sorts a snapshot
- * and folds equal keys; the flush thread does that for a sealed memtable, and the sorted snapshot
- * is kept while nothing is appended.
+ * reads go through a chained hash index (a bucket head per slot and, per record, a link to the
+ * bucket's previous record: longs only, each a {@link RecordRef} with a hash tag and the record's
+ * address), so a get never needs key order; it walks its bucket newest first and folds the key's
+ * deltas it finds. Ordered access (flush, scans) sorts a snapshot and folds equal keys; the flush
+ * thread does that for a sealed memtable, and the sorted snapshot is kept while nothing is
+ * appended.
  *
  * <p>The index is built on the first get, not by the appends: linking a record into a bucket of a
  * large index is a cache miss per put, and a memtable that is never read by key (a SQL sink's)
@@ -31,10 +32,10 @@ import java.util.Objects;
  *       reader that loses the race uses the winner's and drops its own.
  *   <li>From then on only the writer changes the published index. Each put that finds it links the
  *       records appended since {@code indexed} (the ones it put before it saw the index), then its
- *       own; a record's hash and link are written before its bucket head is release-stored, {@code
- *       indexed} is release-stored after the heads and before the count. A full index is replaced
- *       by a copy of twice the capacity, published before the next record goes into it, so a reader
- *       walks the index it loaded, whose heads reach only records it holds.
+ *       own; a record's link is written before its bucket head is release-stored, {@code indexed}
+ *       is release-stored after the heads and before the count. A full index is replaced by a copy
+ *       of twice the capacity, published before the next record goes into it, so a reader walks the
+ *       index it loaded, whose heads reach only records it holds.
  *   <li>A get acquires the count {@code c}, then loads {@code records}, the index and its {@code
  *       indexed} {@code n}. Records below {@code min(n, c)} are all on the chains; the gap between
  *       that and {@code c} (only the records a put appended before it saw a just-published index)
@@ -121,7 +122,7 @@ public class VecMemTable extends MemTable {
     Index ix = index;
     if (ix != null) {
       ix = linkUpTo(ix, recs, c);
-      ix.link(c, Bytes.hash(key, 0, keyLen));
+      ix.link(c, Bytes.hash(key, 0, keyLen), recs[c]);
       INDEXED.setRelease(ix, c + 1);
     }
     COUNT.setRelease(this, c + 1);
@@ -137,13 +138,13 @@ public class VecMemTable extends MemTable {
     for (int i = from; i <= upTo; i++) {
       if (i == ix.heads.length) {
         boolean published = index == ix;
-        ix = ix.grow(i);
+        ix = ix.grow(i, recs, arena);
         if (published) {
           index = ix;
         }
       }
       if (i < upTo) {
-        ix.link(i, arena.hashKey(recs[i]));
+        ix.link(i, arena.hashKey(recs[i]), recs[i]);
       }
     }
     return ix;
@@ -271,13 +272,13 @@ public class VecMemTable extends MemTable {
     Index ix = index();
     int bound = Math.min((int) INDEXED.getAcquire(ix), c);
     int hash = Bytes.hash(key, 0, keyLen);
-    int newest = newestBelow(ix, recs, bound, c, hash, key, keyLen);
-    if (newest < 0) {
+    long newest = newestBelow(ix, recs, bound, c, hash, key, keyLen);
+    if (newest == RecordRef.NONE) {
       return null;
     }
-    long addr = recs[newest];
+    long addr = address(newest, recs);
     if ((addr & Arena.REPLACES_OLDER) != 0
-        || olderMatch(ix, recs, bound, newest, hash, key, keyLen) < 0) {
+        || olderMatch(ix, recs, bound, newest, hash, key, keyLen) == RecordRef.NONE) {
       return arena.value(addr);
     }
     return fold(ix, recs, bound, newest, hash, key, keyLen);
@@ -290,13 +291,13 @@ public class VecMemTable extends MemTable {
     Index ix = index();
     int bound = Math.min((int) INDEXED.getAcquire(ix), c);
     int hash = Bytes.hash(key, 0, keyLen);
-    int newest = newestBelow(ix, recs, bound, c, hash, key, keyLen);
-    if (newest < 0) {
+    long newest = newestBelow(ix, recs, bound, c, hash, key, keyLen);
+    if (newest == RecordRef.NONE) {
       return false;
     }
-    long addr = recs[newest];
+    long addr = address(newest, recs);
     if ((addr & Arena.REPLACES_OLDER) != 0
-        || olderMatch(ix, recs, bound, newest, hash, key, keyLen) < 0) {
+        || olderMatch(ix, recs, bound, newest, hash, key, keyLen) == RecordRef.NONE) {
       arena.valueTo(addr, sink);
     } else {
       byte[] row = fold(ix, recs, bound, newest, hash, key, keyLen);
@@ -306,47 +307,55 @@ public class VecMemTable extends MemTable {
   }
 
   /**
-   * The newest record of the key below record number {@code end} (at least {@code bound}), or -1.
-   * Records from {@code bound} up are not (all) linked yet and are scanned; older ones are found on
-   * the key's chain, which the walk enters at the bucket head, skipping entries at or above the
-   * bound (newer than {@code end}, or covered by the scan).
+   * The newest record of the key below record number {@code end} (at least {@code bound}), or
+   * {@link RecordRef#NONE}. Records from {@code bound} up are not (all) linked yet and are scanned;
+   * older ones are found on the key's chain, which the walk enters at the bucket head, skipping
+   * entries at or above the bound (newer than {@code end}, or covered by the scan).
    */
-  private int newestBelow(
+  private long newestBelow(
       Index ix, long[] recs, int bound, int end, int hash, byte[] key, int keyLen) {
     for (int i = end - 1; i >= bound; i--) {
       if (arena.compareKey(recs[i], key, keyLen) == 0) {
-        return i;
+        return RecordRef.of(i + 1, hash, recs[i]);
       }
     }
-    int n = (int) INTS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
-    while (n > bound) {
-      n = ix.links[2 * (n - 1) + 1];
+    long ref = (long) LONGS.getAcquire(ix.heads, hash & (ix.heads.length - 1));
+    while (RecordRef.number(ref) > bound) {
+      ref = ix.links[RecordRef.number(ref) - 1];
     }
-    return chainMatch(ix, recs, n, hash, key, keyLen);
-  }
-
-  /** The newest record of the key older than its record {@code i}, or -1. */
-  private int olderMatch(
-      Index ix, long[] recs, int bound, int i, int hash, byte[] key, int keyLen) {
-    if (i >= bound) {
-      return newestBelow(ix, recs, bound, i, hash, key, keyLen);
-    }
-    return chainMatch(ix, recs, ix.links[2 * i + 1], hash, key, keyLen);
+    return chainMatch(ix, recs, ref, hash, key, keyLen);
   }
 
   /**
-   * The first record of the key on the bucket chain that starts at record number {@code n}
-   * (1-based, 0 ends the chain), or -1.
+   * The newest record of the key older than its record {@code newer}, or {@link RecordRef#NONE}.
    */
-  private int chainMatch(Index ix, long[] recs, int n, int hash, byte[] key, int keyLen) {
-    while (n != 0) {
-      int i = n - 1;
-      if (ix.links[2 * i] == hash && arena.compareKey(recs[i], key, keyLen) == 0) {
-        return i;
-      }
-      n = ix.links[2 * i + 1];
+  private long olderMatch(
+      Index ix, long[] recs, int bound, long newer, int hash, byte[] key, int keyLen) {
+    int i = RecordRef.number(newer) - 1;
+    if (i >= bound) {
+      return newestBelow(ix, recs, bound, i, hash, key, keyLen);
     }
-    return -1;
+    return chainMatch(ix, recs, ix.links[i], hash, key, keyLen);
+  }
+
+  /**
+   * The first record of the key on the bucket chain that starts at {@code ref}, or {@link
+   * RecordRef#NONE}. An entry whose tag rules the key out is passed without touching its record.
+   */
+  private long chainMatch(Index ix, long[] recs, long ref, int hash, byte[] key, int keyLen) {
+    while (ref != RecordRef.NONE) {
+      if (RecordRef.mayMatch(ref, hash) && arena.compareKey(address(ref, recs), key, keyLen) == 0) {
+        return ref;
+      }
+      ref = ix.links[RecordRef.number(ref) - 1];
+    }
+    return RecordRef.NONE;
+  }
+
+  /** The address (with its replaces-older flag) of the record {@code ref} refers to. */
+  private static long address(long ref, long[] recs) {
+    long addr = RecordRef.address(ref);
+    return addr != Arena.NONE ? addr : recs[RecordRef.number(ref) - 1];
   }
 
   /**
@@ -355,19 +364,20 @@ public class VecMemTable extends MemTable {
    * here, and the fold allocates its result like the combiner does on write elsewhere.
    */
   private byte[] fold(
-      Index ix, long[] recs, int bound, int newest, int hash, byte[] key, int keyLen) {
+      Index ix, long[] recs, int bound, long newest, int hash, byte[] key, int keyLen) {
     int[] chain = new int[8];
     int k = 0;
-    int i = newest;
-    while (i >= 0) {
+    long ref = newest;
+    while (ref != RecordRef.NONE) {
       if (k == chain.length) {
         chain = Arrays.copyOf(chain, k * 2);
       }
+      int i = RecordRef.number(ref) - 1;
       chain[k++] = i;
       if ((recs[i] & Arena.REPLACES_OLDER) != 0) {
         break;
       }
-      i = olderMatch(ix, recs, bound, i, hash, key, keyLen);
+      ref = olderMatch(ix, recs, bound, ref, hash, key, keyLen);
     }
     byte[] k0 = keyLen == key.length ? key : Arrays.copyOf(key, keyLen);
     byte[] row = arena.value(recs[chain[k - 1]]);
@@ -379,9 +389,9 @@ public class VecMemTable extends MemTable {
 
   @Override
   protected long doApproximateBytes() {
-    // Per record: its address (8 B), and once a get built the index its hash and chain link (8 B)
-    // and about one bucket head (4 B).
-    return arena.usedBytes() + (long) entryCount() * (index == null ? 8 : 20);
+    // Per record: its address (8 B), and once a get built the index its chain link (8 B) and about
+    // one bucket head (8 B).
+    return arena.usedBytes() + (long) entryCount() * (index == null ? 8 : 24);
   }
 
   @Override
@@ -396,39 +406,41 @@ public class VecMemTable extends MemTable {
   }
 
   /**
-   * The hash index over the first {@code indexed} records: {@code links[2i]} is record i's key hash
-   * and {@code links[2i + 1]} the number (1-based, 0 for none) of the record before it in its
-   * bucket, {@code heads[b]} the newest record of bucket b. There are as many buckets as records
-   * fit, so a chain holds about one record on average.
+   * The hash index over the first {@code indexed} records: {@code heads[b]} refers to the newest
+   * record of bucket b and {@code links[i]} to the record before record i in its bucket ({@link
+   * RecordRef}s, {@link RecordRef#NONE} for none). There are as many buckets as records fit, so a
+   * chain holds about one record on average, and a get of a key at its bucket's head loads the head
+   * and the record.
    */
   private static final class Index {
-    final int[] links;
-    final int[] heads;
+    final long[] links;
+    final long[] heads;
     int indexed;
 
     Index(int capacity) {
-      links = new int[2 * capacity];
-      heads = new int[capacity];
+      links = new long[capacity];
+      heads = new long[capacity];
     }
 
-    /** Links record {@code i} (below the capacity) at the head of its bucket. */
-    void link(int i, int hash) {
+    /** Links record {@code i} (below the capacity, at {@code addr}) at the head of its bucket. */
+    void link(int i, int hash, long addr) {
       int bucket = hash & (heads.length - 1);
-      links[2 * i] = hash;
-      links[2 * i + 1] = heads[bucket];
-      INTS.setRelease(heads, bucket, i + 1);
+      links[i] = heads[bucket];
+      LONGS.setRelease(heads, bucket, RecordRef.of(i + 1, hash, addr));
     }
 
-    /** A copy with twice the capacity holding the first {@code count} records, chains rebuilt. */
-    Index grow(int count) {
+    /**
+     * A copy with twice the capacity holding the first {@code count} records of {@code recs},
+     * chains rebuilt (their hashes read from {@code arena}, in address order).
+     */
+    Index grow(int count, long[] recs, Arena arena) {
       Index next = new Index(heads.length * 2);
       int mask = next.heads.length - 1;
       for (int i = 0; i < count; i++) {
-        int hash = links[2 * i];
+        int hash = arena.hashKey(recs[i]);
         int bucket = hash & mask;
-        next.links[2 * i] = hash;
-        next.links[2 * i + 1] = next.heads[bucket];
-        next.heads[bucket] = i + 1;
+        next.links[i] = next.heads[bucket];
+        next.heads[bucket] = RecordRef.of(i + 1, hash, recs[i]);
       }
       next.indexed = count;
       return next;
