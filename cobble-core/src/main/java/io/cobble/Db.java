@@ -569,6 +569,30 @@ public final class Db implements AutoCloseable {
     return pointReader.readColumns(layout, bucket, key, projection, Objects.requireNonNull(sink));
   }
 
+  /**
+   * {@code columns} of {@code family} resolved and checked once, for {@link #readColumns(int,
+   * ColumnsRead, byte[], ColumnsSink)}.
+   *
+   * @throws IllegalArgumentException when the family is unknown or a column is not one of its
+   */
+  public ColumnsRead prepareColumns(String family, int[] columns) {
+    checkOpen();
+    return new ColumnsRead(family, Objects.requireNonNull(columns), layouts);
+  }
+
+  /**
+   * As {@link #readColumns(int, String, byte[], int[], ColumnsSink)} with the family and columns of
+   * {@code read}, without resolving them again.
+   */
+  public boolean readColumns(int bucket, ColumnsRead read, byte[] key, ColumnsSink sink) {
+    checkOpen();
+    checkBucket(bucket);
+    checkKey(key);
+    ColumnLayout layout = read.layoutIn(layouts);
+    return pointReader.readColumns(
+        layout, bucket, key, read.columns(), Objects.requireNonNull(sink));
+  }
+
   public List<byte[][]> multiGet(
       int bucket, String family, List<byte[]> keys, ReadOptions options) {
     checkOpen();
@@ -636,6 +660,22 @@ public final class Db implements AutoCloseable {
       return !RangeProbe.anyLive(v, layout, loader, lo, hi, clock);
     } finally {
       v.unref();
+    }
+  }
+
+  /**
+   * Declares that nothing will change this Db again (no writes, flushes, compactions or schema
+   * changes) until it closes, as for a reader of a snapshot: point reads then use its one version
+   * without counting references and skip its empty memtables. A flush or compaction attempted
+   * afterwards fails, and closing it flushes nothing.
+   */
+  public void freeze() {
+    checkOpen();
+    state.mutex.lock();
+    try {
+      pointReader.freeze(versions.freeze());
+    } finally {
+      state.mutex.unlock();
     }
   }
 
@@ -731,7 +771,8 @@ public final class Db implements AutoCloseable {
     }
     Throwable failure = null;
     try {
-      if (state.backgroundError() == null) {
+      // A frozen Db was not written since it froze, and its version cannot change to flush.
+      if (state.backgroundError() == null && !versions.frozen()) {
         flusher.flushAll();
       }
     } catch (RuntimeException e) {

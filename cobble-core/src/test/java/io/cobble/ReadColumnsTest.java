@@ -2,6 +2,7 @@ package io.cobble;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.cobble.schema.ColumnSpec;
 import java.nio.charset.StandardCharsets;
@@ -48,6 +49,10 @@ class ReadColumnsTest {
               ColumnSpec.of("plain"),
               ColumnSpec.merging("text", "concat"),
               ColumnSpec.of("other")));
+      ColumnsRead[] prepared = new ColumnsRead[PROJECTIONS.length];
+      for (int p = 0; p < PROJECTIONS.length; p++) {
+        prepared[p] = db.prepareColumns(FAMILY, PROJECTIONS[p]);
+      }
       for (int step = 0; step < 2_000; step++) {
         byte[] key = bytes("k" + r.nextInt(KEYS));
         int column = r.nextInt(3);
@@ -76,7 +81,8 @@ class ReadColumnsTest {
         }
         for (int k = 0; k < KEYS; k++) {
           byte[] probe = bytes("k" + k);
-          for (int[] projection : PROJECTIONS) {
+          for (int p = 0; p < PROJECTIONS.length; p++) {
+            int[] projection = PROJECTIONS[p];
             byte[][] row = db.get(0, FAMILY, probe, ReadOptions.columns(projection));
             byte[][] got = new byte[projection.length][];
             int[] calls = new int[1];
@@ -105,9 +111,59 @@ class ReadColumnsTest {
               assertArrayEquals(expected[i], got[i], where + ", index " + i);
             }
             assertEquals(Arrays.stream(expected).filter(v -> v != null).count(), calls[0], where);
+            byte[][] gotPrepared = new byte[projection.length][];
+            boolean foundPrepared =
+                db.readColumns(
+                    0,
+                    prepared[p],
+                    probe,
+                    (index, buf, off, len) ->
+                        gotPrepared[index] = Arrays.copyOfRange(buf, off, off + len));
+            assertEquals(found, foundPrepared, where + ", prepared");
+            for (int i = 0; i < projection.length; i++) {
+              assertArrayEquals(got[i], gotPrepared[i], where + ", prepared, index " + i);
+            }
           }
         }
       }
+    }
+  }
+
+  /**
+   * A read prepared before a schema change reads as a read naming its family and columns would
+   * after it: they are resolved again against the new schema, not read with the layout they were
+   * prepared on (after a dropped column, a position past the family's columns fails).
+   */
+  @Test
+  void aPreparedReadFollowsASchemaChange() {
+    try (Db db = Db.open(dir, Config.builder().build())) {
+      db.createFamily(FAMILY, List.of(ColumnSpec.of("a"), ColumnSpec.of("b")));
+      ColumnsRead read = db.prepareColumns(FAMILY, new int[] {1});
+      db.put(0, FAMILY, bytes("k"), 1, bytes("older"));
+      db.flush();
+      db.addColumn(FAMILY, ColumnSpec.of("c"));
+      // The newest row holds only the new column: the read folds it with the older one.
+      db.put(0, FAMILY, bytes("k"), 2, bytes("new column"));
+      byte[][] got = new byte[1][];
+      assertEquals(
+          true,
+          db.readColumns(
+              0,
+              read,
+              bytes("k"),
+              (i, buf, off, len) -> got[i] = Arrays.copyOfRange(buf, off, off + len)));
+      assertArrayEquals(bytes("older"), got[0]);
+      // Positions move up when columns are dropped: the prepared position 1 no longer exists.
+      db.dropColumn(FAMILY, "a");
+      db.dropColumn(FAMILY, "c");
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> db.readColumns(0, FAMILY, bytes("k"), new int[] {1}, (i, buf, off, len) -> {}));
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> db.readColumns(0, read, bytes("k"), (i, buf, off, len) -> {}));
+      assertThrows(IllegalArgumentException.class, () -> db.prepareColumns(FAMILY, new int[] {1}));
+      assertThrows(IllegalArgumentException.class, () -> db.prepareColumns("nope", new int[] {0}));
     }
   }
 

@@ -1,7 +1,6 @@
 package io.cobble.cache;
 
 import java.util.Arrays;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Cache of decoded blocks, charged by bytes and shared by every table of a Db, evicting the least
@@ -22,8 +21,6 @@ public final class BlockCache {
   private static final int SHARDS = 16;
 
   private final Shard[] shards = new Shard[SHARDS];
-  private final LongAdder hits = new LongAdder();
-  private final LongAdder misses = new LongAdder();
 
   public BlockCache(long capacityBytes) {
     for (int i = 0; i < SHARDS; i++) {
@@ -46,13 +43,7 @@ public final class BlockCache {
   }
 
   public byte[] get(long key) {
-    byte[] v = shard(key).get(key);
-    if (v == null) {
-      misses.increment();
-    } else {
-      hits.increment();
-    }
-    return v;
+    return shard(key).get(key);
   }
 
   public void put(long key, byte[] block) {
@@ -64,13 +55,7 @@ public final class BlockCache {
    * pinned) on a miss. A pinned block's array is not recycled until {@link #release}.
    */
   public boolean acquire(long key, Pin pin) {
-    boolean hit = shard(key).acquire(key, pin);
-    if (hit) {
-      hits.increment();
-    } else {
-      misses.increment();
-    }
-    return hit;
+    return shard(key).acquire(key, pin);
   }
 
   /** Unpins what {@link #acquire} or {@link #insertPinned} pinned. */
@@ -106,6 +91,8 @@ public final class BlockCache {
     private long key;
     private byte[] data;
     private int length;
+    // The pinned entry's number when pinned, so a release need not search for it.
+    private int entry;
 
     /** The block's bytes: the first {@link #length()} bytes of this array. */
     public byte[] data() {
@@ -125,11 +112,19 @@ public final class BlockCache {
   }
 
   public long hits() {
-    return hits.sum();
+    long n = 0;
+    for (Shard s : shards) {
+      n += s.hits();
+    }
+    return n;
   }
 
   public long misses() {
-    return misses.sum();
+    long n = 0;
+    for (Shard s : shards) {
+      n += s.misses();
+    }
+    return n;
   }
 
   public long usage() {
@@ -174,6 +169,11 @@ public final class BlockCache {
     private int tail = -1;
     // Moves to the front so far; an entry's TICK is the count at its last move.
     private long ticks;
+    // Lookups ({@code get}, {@code acquire}) that found their block and that did not: counted
+    // under the shard's lock, which each lookup holds anyway, rather than with an atomic of its
+    // own.
+    private long hits;
+    private long misses;
 
     Shard(long capacity) {
       this.capacity = capacity;
@@ -248,8 +248,10 @@ public final class BlockCache {
     synchronized byte[] get(long key) {
       int i = probe(key);
       if (i < 0) {
+        misses++;
         return null;
       }
+      hits++;
       int e = index[i];
       touch(e);
       byte[] v = values[e];
@@ -270,26 +272,42 @@ public final class BlockCache {
     synchronized boolean acquire(long key, Pin pin) {
       int i = probe(key);
       if (i < 0) {
+        misses++;
         return false;
       }
+      hits++;
       int e = index[i];
       touch(e);
       meta[e * STRIDE + STATE] += ONE_PIN;
       pin.key = key;
       pin.data = values[e];
       pin.length = length(e);
+      pin.entry = e;
       return true;
     }
 
     synchronized void release(Pin pin) {
-      int i = probe(pin.key);
-      if (i >= 0) {
-        int e = index[i];
-        // A block replaced or evicted while pinned was dropped, not recycled: nothing to undo.
-        if (values[e] == pin.data && (state(e) & PINS) != 0) {
-          meta[e * STRIDE + STATE] -= ONE_PIN;
+      int e = pin.entry;
+      // The entry may have moved (another one removed) while pinned: then search for it.
+      if (e < 0 || e >= size || key(e) != pin.key) {
+        int i = probe(pin.key);
+        if (i < 0) {
+          return;
         }
+        e = index[i];
       }
+      // A block replaced or evicted while pinned was dropped, not recycled: nothing to undo.
+      if (values[e] == pin.data && (state(e) & PINS) != 0) {
+        meta[e * STRIDE + STATE] -= ONE_PIN;
+      }
+    }
+
+    synchronized long hits() {
+      return hits;
+    }
+
+    synchronized long misses() {
+      return misses;
     }
 
     synchronized byte[] allocate(int length) {
@@ -306,18 +324,22 @@ public final class BlockCache {
         pin.key = key;
         pin.data = values[e];
         pin.length = length(e);
+        pin.entry = e;
         return;
       }
       pin.key = key;
       pin.data = data;
       pin.length = length;
+      pin.entry = -1;
       if (data.length > capacity) {
         // Too big to cache: the reader keeps it for this one read only.
         return;
       }
       put(key, data, length, true);
       // Growing or evicting may have moved the new entry.
-      meta[index[probe(key)] * STRIDE + STATE] += ONE_PIN;
+      int e = index[probe(key)];
+      meta[e * STRIDE + STATE] += ONE_PIN;
+      pin.entry = e;
     }
 
     synchronized void put(long key, byte[] value, int length, boolean recyclable) {

@@ -30,6 +30,8 @@ public final class PointReader {
   private final Clock clock;
   private final ValueLoader loader;
   private final ThreadLocal<Fold> folds = ThreadLocal.withInitial(Fold::new);
+  // The version of a frozen Db (see freeze), read without counting references; null otherwise.
+  private volatile Version frozen;
 
   public PointReader(VersionSet versions, Clock clock, ValueLoader loader) {
     this.versions = versions;
@@ -37,19 +39,41 @@ public final class PointReader {
     this.loader = loader;
   }
 
+  /**
+   * Reads {@code v} from now on without taking a reference: the caller guarantees it stays the
+   * current version until the Db closes ({@link VersionSet#freeze}). Each get then skips a memtable
+   * holding no entry, without counting it as a memtable get: in a Db nothing writes, that count has
+   * no next memtable to choose.
+   */
+  public void freeze(Version v) {
+    frozen = v;
+  }
+
+  private Version acquire() {
+    Version v = frozen;
+    return v != null ? v : versions.acquire();
+  }
+
+  private void release(Version v) {
+    // A reference taken before freeze() is left counted: a frozen version is never released.
+    if (v != frozen) {
+      v.unref();
+    }
+  }
+
   /** The row's (projected) column values, or null when none of them has a live value. */
   public byte[][] get(ColumnLayout layout, int bucket, byte[] key, int[] projection) {
-    Version v = versions.acquire();
+    Version v = acquire();
     try {
       return read(v, layout, bucket, key, projection);
     } finally {
-      v.unref();
+      release(v);
     }
   }
 
   /** One column's value, or null when it has no live value; callers validate the column. */
   public byte[] getColumn(ColumnLayout layout, int bucket, byte[] key, int column) {
-    Version v = versions.acquire();
+    Version v = acquire();
     try {
       Fold s = folds.get();
       int[] projection = s.single(column);
@@ -58,7 +82,7 @@ public final class PointReader {
       }
       return null;
     } finally {
-      v.unref();
+      release(v);
     }
   }
 
@@ -69,7 +93,7 @@ public final class PointReader {
    */
   public boolean readColumn(
       ColumnLayout layout, int bucket, byte[] key, int column, ValueSink sink) {
-    Version v = versions.acquire();
+    Version v = acquire();
     try {
       Fold s = folds.get();
       int[] projection = s.single(column);
@@ -93,7 +117,7 @@ public final class PointReader {
       sink.accept(value, 0, value.length);
       return true;
     } finally {
-      v.unref();
+      release(v);
     }
   }
 
@@ -105,7 +129,7 @@ public final class PointReader {
    */
   public boolean readColumns(
       ColumnLayout layout, int bucket, byte[] key, int[] projection, ColumnsSink sink) {
-    Version v = versions.acquire();
+    Version v = acquire();
     try {
       Fold s = folds.get();
       boolean found;
@@ -132,7 +156,7 @@ public final class PointReader {
       }
       return true;
     } finally {
-      v.unref();
+      release(v);
     }
   }
 
@@ -140,13 +164,13 @@ public final class PointReader {
   public List<byte[][]> multiGet(
       ColumnLayout layout, int bucket, List<byte[]> keys, int[] projection) {
     List<byte[][]> out = new ArrayList<>(keys.size());
-    Version v = versions.acquire();
+    Version v = acquire();
     try {
       for (byte[] key : keys) {
         out.add(read(v, layout, bucket, key, projection));
       }
     } finally {
-      v.unref();
+      release(v);
     }
     return out;
   }
@@ -172,12 +196,16 @@ public final class PointReader {
       Version v, Fold s, ColumnLayout layout, int bucket, byte[] key, int[] projection) {
     s.start(layout, loader);
     ByteWriter k = s.key(layout, bucket, key);
-    if (v.active().get(k.array(), k.size(), s) && s.isFinal(projection)) {
+    boolean skipEmpty = v == frozen;
+    if (probe(v.active(), skipEmpty)
+        && v.active().get(k.array(), k.size(), s)
+        && s.isFinal(projection)) {
       return true;
     }
     List<MemTable> immutables = v.immutables();
     for (int i = 0; i < immutables.size(); i++) {
-      if (immutables.get(i).get(k.array(), k.size(), s) && s.isFinal(projection)) {
+      MemTable m = immutables.get(i);
+      if (probe(m, skipEmpty) && m.get(k.array(), k.size(), s) && s.isFinal(projection)) {
         return true;
       }
     }
@@ -200,6 +228,10 @@ public final class PointReader {
       }
     }
     return s.found;
+  }
+
+  private static boolean probe(MemTable m, boolean skipEmpty) {
+    return !skipEmpty || m.entryCount() > 0;
   }
 
   /**

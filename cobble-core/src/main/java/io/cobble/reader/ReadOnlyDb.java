@@ -1,6 +1,7 @@
 package io.cobble.reader;
 
 import io.cobble.CobbleException;
+import io.cobble.ColumnsRead;
 import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.EngineOptions;
@@ -83,8 +84,14 @@ public final class ReadOnlyDb implements AutoCloseable {
     }
     try {
       SnapshotRestore.materialize(scratch, volume, s, readOnly, false);
-      return new ReadOnlyDb(
-          s, scratch, Db.openSharingCache(scratch, readOnly, cache, cacheIds, volume));
+      Db db = Db.openSharingCache(scratch, readOnly, cache, cacheIds, volume);
+      try {
+        db.freeze();
+      } catch (RuntimeException e) {
+        db.close();
+        throw e;
+      }
+      return new ReadOnlyDb(s, scratch, db);
     } catch (RuntimeException e) {
       deleteTree(scratch);
       throw e;
@@ -116,26 +123,44 @@ public final class ReadOnlyDb implements AutoCloseable {
    * {@code requested} over {@code family} of this shard, reused from the previous call if equal.
    */
   ColumnProjection projection(String family, int[] requested) {
+    return projected(family, requested).columns;
+  }
+
+  /**
+   * Reads the {@code requested} columns of {@code family} as {@link Reader#readColumns} does: those
+   * this shard has, prepared once ({@link Db#prepareColumns}) while reads ask for the same ones.
+   */
+  boolean readRequested(int bucket, String family, byte[] key, int[] requested, ColumnsSink sink) {
+    LastProjection p = projected(family, requested);
+    return p.read != null && db.readColumns(bucket, p.read, key, p.columns.toRequested(sink));
+  }
+
+  private LastProjection projected(String family, int[] requested) {
     LastProjection last = lastProjection;
     if (last != null && last.family.equals(family) && Arrays.equals(last.requested, requested)) {
-      return last.columns;
+      return last;
     }
     int[] copy = requested.clone();
     ColumnProjection columns =
         ColumnProjection.of(copy, snapshot.schema().requireFamily(family).columnCount());
-    lastProjection = new LastProjection(family, copy, columns);
-    return columns;
+    ColumnsRead read = columns.empty() ? null : db.prepareColumns(family, columns.present());
+    last = new LastProjection(family, copy, columns, read);
+    lastProjection = last;
+    return last;
   }
 
   private static final class LastProjection {
     final String family;
     final int[] requested;
     final ColumnProjection columns;
+    // The shard's columns prepared for reads; null when it has none of them.
+    final ColumnsRead read;
 
-    LastProjection(String family, int[] requested, ColumnProjection columns) {
+    LastProjection(String family, int[] requested, ColumnProjection columns, ColumnsRead read) {
       this.family = family;
       this.requested = requested;
       this.columns = columns;
+      this.read = read;
     }
   }
 

@@ -138,10 +138,7 @@ public final class Reader implements AutoCloseable {
    */
   public boolean readColumns(
       int bucket, String family, byte[] key, int[] projection, ColumnsSink sink) {
-    ReadOnlyDb db = shardOf(bucket);
-    ColumnProjection columns = db.projection(family, projection);
-    return !columns.empty()
-        && db.readColumns(bucket, family, key, columns.present(), columns.toRequested(sink));
+    return shardOf(bucket).readRequested(bucket, family, key, projection, sink);
   }
 
   /**
@@ -157,13 +154,9 @@ public final class Reader implements AutoCloseable {
       return null;
     }
     checkOpen();
-    ColumnProjection columns = db.projection(family, projection);
-    if (columns.empty()) {
-      return Boolean.FALSE;
-    }
     MemoryOnlyReads.begin();
     try {
-      return db.readColumns(bucket, family, key, columns.present(), columns.toRequested(sink));
+      return db.readRequested(bucket, family, key, projection, sink);
     } catch (MemoryOnlyReads.NotInMemory e) {
       return null;
     } finally {

@@ -102,6 +102,11 @@ public final class Version {
     }
   }
 
+  /** References held now (for tests). */
+  int refCount() {
+    return refs.get();
+  }
+
   public void unref() {
     if (refs.decrementAndGet() == 0) {
       owner.released(this);

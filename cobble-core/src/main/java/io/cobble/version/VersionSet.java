@@ -59,6 +59,8 @@ public final class VersionSet {
             return t;
           });
   private volatile Version current;
+  // Set by freeze(): from then on the current version never changes.
+  private volatile boolean frozen;
   private volatile Schema schema;
   private long manifestSeq;
   private volatile boolean closing;
@@ -240,8 +242,26 @@ public final class VersionSet {
     }
   }
 
+  /**
+   * Fixes the current version for good and returns it (a read-only Db, which nothing writes,
+   * flushes or compacts): readers may then use it without a reference, as none of its files can be
+   * deleted before {@link #close()}. Any later {@link #apply} fails. Under Db mutex.
+   */
+  public Version freeze() {
+    frozen = true;
+    return current;
+  }
+
+  /** Whether {@link #freeze()} fixed the current version. */
+  public boolean frozen() {
+    return frozen;
+  }
+
   /** Applies an edit; writes the manifest first when durable state changes. Under Db mutex. */
   public Version apply(VersionEdit edit) {
+    if (frozen) {
+      throw new IllegalStateException("the version of a frozen (read-only) Db cannot change");
+    }
     Version cur = current;
     MemTable active = edit.active != null ? edit.active : cur.active();
     List<MemTable> imms = edit.immutables != null ? edit.immutables : cur.immutables();

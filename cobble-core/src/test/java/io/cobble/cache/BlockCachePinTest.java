@@ -41,6 +41,33 @@ class BlockCachePinTest {
     return a;
   }
 
+  /**
+   * A release finds its block again after the block's entry moved while pinned (another entry of
+   * its shard was removed): it is unpinned, so once evicted its array is recycled.
+   */
+  @Test
+  void releaseUnpinsABlockWhoseEntryMovedWhilePinned() {
+    long other = BlockCache.key(5, 0);
+    long moved = -1;
+    for (long off = 0; moved < 0; off += 4096) {
+      long k = BlockCache.key(6, off);
+      if (cache.shardIndex(k) == cache.shardIndex(other)) {
+        moved = k;
+      }
+    }
+    BlockCache.Pin pin = new BlockCache.Pin();
+    insert(other, 1000, (byte) 1, pin);
+    cache.release(pin);
+    BlockCache.Pin held = new BlockCache.Pin();
+    byte[] block = insert(moved, 1000, (byte) 2, held);
+    cache.evictFile(5); // the last entry, the pinned block, moves into the removed one's place
+    cache.release(held);
+    cache.evictFile(6);
+    byte[] a = cache.allocate(other, 1000);
+    byte[] b = cache.allocate(other, 1000);
+    assertTrue(a == block || b == block, "the released block's array was recycled");
+  }
+
   @Test
   void evictedUnpinnedArrayIsReusedForTheNextBlock() {
     List<Long> keys = sameShard(BlockCache.key(1, 0), 4);
