@@ -40,6 +40,8 @@ final class CompactionScheduler {
   // Families with a compaction (or a hold) in progress. Under the mutex.
   private final Set<Integer> compacting = new HashSet<>();
   private int running;
+  // Set by stop(): nothing is scheduled any more (a frozen Db). Under the mutex.
+  private boolean stopped;
 
   private final AtomicLong compactions = new AtomicLong();
   private final AtomicLong trivialMoves = new AtomicLong();
@@ -84,7 +86,7 @@ final class CompactionScheduler {
 
   /** Starts due compactions for idle trees. Under the mutex. */
   void maybeSchedule() {
-    if (state.closed() || state.backgroundError() != null) {
+    if (stopped || state.closed() || state.backgroundError() != null) {
       return;
     }
     Version v = state.versions.current();
@@ -296,6 +298,17 @@ final class CompactionScheduler {
   }
 
   /** Waits until no compaction is running or due. */
+  /**
+   * Schedules nothing from now on and waits for the compactions already running (such as an
+   * expired-file drop or a foreign-bucket cleanup a read-only Db's open started). Under the mutex.
+   */
+  void stop() {
+    stopped = true;
+    while (running > 0) {
+      state.awaitChange();
+    }
+  }
+
   void awaitIdle() {
     state.mutex.lock();
     try {

@@ -666,13 +666,15 @@ public final class Db implements AutoCloseable {
   /**
    * Declares that nothing will change this Db again (no writes, flushes, compactions or schema
    * changes) until it closes, as for a reader of a snapshot: point reads then use its one version
-   * without counting references and skip its empty memtables. A flush or compaction attempted
-   * afterwards fails, and closing it flushes nothing.
+   * without counting references and skip its empty memtables. Compactions already running finish
+   * first and none starts afterwards; a flush attempted afterwards fails, and closing it flushes
+   * nothing.
    */
   public void freeze() {
     checkOpen();
     state.mutex.lock();
     try {
+      compactor.stop();
       pointReader.freeze(versions.freeze());
     } finally {
       state.mutex.unlock();
