@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.iterator.KvIterator;
+import io.cobble.read.AllocationProbe;
 import io.cobble.util.Bytes;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -104,23 +105,14 @@ class SortedRecordsTest {
       assertTrue(
           SortedRecords.packVaryingBytes(arena, addrs, count, new long[count * 3]),
           "round " + round + " should pack its keys' varying bytes");
-      Integer[] expected = new Integer[count];
-      Arrays.setAll(expected, i -> i);
-      Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
-
-      int passes = r.nextBoolean() ? SortedRecords.MAX_RADIX_PASSES : 0;
-      long[] packed = SortedRecords.sortPacked(arena, addrs, count, passes);
+      long[] packed = sortAndCheck(r, arena, addrs, keys, count, round);
       for (int i = 0; i < count; i++) {
-        assertEquals(
-            (int) expected[i],
-            Bytes.getInt(arena.value(packed[i * SortedRecords.STRIDE + 2]), 0),
-            "round " + round + ", position " + i);
         // Keys that tie on packed words of this form would be compared in the arena.
         assertTrue((packed[i * SortedRecords.STRIDE + 1] & 0xFF) < Arena.NORMALIZED_BYTES);
       }
       for (int i = 1; i < count; i++) {
-        byte[] prev = keys[expected[i - 1]];
-        byte[] cur = keys[expected[i]];
+        byte[] prev = keys[insertedAt(arena, packed, i - 1)];
+        byte[] cur = keys[insertedAt(arena, packed, i)];
         int got =
             SortedRecords.compare(
                 arena, packed, (i - 1) * SortedRecords.STRIDE, packed, i * SortedRecords.STRIDE);
@@ -160,17 +152,7 @@ class SortedRecordsTest {
         Bytes.putInt(seq, 0, i);
         addrs[i] = arena.add(keys[i], keys[i].length, seq, 0, seq.length);
       }
-      Integer[] expected = new Integer[count];
-      Arrays.setAll(expected, i -> i);
-      Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
-      int passes = r.nextBoolean() ? SortedRecords.MAX_RADIX_PASSES : 0;
-      long[] packed = SortedRecords.sortPacked(arena, addrs, count, passes);
-      for (int i = 0; i < count; i++) {
-        assertEquals(
-            (int) expected[i],
-            Bytes.getInt(arena.value(packed[i * SortedRecords.STRIDE + 2]), 0),
-            "round " + round + ", position " + i);
-      }
+      long[] packed = sortAndCheck(r, arena, addrs, keys, count, round);
       SortedRecords.release(packed);
     }
   }
@@ -223,6 +205,28 @@ class SortedRecordsTest {
   }
 
   /** Unsigned lexicographic order, shorter first on a shared prefix: the model's comparator. */
+  /**
+   * Sorts the records (radix passes or none, at random) and checks the order against a stable sort
+   * of their keys (each record's value is its insertion index); returns the packed result.
+   */
+  private static long[] sortAndCheck(
+      Random r, Arena arena, long[] addrs, byte[][] keys, int count, int round) {
+    Integer[] expected = new Integer[count];
+    Arrays.setAll(expected, i -> i);
+    Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
+    int passes = r.nextBoolean() ? SortedRecords.MAX_RADIX_PASSES : 0;
+    long[] packed = SortedRecords.sortPacked(arena, addrs, count, passes);
+    for (int i = 0; i < count; i++) {
+      assertEquals((int) expected[i], insertedAt(arena, packed, i), "round " + round + ", at " + i);
+    }
+    return packed;
+  }
+
+  /** The insertion index (the value) of the record at sorted position {@code i}. */
+  private static int insertedAt(Arena arena, long[] packed, int i) {
+    return Bytes.getInt(arena.value(packed[i * SortedRecords.STRIDE + 2]), 0);
+  }
+
   private static int lexicographic(byte[] a, byte[] b) {
     for (int i = 0; i < Math.min(a.length, b.length); i++) {
       int d = (a[i] & 0xFF) - (b[i] & 0xFF);
