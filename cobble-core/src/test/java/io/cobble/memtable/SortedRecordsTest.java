@@ -94,14 +94,8 @@ class SortedRecordsTest {
       int count = 2 + r.nextInt(round < 100 ? 40 : 4000);
       byte[][] pool = fewVaryingPool(r, 1 + r.nextInt(count));
       Arena arena = new Arena();
-      long[] addrs = new long[count];
       byte[][] keys = new byte[count][];
-      for (int i = 0; i < count; i++) {
-        keys[i] = pool[r.nextInt(pool.length)];
-        byte[] seq = new byte[4];
-        Bytes.putInt(seq, 0, i);
-        addrs[i] = arena.add(keys[i], keys[i].length, seq, 0, seq.length);
-      }
+      long[] addrs = addRecords(r, arena, pool, keys);
       assertTrue(
           SortedRecords.packVaryingBytes(arena, addrs, count, new long[count * 3]),
           "round " + round + " should pack its keys' varying bytes");
@@ -144,14 +138,8 @@ class SortedRecordsTest {
               ? fewVaryingPool(r, 1 + r.nextInt(count))
               : keyPool(r, 1 + r.nextInt(count));
       Arena arena = new Arena();
-      long[] addrs = new long[count];
       byte[][] keys = new byte[count][];
-      for (int i = 0; i < count; i++) {
-        keys[i] = pool[r.nextInt(pool.length)];
-        byte[] seq = new byte[4];
-        Bytes.putInt(seq, 0, i);
-        addrs[i] = arena.add(keys[i], keys[i].length, seq, 0, seq.length);
-      }
+      long[] addrs = addRecords(r, arena, pool, keys);
       long[] packed = sortAndCheck(r, arena, addrs, keys, count, round);
       SortedRecords.release(packed);
     }
@@ -205,6 +193,21 @@ class SortedRecordsTest {
   }
 
   /** Unsigned lexicographic order, shorter first on a shared prefix: the model's comparator. */
+  /**
+   * Adds one record per slot of {@code keys}, each with a key drawn from {@code pool} (stored in
+   * {@code keys}) and its insertion index as value; returns their addresses.
+   */
+  private static long[] addRecords(Random r, Arena arena, byte[][] pool, byte[][] keys) {
+    long[] addrs = new long[keys.length];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = pool[r.nextInt(pool.length)];
+      byte[] seq = new byte[4];
+      Bytes.putInt(seq, 0, i);
+      addrs[i] = arena.add(keys[i], keys[i].length, seq, 0, seq.length);
+    }
+    return addrs;
+  }
+
   /**
    * Sorts the records (radix passes or none, at random) and checks the order against a stable sort
    * of their keys (each record's value is its insertion index); returns the packed result.
