@@ -10,6 +10,8 @@ import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.runtime.memory.MemoryManager;
 import org.apache.flink.runtime.memory.OpaqueMemoryResource;
 import org.apache.flink.util.FlinkRuntimeException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The memory of one keyed backend: a share of the one {@link MemoryPool} (block cache and memtable
@@ -25,6 +27,7 @@ import org.apache.flink.util.FlinkRuntimeException;
  * budget each backend sizes its own 128 MB, as before.
  */
 public final class BackendMemory implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(BackendMemory.class);
 
   /** The slot-wide resource all Cobble backends of a slot share (one reservation per slot). */
   static final String MANAGED_RESOURCE_ID = "state.backend.cobble.managed-memory";
@@ -60,8 +63,33 @@ public final class BackendMemory implements AutoCloseable {
       CobbleStateSettings settings,
       @Nullable MemoryManager memoryManager,
       double managedMemoryFraction) {
+    return reserve(
+        settings, memoryManager, managedMemoryFraction, HeapShare.ofThisJvm(settings.taskSlots()));
+  }
+
+  /**
+   * As {@link #reserve(CobbleStateSettings, MemoryManager, double)}, with the pool held to {@code
+   * heap}'s share per slot: a fixed budget above it is an error, a managed share above it is
+   * reserved whole but builds a pool of the heap's share (with a warning naming the way to more).
+   */
+  static BackendMemory reserve(
+      CobbleStateSettings settings,
+      @Nullable MemoryManager memoryManager,
+      double managedMemoryFraction,
+      HeapShare heap) {
     long fixed = settings.fixedPerSlotBytes();
     if (fixed > 0) {
+      if (fixed > heap.perSlotBytes()) {
+        throw new IllegalConfigurationException(
+            MEMORY_FIXED_PER_SLOT.key()
+                + " = "
+                + HeapShare.mib(fixed)
+                + " is more than a slot may keep on this TaskManager's heap. "
+                + heap.explain()
+                + ". Lower "
+                + MEMORY_FIXED_PER_SLOT.key()
+                + ", or raise taskmanager.memory.task.heap.size.");
+      }
       settings.engineConfig(fixed); // throws the error naming the options to change
       if (memoryManager == null) {
         return new BackendMemory(fixed, false, pool(settings, fixed), null);
@@ -92,13 +120,27 @@ public final class BackendMemory implements AutoCloseable {
     if (share <= 0) {
       settings.memoryBudget(0); // throws the error naming the options to set
     }
-    settings.engineConfig(share); // throws the error naming the options to change
+    try {
+      settings.engineConfig(Math.min(share, heap.perSlotBytes())); // names the options to change
+    } catch (IllegalConfigurationException e) {
+      if (share <= heap.perSlotBytes()) {
+        throw e;
+      }
+      throw new IllegalConfigurationException(
+          e.getMessage()
+              + " The budget is the heap's share, not the slot's "
+              + HeapShare.mib(share)
+              + " of managed memory: "
+              + heap.explain()
+              + ". Raise taskmanager.memory.task.heap.size.",
+          e);
+    }
     OpaqueMemoryResource<SlotShare> lease;
     try {
       lease =
           memoryManager.getSharedMemoryResourceForManagedMemory(
               MANAGED_RESOURCE_ID,
-              bytes -> new SlotShare(pool(settings, bytes)),
+              bytes -> new SlotShare(pool(settings, heapBounded(bytes, heap))),
               managedMemoryFraction);
     } catch (Exception e) {
       throw new FlinkRuntimeException(
@@ -112,7 +154,24 @@ public final class BackendMemory implements AutoCloseable {
               + ": false) to run outside managed memory.",
           e);
     }
-    return new BackendMemory(lease.getSize(), true, lease.getResourceHandle().pool, lease);
+    MemoryPool pool = lease.getResourceHandle().pool;
+    return new BackendMemory(pool.writeBufferBytes() + pool.blockCacheBytes(), true, pool, lease);
+  }
+
+  /** The slot's managed share, or the heap's share per slot when that is smaller (logged). */
+  private static long heapBounded(long managedBytes, HeapShare heap) {
+    long bytes = Math.min(managedBytes, heap.perSlotBytes());
+    if (bytes < managedBytes) {
+      LOG.warn(
+          "The Cobble state backend uses {} of the slot's {} of managed memory for state. {}. To"
+              + " give Cobble more, move memory from managed memory to the task heap"
+              + " (taskmanager.memory.managed.size or .fraction down,"
+              + " taskmanager.memory.task.heap.size up).",
+          HeapShare.mib(bytes),
+          HeapShare.mib(managedBytes),
+          heap.explain());
+    }
+    return bytes;
   }
 
   /**

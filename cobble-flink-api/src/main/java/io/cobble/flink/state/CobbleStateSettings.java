@@ -51,6 +51,7 @@ import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.IllegalConfigurationException;
 import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.TaskManagerOptions;
 
 /**
  * The validated {@code state.backend.cobble.*} settings of one backend. Immutable and serializable,
@@ -106,6 +107,7 @@ public final class CobbleStateSettings implements Serializable {
   private final long logMaxFileSize;
   private final int logKeepFiles;
   private final String logLevel;
+  private final int taskSlots;
 
   private CobbleStateSettings(StateOptionReader in) {
     localDirs = parseLocalDirs(in);
@@ -136,6 +138,7 @@ public final class CobbleStateSettings implements Serializable {
     directIoBufferSize = in.bytesIn(DIRECT_IO_BUFFER_SIZE, 512, 64L << 20);
     directIoPoolMaxSize = in.intIn(DIRECT_IO_POOL_MAX_SIZE, 0, 100_000);
     logMaxFileSize = in.bytesIn(LOG_MAX_FILE_SIZE, 1L << 10, 1L << 40);
+    taskSlots = in.intIn(TaskManagerOptions.NUM_TASK_SLOTS, 1, Integer.MAX_VALUE);
     logKeepFiles = in.intIn(LOG_KEEP_FILES, 1, 10_000);
     logLevel = in.choice(LOG_LEVEL, LOG_LEVELS);
     in.optionalIntIn(SNAPSHOT_RETENTION, 1, 1_000_000)
@@ -163,7 +166,9 @@ public final class CobbleStateSettings implements Serializable {
    */
   public static CobbleStateSettings fromConfig(ReadableConfig cluster, ReadableConfig job) {
     Configuration layered = new Configuration();
-    for (ConfigOption<?> option : CobbleStateBackendOptions.all()) {
+    List<ConfigOption<?>> options = new ArrayList<>(CobbleStateBackendOptions.all());
+    options.add(TaskManagerOptions.NUM_TASK_SLOTS);
+    for (ConfigOption<?> option : options) {
       ConfigOption<String> text = ConfigOptions.key(option.key()).stringType().noDefaultValue();
       Optional<String> value = job.getOptional(text);
       if (!value.isPresent()) {
@@ -223,6 +228,14 @@ public final class CobbleStateSettings implements Serializable {
 
   public boolean localPrimaryHighPriority() {
     return localPrimaryHighPriority;
+  }
+
+  /**
+   * The TaskManager's slot count ({@code taskmanager.numberOfTaskSlots}): the slots' memory pools
+   * share one JVM heap.
+   */
+  int taskSlots() {
+    return taskSlots;
   }
 
   public boolean memoryManaged() {

@@ -150,6 +150,75 @@ class BackendMemoryTest {
     assertEquals(SLOT, slot.availableMemory());
   }
 
+  @Test
+  void aManagedShareAboveTheHeapsShareIsReservedWholeButPoolsOnlyTheHeapsShare() {
+    // A 64 MiB heap over 2 slots: 16 MiB per slot, against a 32 MiB managed share.
+    HeapShare heap = new HeapShare(SLOT, 2);
+    BackendMemory memory = BackendMemory.reserve(settings(), slot, 0.5, heap);
+    try {
+      assertEquals(SLOT / 2, slot.availableMemory(), "the whole managed share is reserved");
+      assertEquals(SLOT / 4, memory.budgetBytes());
+      assertEquals(SLOT / 4, memory.pool().writeBufferBytes() + memory.pool().blockCacheBytes());
+      assertEquals(SLOT / 16, memory.engineConfig(settings()).memtableCapacity());
+    } finally {
+      memory.close();
+    }
+    assertEquals(SLOT, slot.availableMemory());
+
+    BackendMemory within = BackendMemory.reserve(settings(), slot, 0.25, heap);
+    assertEquals(SLOT / 4, within.budgetBytes(), "a share within the heap's is used whole");
+    within.close();
+  }
+
+  @Test
+  void aFixedBudgetAboveTheHeapsShareIsAnErrorNamingTheOptions() {
+    IllegalConfigurationException e =
+        assertThrows(
+            IllegalConfigurationException.class,
+            () ->
+                BackendMemory.reserve(
+                    settings("memory.fixed-per-slot", "48mb", "memory.managed", "false"),
+                    null,
+                    0,
+                    new HeapShare(128L << 20, 2)));
+    assertEquals(
+        "state.backend.cobble.memory.fixed-per-slot = 48 MiB is more than a slot may keep on this"
+            + " TaskManager's heap. Cobble keeps its memtables and block cache on the JVM heap, and"
+            + " the pools of all slots together may take half of it: half of the 128 MiB heap"
+            + " over 2 slot(s) (taskmanager.numberOfTaskSlots) is 32 MiB per slot. Lower"
+            + " state.backend.cobble.memory.fixed-per-slot, or raise"
+            + " taskmanager.memory.task.heap.size.",
+        e.getMessage());
+    BackendMemory fits =
+        BackendMemory.reserve(
+            settings("memory.fixed-per-slot", "32mb"), null, 0, new HeapShare(128L << 20, 2));
+    assertEquals(32L << 20, fits.budgetBytes());
+  }
+
+  @Test
+  void aHeapShareTooSmallForTheMemtablesSaysTheHeapIsTheLimit() {
+    IllegalConfigurationException e =
+        assertThrows(
+            IllegalConfigurationException.class,
+            () -> BackendMemory.reserve(settings(), slot, 0.5, new HeapShare(32L << 10, 4)));
+    assertTrue(e.getMessage().startsWith("A Cobble memory budget of 4096 bytes"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("not the slot's 32 MiB of managed memory")
+            && e.getMessage().contains("half of the 32768 bytes heap over 4 slot(s)")
+            && e.getMessage().endsWith("Raise taskmanager.memory.task.heap.size."),
+        e.getMessage());
+    assertEquals(SLOT, slot.availableMemory(), "nothing is reserved");
+  }
+
+  @Test
+  void theSlotCountComesFromTheTaskManagerConfiguration() {
+    assertEquals(1, settings().taskSlots());
+    Configuration c = new Configuration();
+    c.setString("taskmanager.numberOfTaskSlots", "6");
+    assertEquals(6, CobbleStateSettings.fromConfig(c).taskSlots());
+    assertEquals(6, CobbleStateSettings.fromConfig(c, new Configuration()).taskSlots());
+  }
+
   private static CobbleStateSettings settings(String... keyValues) {
     Configuration c = new Configuration();
     for (int i = 0; i < keyValues.length; i += 2) {
