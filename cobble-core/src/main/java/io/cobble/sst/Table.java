@@ -541,6 +541,16 @@ public final class Table implements AutoCloseable {
     resetOnto(it, raw, raw.length, "index partition");
   }
 
+  /**
+   * The pinned metadata when it is loaded and keeps both index levels decoded, else null: cursors
+   * then seek as point gets do, without walking the index blocks. Does not load lazy metadata,
+   * which stays a point read's to load ({@code sst.read-metadata-cache.mode}).
+   */
+  PinnedMetadata.Blocks decodedIndex() {
+    PinnedMetadata.Blocks p = metadata.loaded();
+    return p != null && p.indexDecoded != null ? p : null;
+  }
+
   /** Points {@code it} at the top-level index: the pinned block, else through the cache. */
   void loadTopIndex(BlockIterator it) {
     PinnedMetadata.Blocks p = metadata.loaded();

@@ -22,6 +22,8 @@ import org.openjdk.jmh.infra.Blackhole;
 public class MapStateBenchmark extends StateBenchmarkBase {
   private MapState<Long, Double> mapState;
   private Map<Long, Double> dummyMaps;
+  // CPU per thread group over the measured part of each iteration, as ListStateBenchmark prints it.
+  private final ThreadCpu cpu = new ThreadCpu();
 
   @Setup(Level.Trial)
   public void setUp() throws Exception {
@@ -41,6 +43,17 @@ public class MapStateBenchmark extends StateBenchmarkBase {
       }
     }
     keyIndex = new AtomicInteger();
+  }
+
+  @Setup(Level.Iteration)
+  public void markCpu() {
+    cpu.mark();
+  }
+
+  @Override
+  protected void cleanUpIteration() {
+    System.out.println();
+    System.out.println("[cpu] " + cpu.sinceMark());
   }
 
   @Benchmark
