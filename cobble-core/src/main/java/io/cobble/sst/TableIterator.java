@@ -39,12 +39,11 @@ final class TableIterator implements KvIterator {
   private int raLen;
   private ReadAhead hint;
   // Set while positioned through the decoded index (user scans of a table whose index partitions
-  // are pinned and decoded): the top-level entry, its partition and the data block's entry there.
+  // are pinned and decoded): the top-level entry and the data block's entry in its partition.
   // A seek then costs two array searches instead of two block seeks that parse varint headers at
   // every step; the index block cursors above are left unused.
   private PinnedMetadata.Blocks decoded;
   private int topEntry;
-  private DecodedIndex partition;
   private int entry;
 
   TableIterator(Table table, int readAhead) {
@@ -167,7 +166,7 @@ final class TableIterator implements KvIterator {
     topEntry = top;
     entry = at;
     while (topEntry < decoded.topDecoded.count()) {
-      partition = decoded.indexDecoded[decoded.topDecoded.ordinal(topEntry)];
+      DecodedIndex partition = decoded.indexDecoded[decoded.topDecoded.ordinal(topEntry)];
       if (entry < partition.count()) {
         table.loadData(data, partition.dataOffset(entry), partition.dataSize(entry), pin);
         dataLoaded = true;
@@ -246,13 +245,12 @@ final class TableIterator implements KvIterator {
       decoded = decodedIndex();
       if (decoded != null) {
         int t = decoded.topDecoded.lowerBound(target);
-        if (t < decoded.topDecoded.count()) {
-          int ordinal = decoded.topDecoded.ordinal(t);
-          if (loadDecoded(t, decoded.indexDecoded[ordinal].lowerBound(target))) {
-            data.seek(target);
-          }
-        } else {
-          unloadData();
+        int at =
+            t < decoded.topDecoded.count()
+                ? decoded.indexDecoded[decoded.topDecoded.ordinal(t)].lowerBound(target)
+                : 0;
+        if (loadDecoded(t, at)) {
+          data.seek(target);
         }
         skipEmpty();
         return;
@@ -334,7 +332,6 @@ final class TableIterator implements KvIterator {
     unloadData();
     indexLoaded = false;
     decoded = null;
-    partition = null;
     if (hint != null) {
       hint.close();
       hint = null;

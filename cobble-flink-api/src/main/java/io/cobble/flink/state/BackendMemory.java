@@ -120,10 +120,11 @@ public final class BackendMemory implements AutoCloseable {
     if (share <= 0) {
       settings.memoryBudget(0); // throws the error naming the options to set
     }
+    long budget = Math.min(share, heap.perSlotBytes());
     try {
-      settings.engineConfig(Math.min(share, heap.perSlotBytes())); // names the options to change
+      settings.engineConfig(budget); // throws the error naming the options to change
     } catch (IllegalConfigurationException e) {
-      if (share <= heap.perSlotBytes()) {
+      if (budget == share) {
         throw e;
       }
       throw new IllegalConfigurationException(

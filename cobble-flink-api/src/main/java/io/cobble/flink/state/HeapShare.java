@@ -10,7 +10,7 @@ import org.apache.flink.configuration.TaskManagerOptions;
  * held to half of the heap, leaving the rest to Flink, the operators and their records.
  */
 final class HeapShare {
-  static final double HEAP_FRACTION = 0.5;
+  private static final double HEAP_FRACTION = 0.5;
 
   private final long maxHeapBytes;
   private final int slots;
