@@ -16,11 +16,14 @@ public final class ChildJvm {
 
   /** As {@link #of}, with {@code -Xmx<maxHeap>} (e.g. {@code 256m}) when not null. */
   public static ProcessBuilder withHeap(String maxHeap, Class<?> main, String... args) {
+    return withOptions(maxHeap == null ? List.of() : List.of("-Xmx" + maxHeap), main, args);
+  }
+
+  /** As {@link #of}, with the given JVM options (collector, heap) before the class name. */
+  public static ProcessBuilder withOptions(List<String> jvmOptions, Class<?> main, String... args) {
     List<String> command = new ArrayList<>();
     command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    if (maxHeap != null) {
-      command.add("-Xmx" + maxHeap);
-    }
+    command.addAll(jvmOptions);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(main.getName());

@@ -8,12 +8,12 @@ import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
- * Append-only storage of memtable records in large byte pages (growing from 16 KiB to 1 MiB). A
- * record is addressed by a long ({@code page << 32 | offset}); indexes hold these longs instead of
- * objects so the GC sees a handful of big arrays regardless of entry count. Record layout: key
- * length (4), value length (4), key, value, and for a record that replaces an older version of its
- * key ({@link #add(byte[], int, byte[], int, int, long)}) that version's address (8), flagged by
- * the value length's top bit.
+ * Append-only storage of memtable records in large byte pages (growing from 16 KiB to {@link
+ * ArenaPageSize}, about 1 MiB, or one G1 region). A record is addressed by a long ({@code page <<
+ * 32 | offset}); indexes hold these longs instead of objects so the GC sees a handful of big arrays
+ * regardless of entry count. Record layout: key length (4), value length (4), key, value, and for a
+ * record that replaces an older version of its key ({@link #add(byte[], int, byte[], int, int,
+ * long)}) that version's address (8), flagged by the value length's top bit.
  *
  * <p>Addresses grow in append order (a later record lies on a later page, or further into the same
  * one), so an address doubles as the record's sequence number: a reader that noted the newest
@@ -25,7 +25,7 @@ import java.util.Arrays;
  * published address always finds its page.
  */
 final class Arena {
-  static final int MAX_PAGE_SIZE = 1 << 20;
+  static final int MAX_PAGE_SIZE = ArenaPageSize.ofThisJvm();
   private static final int FIRST_PAGE_SIZE = 16 << 10;
 
   /**

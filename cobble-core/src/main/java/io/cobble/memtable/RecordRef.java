@@ -8,22 +8,24 @@ package io.cobble.memtable;
  * record's entry in the address array: one dependent cache miss per step instead of two.
  *
  * <p>Layout, low bits first: number (31), tag (the hash's top 5 bits), replaces-older (1), arena
- * page + 1 (7; 0 when the address is not carried), page offset (20). Pages hold at most {@link
- * Arena#MAX_PAGE_SIZE} bytes (a larger page holds one record, at offset 0), so every offset fits;
- * records on pages from {@value #CARRIED_PAGES} on (past about 122 MB of arena) are reached through
- * the address array.
+ * page + 1 and page offset (27 together: an offset wide enough for {@link Arena#MAX_PAGE_SIZE},
+ * which a larger page's one record at offset 0 also fits; the page takes the rest, 7 bits for 1-MiB
+ * pages, 5 for 4-MiB ones, 0 when the address is not carried). Records on pages from {@link
+ * #CARRIED_PAGES} on (past about 100 MB of arena) are reached through the address array.
  */
 final class RecordRef {
   static final long NONE = 0L;
-  static final int CARRIED_PAGES = (1 << 7) - 1;
+  private static final int OFFSET_BITS = 32 - Integer.numberOfLeadingZeros(Arena.MAX_PAGE_SIZE - 1);
+  private static final int PAGE_BITS = 27 - OFFSET_BITS;
+  static final int CARRIED_PAGES = (1 << PAGE_BITS) - 1;
 
   private static final long NUMBER_MASK = (1L << 31) - 1;
   private static final int TAG_SHIFT = 31;
   private static final int TAG_BITS = 5;
   private static final int REPLACES_SHIFT = TAG_SHIFT + TAG_BITS;
   private static final int PAGE_SHIFT = REPLACES_SHIFT + 1;
-  private static final int OFFSET_SHIFT = PAGE_SHIFT + 7;
-  private static final long OFFSET_LIMIT = 1L << (64 - OFFSET_SHIFT);
+  private static final int OFFSET_SHIFT = PAGE_SHIFT + PAGE_BITS;
+  private static final long OFFSET_LIMIT = 1L << OFFSET_BITS;
 
   private RecordRef() {}
 

@@ -15,13 +15,16 @@ import org.junit.jupiter.api.Test;
  * A vec memtable whose arena outgrows the pages its index references carry addresses for ({@link
  * RecordRef#CARRIED_PAGES}) reads every key as before: seeded random puts of small keys (a fifth
  * replacing, the rest folded) are interleaved with 1-MB rows that each take a page of their own, so
- * the same keys have records before and past the carried pages, with gets between the puts (the
+ * the same keys have records before and past the carried pages (and, before the first 1-MB row,
+ * across whole full-grown pages, so carried offsets span a page), with gets between the puts (the
  * index built early, linked by the puts, and grown) or none until the end (the index built by the
  * first get). Checked against a model of each key's fold. Replay with {@code -Dcobble.test.seed}.
  */
 class LargeArenaReadTest {
   private static final int KEYS = 400;
   private static final int BIG_ROWS = RecordRef.CARRIED_PAGES + 12;
+  // Small records fill whole full-grown pages first, so carried offsets span a page's range.
+  private static final long FILLED_PAGES_BYTES = 5L * Arena.MAX_PAGE_SIZE / 2;
 
   @Test
   void keysPastTheCarriedPagesReadAsTheirFold() {
@@ -35,7 +38,8 @@ class LargeArenaReadTest {
       int bigRows = 0;
       int puts = 0;
       while (bigRows < BIG_ROWS || puts < 40_000) {
-        if (bigRows < BIG_ROWS && random.nextInt(300) == 0) {
+        boolean pagesFilled = bigRows > 0 || table.approximateBytes() >= FILLED_PAGES_BYTES;
+        if (pagesFilled && bigRows < BIG_ROWS && random.nextInt(300) == 0) {
           byte[] key = {'b', (byte) bigRows};
           big[0] = (byte) bigRows;
           table.put(key, key.length, big, big.length, true);
