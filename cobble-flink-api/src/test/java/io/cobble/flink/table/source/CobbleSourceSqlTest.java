@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
@@ -282,7 +283,7 @@ class CobbleSourceSqlTest {
       table.commit();
       TableEnvironment env = streaming();
       env.executeSql(ddl("t", ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '50'"));
-      try (CloseableIterator<Row> rows = env.executeSql("SELECT id, name FROM t").collect()) {
+      try (StreamingRows rows = new StreamingRows(env.executeSql("SELECT id, name FROM t"))) {
         assertEquals(names(1, 10, "s1"), take(rows, 10));
 
         table.upsert(row(3, "s", 2)); // changed
@@ -329,7 +330,7 @@ class CobbleSourceSqlTest {
               ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '50',"
                   + " 'scan.snapshot-lease-ms' = '6000'"));
       long last;
-      try (CloseableIterator<Row> rows = env.executeSql("SELECT id, name FROM t").collect()) {
+      try (StreamingRows rows = new StreamingRows(env.executeSql("SELECT id, name FROM t"))) {
         assertEquals(names(1, 30, "s1"), take(rows, 30));
         for (int generation = 2; generation <= 6; generation++) {
           table.upsert(row(generation, "s", generation)); // changed
@@ -376,7 +377,7 @@ class CobbleSourceSqlTest {
       TableEnvironment env = streaming();
       env.getConfig().getConfiguration().setString("execution.checkpointing.interval", "100 ms");
       env.executeSql(ddl("t", ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '50'"));
-      try (CloseableIterator<Row> rows = env.executeSql("SELECT id, name FROM t").collect()) {
+      try (StreamingRows rows = new StreamingRows(env.executeSql("SELECT id, name FROM t"))) {
         assertEquals(names(1, 30, "c1"), take(rows, 30));
         for (int generation = 2; generation <= 4; generation++) {
           table.upsert(row(generation, "c", generation));
@@ -389,6 +390,41 @@ class CobbleSourceSqlTest {
         assertEquals(List.of(newest, table.commit()), store.globalIds());
         assertEquals(names(5, 5, "c5"), take(rows, 1));
       }
+    }
+  }
+
+  /**
+   * A streaming query's rows. Closing cancels the job and waits until it has ended, so no reader or
+   * enumerator of it still writes pins under the test's directory when JUnit deletes it.
+   */
+  private static final class StreamingRows implements CloseableIterator<Row> {
+    private final TableResult result;
+    private final CloseableIterator<Row> rows;
+
+    StreamingRows(TableResult result) {
+      this.result = result;
+      this.rows = result.collect();
+    }
+
+    @Override
+    public boolean hasNext() {
+      return rows.hasNext();
+    }
+
+    @Override
+    public Row next() {
+      return rows.next();
+    }
+
+    @Override
+    public void close() throws Exception {
+      rows.close();
+      result
+          .getJobClient()
+          .orElseThrow()
+          .getJobExecutionResult()
+          .handle((ended, cancelled) -> ended)
+          .get(2, TimeUnit.MINUTES);
     }
   }
 
