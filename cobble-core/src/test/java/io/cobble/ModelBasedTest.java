@@ -580,16 +580,25 @@ class ModelBasedTest {
     List<Row> rows = new ArrayList<>();
     byte[] resume = null;
     boolean paged = rnd.nextBoolean() && max != Long.MAX_VALUE;
+    boolean inPlace = rnd.nextBoolean();
+    int width = p != null ? p.length : f.columns.size();
     do {
       ScanOptions o = resume == null ? opts : opts.startAfter(resume);
       int before = rows.size();
       try (ScanCursor c =
           db.scan(
               bucket, f.name, a == null ? null : userKey(a), b == null ? null : userKey(b), o)) {
-        while (c.hasNext()) {
-          rows.add(c.next());
+        if (inPlace) {
+          while (c.advance()) {
+            rows.add(copyInPlace(c, width));
+          }
+          resume = rows.size() > before ? rows.get(rows.size() - 1).key() : null;
+        } else {
+          while (c.hasNext()) {
+            rows.add(c.next());
+          }
+          resume = c.lastKey();
         }
-        resume = c.lastKey();
       }
       if (!paged || rows.size() == before) {
         break;
@@ -602,6 +611,20 @@ class ModelBasedTest {
       assertArrayEquals(userKey(k), rows.get(i).key(), "scan key " + i);
       assertRow(f, k, expected(f, k, p), rows.get(i).columns());
     }
+  }
+
+  /** The row {@link ScanCursor#advance} stands on, copied out of the cursor's buffers. */
+  static Row copyInPlace(ScanCursor c, int width) {
+    byte[] key = Arrays.copyOfRange(c.keyArray(), c.keyOffset(), c.keyOffset() + c.keyLength());
+    byte[][] values = new byte[width][];
+    for (int i = 0; i < width; i++) {
+      values[i] =
+          c.valueArray(i) == null
+              ? null
+              : Arrays.copyOfRange(
+                  c.valueArray(i), c.valueOffset(i), c.valueOffset(i) + c.valueLength(i));
+    }
+    return new Row(key, values);
   }
 
   private void doSchemaChange() {

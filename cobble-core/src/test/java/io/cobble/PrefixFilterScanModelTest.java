@@ -182,10 +182,40 @@ class PrefixFilterScanModelTest {
         expected.add(e.getKey());
       }
     }
+    // Read as an iterator of rows, then in place (ScanCursor.advance): the same rows either way.
+    for (boolean inPlace : new boolean[] {false, true}) {
+      checkRows(
+          db,
+          m,
+          b,
+          start,
+          end,
+          options,
+          now,
+          expected,
+          where + " from=" + from + (inPlace ? " in place" : ""),
+          inPlace);
+    }
+    if (from == null) {
+      assertEquals(expected.isEmpty(), db.isEmpty(b, FAMILY, start, end), where + " isEmpty");
+    }
+  }
+
+  private static void checkRows(
+      Db db,
+      TreeMap<String, Entry> m,
+      int b,
+      byte[] start,
+      byte[] end,
+      ScanOptions options,
+      long now,
+      List<String> expected,
+      String where,
+      boolean inPlace) {
     List<String> actual = new ArrayList<>();
     try (ScanCursor c = db.scan(b, FAMILY, start, end, options)) {
-      while (c.hasNext()) {
-        Row row = c.next();
+      while (inPlace ? c.advance() : c.hasNext()) {
+        Row row = inPlace ? ModelBasedTest.copyInPlace(c, 2) : c.next();
         String key = new String(row.key(), UTF_8);
         actual.add(key);
         Entry e = m.get(key);
@@ -207,10 +237,7 @@ class PrefixFilterScanModelTest {
         assertEquals(e.l, list, where + " key=" + key);
       }
     }
-    assertEquals(expected, actual, where + " from=" + from);
-    if (from == null) {
-      assertEquals(expected.isEmpty(), db.isEmpty(b, FAMILY, start, end), where + " isEmpty");
-    }
+    assertEquals(expected, actual, where);
   }
 
   /** The engine wrote its tables with the filter, and the filter rules prefixes out. */

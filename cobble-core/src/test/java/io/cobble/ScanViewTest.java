@@ -62,6 +62,70 @@ class ScanViewTest {
   }
 
   /**
+   * A cursor read in place ({@link ScanCursor#advance}) returns the rows an iterator over the same
+   * view returns: values in memtables, tables and the value log (above 64 bytes), overwrites and
+   * deletes, bounded ranges, {@code maxRows} and {@code startAfter}; the two ways do not mix.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"skiplist", "vec", "adaptive"})
+  void rowsReadInPlaceAreTheRowsAnIteratorReads(String memtable) {
+    Random rnd = new Random(memtable.hashCode());
+    try (Db db = Db.open(dir, config(memtable))) {
+      for (int i = 0; i < 3_000; i++) {
+        byte[] key = bytes("k" + rnd.nextInt(400));
+        if (rnd.nextInt(5) == 0) {
+          db.deleteRow(0, "default", key);
+        } else {
+          db.put(0, "default", key, 0, bytes(i + "v".repeat(rnd.nextInt(3) == 0 ? 100 : 3)));
+        }
+        if (i % 1_000 == 999) {
+          db.flush();
+        }
+      }
+      for (int round = 0; round < 200; round++) {
+        byte[] start = rnd.nextInt(4) == 0 ? null : bytes("k" + rnd.nextInt(400));
+        byte[] end = rnd.nextInt(4) == 0 ? null : bytes("k" + rnd.nextInt(400));
+        if (start != null && end != null && io.cobble.util.Bytes.compare(start, end) > 0) {
+          byte[] t = start;
+          start = end;
+          end = t;
+        }
+        ScanOptions options = ScanOptions.defaults();
+        if (rnd.nextBoolean()) {
+          options = options.maxRows(1 + rnd.nextInt(20));
+        }
+        if (rnd.nextInt(3) == 0) {
+          options = options.startAfter(bytes("k" + rnd.nextInt(400)));
+        }
+        String expected;
+        try (ScanCursor c = db.scan(0, "default", start, end, options)) {
+          expected = rest(c);
+        }
+        StringBuilder actual = new StringBuilder();
+        try (ScanCursor c = db.scan(0, "default", start, end, options)) {
+          while (c.advance()) {
+            actual
+                .append(' ')
+                .append(new String(c.keyArray(), c.keyOffset(), c.keyLength(), UTF_8))
+                .append('=')
+                .append(new String(c.valueArray(0), c.valueOffset(0), c.valueLength(0), UTF_8));
+          }
+          assertFalse(c.advance(), "an exhausted cursor stays exhausted");
+        }
+        assertEquals(expected, actual.toString().trim(), "round " + round);
+      }
+      try (ScanCursor c = db.scan(0, "default", null, null, ScanOptions.DEFAULT)) {
+        assertTrue(c.hasNext());
+        assertThrows(IllegalStateException.class, c::advance);
+      }
+      try (ScanCursor c = db.scan(0, "default", null, null, ScanOptions.DEFAULT)) {
+        assertTrue(c.advance());
+        assertThrows(IllegalStateException.class, c::hasNext);
+      }
+    }
+  }
+
+  /**
    * The issue's walk-through: read one row, then put f, overwrite g and delete e ahead of the
    * cursor; it still returns a, c, e and g=1.
    */

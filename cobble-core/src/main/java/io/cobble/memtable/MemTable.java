@@ -4,6 +4,7 @@ import io.cobble.iterator.KvIterator;
 import io.cobble.util.ValueSink;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -185,11 +186,19 @@ public abstract class MemTable {
     }
   }
 
-  /** Adapts a cursor to {@link KvIterator}, copying out each row it stops at. */
-  private static final class CursorIterator implements KvIterator {
+  /**
+   * Adapts a cursor to {@link KvIterator}: each row it stops at is read where the cursor hands it
+   * over ({@link Cursor#visit}: the arena's pages, whose published bytes never change), so moving
+   * copies nothing; {@link #key()} and {@link #value()} copy.
+   */
+  private static final class CursorIterator implements KvIterator, RowVisitor {
     private final Cursor cursor;
-    private byte[] key;
-    private byte[] value;
+    private byte[] keyArray;
+    private int keyOffset;
+    private int keyLength;
+    private byte[] valueArray;
+    private int valueOffset;
+    private int valueLength;
 
     CursorIterator(Cursor cursor) {
       this.cursor = cursor;
@@ -197,12 +206,21 @@ public abstract class MemTable {
 
     private void load() {
       if (cursor.valid()) {
-        key = cursor.key();
-        value = cursor.value();
+        cursor.visit(this);
       } else {
-        key = null;
-        value = null;
+        keyArray = null;
+        valueArray = null;
       }
+    }
+
+    @Override
+    public void accept(byte[] key, int keyOff, int keyLen, byte[] row, int rowOff, int rowLen) {
+      keyArray = key;
+      keyOffset = keyOff;
+      keyLength = keyLen;
+      valueArray = row;
+      valueOffset = rowOff;
+      valueLength = rowLen;
     }
 
     @Override
@@ -219,7 +237,7 @@ public abstract class MemTable {
 
     @Override
     public boolean valid() {
-      return key != null;
+      return keyArray != null;
     }
 
     @Override
@@ -230,32 +248,42 @@ public abstract class MemTable {
 
     @Override
     public byte[] key() {
-      return key;
+      return Arrays.copyOfRange(keyArray, keyOffset, keyOffset + keyLength);
     }
 
     @Override
     public byte[] value() {
-      return value;
+      return Arrays.copyOfRange(valueArray, valueOffset, valueOffset + valueLength);
     }
 
     @Override
     public byte[] keyArray() {
-      return key;
+      return keyArray;
+    }
+
+    @Override
+    public int keyOffset() {
+      return keyOffset;
     }
 
     @Override
     public int keyLength() {
-      return key.length;
+      return keyLength;
     }
 
     @Override
     public byte[] valueArray() {
-      return value;
+      return valueArray;
+    }
+
+    @Override
+    public int valueOffset() {
+      return valueOffset;
     }
 
     @Override
     public int valueLength() {
-      return value.length;
+      return valueLength;
     }
 
     @Override

@@ -38,6 +38,8 @@ public final class ScanSources {
   private KvIterator[] tables = new KvIterator[4];
   private LevelIterator[] levels = new LevelIterator[4];
   private int sourceCount;
+  // The memtable key prefix of the last family opened: the prefix iterators only read it.
+  private byte[] family = {-1, -1};
 
   private ScanSources(boolean pooled) {
     this.pooled = pooled;
@@ -74,7 +76,9 @@ public final class ScanSources {
   public RowMergingIterator open(
       Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi) {
     int familyId = layout.familyId();
-    byte[] family = {(byte) (familyId >>> 8), (byte) familyId};
+    if (family[0] != (byte) (familyId >>> 8) || family[1] != (byte) familyId) {
+      family = new byte[] {(byte) (familyId >>> 8), (byte) familyId};
+    }
     int count = 0;
     if (version.active().mayHold(familyId, lo, hi)) {
       add(count++, new PrefixIterator(memIterator(version.active()), family), null);
@@ -111,7 +115,9 @@ public final class ScanSources {
       }
     }
     sourceCount = count;
-    return merged.reset(sources, names, count, layout, loader);
+    // The pooled merge starts each scan decoding rows; a scan that reads them in place turns
+    // pass-through on.
+    return merged.reset(sources, names, count, layout, loader).passThrough(false);
   }
 
   private static boolean outside(FileMeta f, byte[] lo, byte[] hi) {

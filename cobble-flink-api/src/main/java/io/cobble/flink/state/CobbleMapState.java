@@ -6,6 +6,7 @@ import io.cobble.ScanOptions;
 import io.cobble.util.ValueSink;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -73,15 +74,6 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       return reusedValue();
     } catch (IOException e) {
       throw new FlinkRuntimeException("cannot serialize a value of " + family, e);
-    }
-  }
-
-  private UV decodeValue(byte[] raw, DataInputDeserializer input) {
-    try {
-      input.setBuffer(raw);
-      return input.readBoolean() ? null : userValueSerializer.deserialize(input);
-    } catch (IOException e) {
-      throw new FlinkRuntimeException("cannot deserialize a value of " + family, e);
     }
   }
 
@@ -255,20 +247,30 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   }
 
   /**
-   * The rows of one (key, namespace), read {@link #CHUNK} rows at a time into a reused list, each
-   * handed out as an element of type {@code T}; {@link #remove} deletes the row of the last one.
+   * The rows of one (key, namespace), read {@link #CHUNK} rows at a time. Each row is decoded into
+   * its element of type {@code T} straight from the scan's buffers as the chunk is read ({@link
+   * ScanCursor#advance}), so no row is copied out of the engine; the cursor is closed before the
+   * first element is handed out, so an abandoned iterator holds no engine resources. {@link
+   * #remove} deletes the row of the last element.
    */
   private abstract class RowIterator<T> implements Iterator<T> {
     final int bucket;
     final byte[] prefix;
     private final byte[] end;
     final DataInputDeserializer input = new DataInputDeserializer();
-    private final List<Row> chunk = new ArrayList<>();
+    private final List<T> chunk = new ArrayList<>();
+    // The chunk's user keys (row keys after the prefix) back to back, the i-th ending at
+    // keyEnds[i].
+    private byte[] chunkKeys = new byte[128];
+    private int[] keyEnds = new int[16];
     private int index;
     private byte[] after;
     private boolean exhausted;
-    // The row key of the last element handed out, until it is removed.
-    private byte[] lastRowKey;
+    // The last element handed out and its index in the chunk (-1 before next() and once removed);
+    // when the chunk is reread before a remove, its row key is kept in savedRowKey instead.
+    private T last;
+    private int lastIndex = -1;
+    private byte[] savedRowKey;
 
     RowIterator(int bucket, byte[] prefix) {
       this.bucket = bucket;
@@ -276,11 +278,15 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       this.end = RowKeys.prefixEnd(prefix);
     }
 
-    /** The element of one row. */
-    abstract T element(Row row);
+    /**
+     * The element of one row: its user key and value in place, valid only during the call (a
+     * memtable page or a cached block).
+     */
+    abstract T element(
+        byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen);
 
-    /** Called after the row of the last element was deleted. */
-    void removed() {}
+    /** Called after the row of {@code element}, the last one handed out, was deleted. */
+    void removed(T element) {}
 
     @Override
     public final boolean hasNext() {
@@ -290,21 +296,59 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       if (exhausted) {
         return false;
       }
+      readChunk();
+      return !chunk.isEmpty();
+    }
+
+    private void readChunk() {
+      if (lastIndex >= 0) {
+        savedRowKey = rowKeyAt(lastIndex);
+        lastIndex = -1;
+      }
       chunk.clear();
       index = 0;
+      int keyBytes = 0;
       ScanOptions options = after == null ? FIRST_CHUNK : FIRST_CHUNK.startAfter(after);
       try (ScanCursor c = db.scan(bucket, family, prefix, end, options)) {
-        while (c.hasNext()) {
-          chunk.add(c.next());
+        while (c.advance()) {
+          int keyOff = c.keyOffset() + prefix.length;
+          int keyLen = c.keyLength() - prefix.length;
+          if (chunkKeys.length < keyBytes + keyLen) {
+            chunkKeys = Arrays.copyOf(chunkKeys, Math.max(2 * chunkKeys.length, keyBytes + keyLen));
+          }
+          System.arraycopy(c.keyArray(), keyOff, chunkKeys, keyBytes, keyLen);
+          keyBytes += keyLen;
+          int n = chunk.size();
+          if (keyEnds.length == n) {
+            keyEnds = Arrays.copyOf(keyEnds, 2 * n);
+          }
+          keyEnds[n] = keyBytes;
+          chunk.add(
+              element(
+                  c.keyArray(),
+                  keyOff,
+                  keyLen,
+                  c.valueArray(0),
+                  c.valueOffset(0),
+                  c.valueLength(0)));
         }
+      } finally {
+        // The deserializer must not keep a memtable page or a cached block reachable.
+        input.releaseArrays();
       }
       if (chunk.size() < CHUNK) {
         exhausted = true;
+      } else {
+        after = rowKeyAt(CHUNK - 1);
       }
-      if (!chunk.isEmpty()) {
-        after = chunk.get(chunk.size() - 1).key();
-      }
-      return !chunk.isEmpty();
+    }
+
+    /** The row key of the chunk's {@code i}-th element: the prefix, then its user key. */
+    private byte[] rowKeyAt(int i) {
+      int from = i == 0 ? 0 : keyEnds[i - 1];
+      byte[] rowKey = Arrays.copyOf(prefix, prefix.length + keyEnds[i] - from);
+      System.arraycopy(chunkKeys, from, rowKey, prefix.length, keyEnds[i] - from);
+      return rowKey;
     }
 
     @Override
@@ -312,29 +356,54 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       if (!hasNext()) {
         throw new NoSuchElementException();
       }
-      Row row = chunk.get(index);
-      // The chunk list is reused: drop the row so a long iteration keeps only the current chunk.
+      savedRowKey = null;
+      lastIndex = index;
+      last = chunk.get(index);
+      // The chunk list is reused: drop the element so a long iteration keeps only the current
+      // chunk.
       chunk.set(index++, null);
-      lastRowKey = row.key();
-      return element(row);
+      return last;
     }
 
     @Override
     public final void remove() {
-      if (lastRowKey == null) {
+      byte[] rowKey = lastIndex >= 0 ? rowKeyAt(lastIndex) : savedRowKey;
+      if (rowKey == null) {
         throw new IllegalStateException("next() was not called, or the entry is removed");
       }
-      db.deleteRow(bucket, family, lastRowKey);
-      lastRowKey = null;
-      removed();
+      db.deleteRow(bucket, family, rowKey);
+      lastIndex = -1;
+      savedRowKey = null;
+      removed(last);
     }
 
-    UK decodeKey(byte[] rowKey) {
+    UK decodeKey(byte[] buf, int off, int len) {
       try {
-        input.setBuffer(rowKey, prefix.length, rowKey.length - prefix.length);
+        input.setBuffer(buf, off, len);
         return userKeySerializer.deserialize(input);
       } catch (IOException e) {
         throw new FlinkRuntimeException("cannot deserialize a user key of " + family, e);
+      }
+    }
+
+    UV decodeValue(byte[] buf, int off, int len) {
+      try {
+        input.setBuffer(buf, off, len);
+        return input.readBoolean() ? null : userValueSerializer.deserialize(input);
+      } catch (IOException e) {
+        throw new FlinkRuntimeException("cannot deserialize a value of " + family, e);
+      }
+    }
+
+    /** The row key of {@code userKey} under this iterator's prefix. */
+    byte[] rowKey(UK userKey) {
+      try {
+        DataOutputSerializer out = new DataOutputSerializer(prefix.length + 16);
+        out.write(prefix);
+        userKeySerializer.serialize(userKey, out);
+        return out.getCopyOfBuffer();
+      } catch (IOException e) {
+        throw new FlinkRuntimeException("cannot serialize a user key of " + family, e);
       }
     }
   }
@@ -346,8 +415,8 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     }
 
     @Override
-    UK element(Row row) {
-      return decodeKey(row.key());
+    UK element(byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen) {
+      return decodeKey(key, keyOff, keyLen);
     }
   }
 
@@ -358,61 +427,50 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     }
 
     @Override
-    UV element(Row row) {
-      return decodeValue(row.column(0), input);
+    UV element(byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen) {
+      return decodeValue(value, valueOff, valueLen);
     }
   }
 
-  /** Entries that decode their key and value on first use. */
+  /**
+   * Entries holding their decoded key and value, as the heap backend's do: the only objects an
+   * element allocates besides what the serializers create. {@link Entry#setValue} writes the row of
+   * the entry's key, serialized again.
+   */
   private final class EntryIterator extends RowIterator<Map.Entry<UK, UV>> {
-    private Entry current;
-
     EntryIterator(int bucket, byte[] prefix) {
       super(bucket, prefix);
     }
 
     @Override
-    Map.Entry<UK, UV> element(Row row) {
-      current = new Entry(row.key(), row.column(0));
-      return current;
+    Map.Entry<UK, UV> element(
+        byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen) {
+      return new Entry(decodeKey(key, keyOff, keyLen), decodeValue(value, valueOff, valueLen));
     }
 
     @Override
-    void removed() {
-      current.removed = true;
+    void removed(Map.Entry<UK, UV> entry) {
+      ((Entry) entry).removed = true;
     }
 
     private final class Entry implements Map.Entry<UK, UV> {
-      final byte[] rowKey;
-      private final byte[] rawValue;
-      private UK key;
+      private final UK key;
       private UV value;
-      private boolean valueRead;
       boolean removed;
 
-      Entry(byte[] rowKey, byte[] rawValue) {
-        this.rowKey = rowKey;
-        this.rawValue = rawValue;
+      Entry(UK key, UV value) {
+        this.key = key;
+        this.value = value;
       }
 
       @Override
       public UK getKey() {
-        if (key == null) {
-          key = decodeKey(rowKey);
-        }
         return key;
       }
 
       @Override
       public UV getValue() {
-        if (removed) {
-          return null;
-        }
-        if (!valueRead) {
-          value = decodeValue(rawValue, input);
-          valueRead = true;
-        }
-        return value;
+        return removed ? null : value;
       }
 
       @Override
@@ -420,10 +478,9 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
         if (removed) {
           throw new IllegalStateException("The entry has been removed");
         }
-        UV old = getValue();
+        UV old = value;
+        db.put(bucket, family, rowKey(key), 0, encodeValue(newValue));
         value = newValue;
-        valueRead = true;
-        db.put(bucket, family, rowKey, 0, encodeValue(newValue));
         return old;
       }
 

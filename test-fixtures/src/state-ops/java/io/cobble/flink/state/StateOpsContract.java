@@ -671,6 +671,123 @@ public abstract class StateOpsContract {
         });
   }
 
+  /**
+   * Map iterators decode each chunk of rows from the engine's buffers, so nothing of one iterator
+   * may leak into another or outlive its step: iterators of the same and of another state nested
+   * inside one and interleaved with it, point reads between its steps, entries held past later
+   * {@code next} calls and chunk reads (their keys, values and {@code setValue}), the current key
+   * changed while an iterator is held, and {@code remove} after a {@code hasNext} that read the
+   * next chunk.
+   */
+  @Test
+  void mapIteratorsNestInterleaveAndKeepTheirEntries() throws Exception {
+    seeded(
+        "mapIteratorsNestInterleaveAndKeepTheirEntries",
+        (backend, rnd, seed) -> {
+          MapState<Integer, String> a =
+              backend.getPartitionedState(
+                  VoidNamespace.INSTANCE,
+                  VoidNamespaceSerializer.INSTANCE,
+                  new MapStateDescriptor<>("nest-a", Integer.class, String.class));
+          MapState<Integer, String> b =
+              backend.getPartitionedState(
+                  VoidNamespace.INSTANCE,
+                  VoidNamespaceSerializer.INSTANCE,
+                  new MapStateDescriptor<>("nest-b", Integer.class, String.class));
+          // More than two chunks of the iterator's 128 rows, half in a table, some overwritten in
+          // the memtable.
+          int n = 300;
+          Map<Integer, String> ea = new java.util.TreeMap<>();
+          Map<Integer, String> eb = new java.util.TreeMap<>();
+          backend.setCurrentKey(1);
+          for (int i = 0; i < n; i++) {
+            a.put(i, "a" + i);
+            ea.put(i, "a" + i);
+            b.put(2 * i, "b" + i);
+            eb.put(2 * i, "b" + i);
+          }
+          db(backend).flush();
+          for (int i = 0; i < n; i += 3) {
+            a.put(i, "A" + i);
+            ea.put(i, "A" + i);
+          }
+
+          java.util.Iterator<Map.Entry<Integer, String>> outer = a.iterator();
+          List<Map.Entry<Integer, String>> held = new ArrayList<>();
+          while (outer.hasNext()) {
+            Map.Entry<Integer, String> e = outer.next();
+            held.add(e);
+            if (held.size() % 50 == 1) {
+              assertEquals(eb, entriesOf(b), "another state's iteration nested");
+              assertEquals(ea, entriesOf(a), "the same state's iteration nested");
+              assertEquals(ea.get(e.getKey()), a.get(e.getKey()));
+              assertTrue(!a.isEmpty() && b.contains(0));
+            }
+          }
+          assertEquals(n, held.size());
+          for (int i = 0; i < n; i++) {
+            assertEquals(i, held.get(i).getKey(), "a held entry's key");
+            assertEquals(ea.get(i), held.get(i).getValue(), "a held entry's value");
+          }
+          held.get(3).setValue("set3");
+          ea.put(3, "set3");
+          assertEquals("set3", a.get(3), "setValue through an entry of a chunk read long ago");
+
+          java.util.Iterator<Integer> keys = a.keys().iterator();
+          java.util.Iterator<String> values = a.values().iterator();
+          for (int i = 0; i < n; i++) {
+            assertEquals(i, keys.next(), "interleaved keys()");
+            assertEquals(ea.get(i), values.next(), "interleaved values()");
+          }
+
+          // The current key changes while an iterator of key 1 is held: it goes on reading key 1,
+          // and its entries write key 1's rows.
+          java.util.Iterator<Map.Entry<Integer, String>> ofKey1 = a.iterator();
+          Map.Entry<Integer, String> first = ofKey1.next();
+          backend.setCurrentKey(2);
+          a.put(0, "key2");
+          first.setValue("again0");
+          for (int i = 1; i < 200; i++) {
+            assertEquals(
+                ea.get(i), ofKey1.next().getValue(), "key 1's iterator after a key change");
+          }
+          assertEquals("key2", a.get(0), "setValue wrote key 1's row, not the current key's");
+          backend.setCurrentKey(1);
+          ea.put(0, "again0");
+          assertEquals("again0", a.get(0));
+
+          // remove() after a hasNext() that read the next chunk deletes the element handed out.
+          java.util.Iterator<Map.Entry<Integer, String>> it = a.iterator();
+          for (int i = 0; i < 128; i++) {
+            it.next();
+          }
+          assertTrue(it.hasNext());
+          it.remove();
+          ea.remove(127);
+          assertNull(a.get(127), "the last element of the first chunk is removed");
+          assertEquals(ea.get(128), a.get(128), "the first of the next chunk is not");
+          assertEquals(128, it.next().getKey());
+          java.util.Iterator<String> vit = a.values().iterator();
+          for (int i = 0; i < 256; i++) {
+            vit.next();
+          }
+          assertTrue(vit.hasNext());
+          vit.remove();
+          ea.remove(256);
+          assertNull(a.get(256), "values(): the last element of the second chunk is removed");
+          assertEquals(ea.get(257), a.get(257));
+          assertEquals(ea, entriesOf(a));
+        });
+  }
+
+  private static Map<Integer, String> entriesOf(MapState<Integer, String> map) throws Exception {
+    Map<Integer, String> out = new java.util.TreeMap<>();
+    for (Map.Entry<Integer, String> e : map.entries()) {
+      out.put(e.getKey(), e.getValue());
+    }
+    return out;
+  }
+
   private static void checkIteration(
       MapState<Integer, String> map,
       AbstractKeyedStateBackend<Integer> backend,
