@@ -1,6 +1,5 @@
 package io.cobble.compaction;
 
-import io.cobble.iterator.FramedBlock;
 import io.cobble.iterator.KvIterator;
 import io.cobble.iterator.LevelIterator;
 import io.cobble.iterator.RowMergingIterator;
@@ -37,7 +36,6 @@ public final class CompactionJob {
   private CompactionFilter filter;
   private boolean passThrough = true;
   private long passedThrough;
-  private long blocksCopied;
 
   /**
    * {@code rewriteVlog} selects value-log files whose values are copied out (and re-separated into
@@ -101,11 +99,6 @@ public final class CompactionJob {
     return passedThrough;
   }
 
-  /** Data blocks the last {@link #run} copied into its output as they were stored. */
-  long blocksCopied() {
-    return blocksCopied;
-  }
-
   /** Runs the merge into {@code out}; the caller finishes or abandons the writer. */
   public void run(OutputWriter out) {
     List<KvIterator> sources = new ArrayList<>();
@@ -126,28 +119,14 @@ public final class CompactionJob {
     boolean bottom = compaction.bottommost();
     long dropBefore = compaction.dropExpiredBefore();
     passedThrough = 0;
-    blocksCopied = 0;
     CompactionFilter.ValueFilter dead =
         bottom && filter != null ? filter.forFamily(layout.family().name()) : null;
-    // A block no other input's key falls into, whose rows would all be stored as they are read, is
-    // copied as it was stored: an append-only list tree rewrites every list of the output level
-    // its L0 merges touch, most of them unchanged.
     try (RowMergingIterator it =
-        new RowMergingIterator(sources, names, layout, loader)
-            .passThrough(passThrough)
-            .copyBlocks(passThrough && dead == null)) {
+        new RowMergingIterator(sources, names, layout, loader).passThrough(passThrough)) {
       int rows = 0;
       for (it.seekToFirst(); it.valid(); it.next()) {
         if (++rows % ABANDON_CHECK_ROWS == 0 && abandoned.getAsBoolean()) {
           throw new CompactionAbandoned();
-        }
-        FramedBlock block = it.wholeBlock();
-        if (block != null) {
-          if (out.addBlock(block, layout, bottom, dropBefore, keepBucket)) {
-            blocksCopied++;
-            continue;
-          }
-          it.splitBlock();
         }
         if (!keepBucket.test(Bytes.getShort(it.keyArray(), 0))) {
           continue;

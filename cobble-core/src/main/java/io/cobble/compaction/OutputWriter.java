@@ -1,7 +1,5 @@
 package io.cobble.compaction;
 
-import io.cobble.iterator.FramedBlock;
-import io.cobble.iterator.KvIterator;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.RowState;
 import io.cobble.sst.Table;
@@ -22,7 +20,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.IntPredicate;
 
 /**
  * Writes the rows of one tree into table files for a level: cuts files at the target size, moves
@@ -153,64 +150,6 @@ public final class OutputWriter implements AutoCloseable {
     noteMergeWriteTime(row, rowOff, rowLen);
     builder.add(key, 0, keyLen, row, rowOff, rowLen);
     afterAdd();
-    return true;
-  }
-
-  /**
-   * Writes a data block as it was read when every row in it would be stored as it is ({@link
-   * #addIfPlain}'s test, with {@code keepBucket} keeping each key's bucket), the output table can
-   * hold its frame ({@link TableBuilder#canCopy}) and no file cut falls inside it; otherwise adds
-   * nothing and returns false. The rows must be the next keys of the output.
-   */
-  public boolean addBlock(
-      FramedBlock block, ColumnLayout layout, boolean bottom, long dropBefore, IntPredicate keep) {
-    if (!copies(block, layout, bottom, dropBefore, keep)) {
-      return false;
-    }
-    KvIterator rows = block.rows();
-    cutBefore(rows.keyArray(), rows.keyOffset());
-    startTable();
-    for (; rows.valid(); rows.next()) {
-      byte[] row = rows.valueArray();
-      int off = rows.valueOffset();
-      int len = rows.valueLength();
-      noteExpiry(
-          bottom
-              ? RowState.plainBottomExpiry(layout, row, off, len, separationThreshold, dropBefore)
-              : RowState.plainExpiry(layout, row, off, len, separationThreshold));
-      noteMergeWriteTime(row, off, len);
-    }
-    builder.addFramed(block);
-    afterAdd();
-    return true;
-  }
-
-  /** Whether every row of {@code block} is stored as it is and its keys lie in one owned range. */
-  private boolean copies(
-      FramedBlock block, ColumnLayout layout, boolean bottom, long dropBefore, IntPredicate keep) {
-    if (!TableBuilder.canCopy(options, block)) {
-      return false;
-    }
-    KvIterator rows = block.rows();
-    int range =
-        owned == null ? 0 : owned.rangeOf(Bytes.getShort(rows.keyArray(), rows.keyOffset()));
-    for (; rows.valid(); rows.next()) {
-      byte[] key = rows.keyArray();
-      int bucket = Bytes.getShort(key, rows.keyOffset());
-      if (!keep.test(bucket) || (owned != null && owned.rangeOf(bucket) != range)) {
-        return false;
-      }
-      byte[] row = rows.valueArray();
-      int off = rows.valueOffset();
-      int len = rows.valueLength();
-      long expiry =
-          bottom
-              ? RowState.plainBottomExpiry(layout, row, off, len, separationThreshold, dropBefore)
-              : RowState.plainExpiry(layout, row, off, len, separationThreshold);
-      if (expiry == RowState.NOT_PLAIN) {
-        return false;
-      }
-    }
     return true;
   }
 

@@ -52,19 +52,6 @@ public interface KvIterator extends Closeable {
     return valueArray().length;
   }
 
-  /**
-   * The data block this cursor stands at the first entry of, framed as it is stored, when a
-   * compaction could copy it whole ({@link FramedBlock}); null otherwise, and by default.
-   */
-  default FramedBlock framedBlock() {
-    return null;
-  }
-
-  /** Moves past the block {@link #framedBlock} returned, to the first entry after it. */
-  default void skipBlock() {
-    throw new UnsupportedOperationException("no framed blocks");
-  }
-
   @Override
   void close();
 }

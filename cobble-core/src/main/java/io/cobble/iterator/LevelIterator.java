@@ -137,17 +137,6 @@ public final class LevelIterator implements KvIterator {
   }
 
   @Override
-  public FramedBlock framedBlock() {
-    return current == null ? null : current.framedBlock();
-  }
-
-  @Override
-  public void skipBlock() {
-    current.skipBlock();
-    skipExhausted();
-  }
-
-  @Override
   public void close() {
     if (current != null) {
       current.close();

@@ -64,11 +64,6 @@ public final class RowMergingIterator implements AutoCloseable {
   private boolean pending;
   // Lists folded by copying bytes, when ConcatFold applies to the layout.
   private ConcatFold concatFold;
-  // Whole blocks: the current position is a data block of one source that no other source's key
-  // falls into, handed out framed until the caller splits it into rows.
-  private boolean copyBlocks;
-  private FramedBlock block;
-  private int blockSource;
 
   /** An iterator over no sources; {@link #reset} it onto some. */
   public RowMergingIterator() {}
@@ -115,8 +110,6 @@ public final class RowMergingIterator implements AutoCloseable {
     this.heapSize = 0;
     this.valid = false;
     this.upper = null;
-    this.copyBlocks = false;
-    this.block = null;
     return this;
   }
 
@@ -280,30 +273,6 @@ public final class RowMergingIterator implements AutoCloseable {
   }
 
   /**
-   * With {@code on} (and {@link #passThrough}), stops at a data block of one source that lies
-   * before every other source's key ({@link KvIterator#framedBlock}) as a whole: {@link
-   * #wholeBlock} hands it out, {@link #next} moves past it, {@link #splitBlock} turns the position
-   * into the block's first row. For a compaction that copies such blocks. Off by default.
-   */
-  public RowMergingIterator copyBlocks(boolean on) {
-    this.copyBlocks = on;
-    return this;
-  }
-
-  /** The whole block the iterator stands on ({@link #copyBlocks}), or null at a row. */
-  public FramedBlock wholeBlock() {
-    return valid ? block : null;
-  }
-
-  /** Turns a {@link #wholeBlock} position into the position of the block's first row. */
-  public void splitBlock() {
-    if (block != null) {
-      block = null;
-      mergeRow(heap[0]);
-    }
-  }
-
-  /**
    * Whether the current row is held encoded ({@link #encodedRow}): with {@link #passThrough} on,
    * when one source decided the key, or when the key's rows are lists folded by copying their bytes
    * ({@link ConcatFold}). Its decoded form is what {@link #row()} returns.
@@ -334,11 +303,6 @@ public final class RowMergingIterator implements AutoCloseable {
   }
 
   public void next() {
-    if (block != null) {
-      block = null;
-      sources[blockSource].skipBlock();
-      reload(blockSource);
-    }
     advance();
   }
 
@@ -376,11 +340,6 @@ public final class RowMergingIterator implements AutoCloseable {
   private void moveTop() {
     int s = heap[0];
     sources[s].next();
-    reload(s);
-  }
-
-  /** Restores the heap after the top source {@code s} moved. */
-  private void reload(int s) {
     boolean stays = sources[s].valid();
     if (stays) {
       loadKey(s);
@@ -395,7 +354,6 @@ public final class RowMergingIterator implements AutoCloseable {
   private void advance() {
     pending = false;
     encodedSource = -1;
-    block = null;
     if (heapSize == 0) {
       valid = false;
       return;
@@ -410,40 +368,6 @@ public final class RowMergingIterator implements AutoCloseable {
     System.arraycopy(keys[top], keyOffsets[top], key, 0, keyLength);
     key0 = prefix0[top];
     key1 = prefix1[top];
-    if (copyBlocks && passThrough && standsOnWholeBlock(top)) {
-      return;
-    }
-    mergeRow(top);
-  }
-
-  /**
-   * Whether source {@code top} stands at the start of a block whose last key lies before every
-   * other source's key (the smaller one is at a child of the heap's root) and the upper bound;
-   * holds the block if so.
-   */
-  private boolean standsOnWholeBlock(int top) {
-    FramedBlock b = sources[top].framedBlock();
-    if (b == null) {
-      return false;
-    }
-    byte[] last = b.lastKey();
-    int lastLen = b.lastKeyLength();
-    for (int i = 1; i <= 2 && i < heapSize; i++) {
-      int s = heap[i];
-      if (Bytes.compare(last, 0, lastLen, keys[s], keyOffsets[s], keyLengths[s]) >= 0) {
-        return false;
-      }
-    }
-    if (upper != null && Bytes.compare(last, 0, lastLen, upper, 0, upper.length) >= 0) {
-      return false;
-    }
-    block = b;
-    blockSource = top;
-    return true;
-  }
-
-  /** Positions at the row of the current key, whose newest source is {@code top}. */
-  private void mergeRow(int top) {
     if (passThrough) {
       KvIterator s = sources[top];
       // Any other source at this key is a child of the top (ties order by source index).

@@ -179,11 +179,6 @@ public final class Table implements AutoCloseable {
     return fileNumber;
   }
 
-  /** Whether the footer declares data blocks that may carry a {@link DataBlockHash} index. */
-  boolean dataBlockHash() {
-    return (footer.flags() & Footer.FLAG_DATA_BLOCK_HASH) != 0;
-  }
-
   public long fileSize() {
     return fileSize;
   }

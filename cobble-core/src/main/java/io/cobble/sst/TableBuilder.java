@@ -1,8 +1,6 @@
 package io.cobble.sst;
 
 import io.cobble.CobbleException;
-import io.cobble.iterator.FramedBlock;
-import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteWriter;
 import io.cobble.util.Bytes;
 import io.cobble.util.NewFile;
@@ -70,18 +68,6 @@ public final class TableBuilder implements AutoCloseable {
    * and does not keep.
    */
   public void add(byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen) {
-    long hash = noteKey(key, keyOff, keyLen);
-    data.add(key, keyOff, keyLen, value, valueOff, valueLen, hash);
-    if (data.estimatedSize() >= options.blockSize) {
-      flushData();
-    }
-  }
-
-  /**
-   * Records a key for the table's first and last key, count and filters; returns its hash when a
-   * bloom filter or data-block hash index needs it.
-   */
-  private long noteKey(byte[] key, int keyOff, int keyLen) {
     if (prefixHashes != null) {
       addPrefix(key, keyOff, keyLen);
     }
@@ -95,42 +81,16 @@ public final class TableBuilder implements AutoCloseable {
     lastKeyLen = keyLen;
     entries++;
     long hash = options.bloom || options.dataBlockHash ? BloomFilter.hash(key, keyOff, keyLen) : 0;
+    data.add(key, keyOff, keyLen, value, valueOff, valueLen, hash);
     if (options.bloom) {
       if (hashCount == hashes.length) {
         hashes = BloomFilter.grow(hashes);
       }
       hashes[hashCount++] = hash;
     }
-    return hash;
-  }
-
-  /**
-   * Whether {@link #addFramed} may store {@code block} as it is: its payload is compressed exactly
-   * when this table's blocks are meant to be (a block copied into a level of the other setting
-   * would keep the wrong one), and it carries a hash index only if this table declares them.
-   */
-  public static boolean canCopy(TableOptions options, FramedBlock block) {
-    return block.compressed() == options.lz4 && (options.dataBlockHash || !block.dataBlockHash());
-  }
-
-  /**
-   * Writes a data block {@link #canCopy(TableOptions, FramedBlock)} accepted as it was read, after
-   * the open block; its keys must follow the keys added so far. Its rows are not decoded, encoded
-   * or compressed again.
-   */
-  public void addFramed(FramedBlock block) {
-    flushData();
-    for (KvIterator rows = block.rows(); rows.valid(); rows.next()) {
-      noteKey(rows.keyArray(), rows.keyOffset(), rows.keyLength());
+    if (data.estimatedSize() >= options.blockSize) {
+      flushData();
     }
-    BlockHandle h = new BlockHandle(offset, block.frameLength() - BlockHandle.TRAILER_SIZE);
-    try {
-      out.write(block.frame(), block.frameOffset(), block.frameLength());
-    } catch (IOException e) {
-      throw new CobbleException("cannot write table " + path, e);
-    }
-    offset += block.frameLength();
-    indexDataBlock(h);
   }
 
   /** Records the key's prefix unless it is shorter than one or repeats the previous key's. */
@@ -205,11 +165,6 @@ public final class TableBuilder implements AutoCloseable {
     }
     BlockHandle h = writeBlock(data, options.lz4);
     data.reset();
-    indexDataBlock(h);
-  }
-
-  /** Adds the data block just written, ending at the last key added, to the index. */
-  private void indexDataBlock(BlockHandle h) {
     handle.reset();
     h.encode(handle);
     index.add(lastKey, 0, lastKeyLen, handle.array(), 0, handle.size(), 0);

@@ -3,7 +3,6 @@ package io.cobble.sst;
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
-import io.cobble.iterator.FramedBlock;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ReadAhead;
@@ -39,12 +38,6 @@ final class TableIterator implements KvIterator {
   private long raStart = -1;
   private int raLen;
   private ReadAhead hint;
-  // The loaded data block's frame within raBuf (-1: not there), for a compaction that copies it.
-  private int frameAt = -1;
-  private int frameSize;
-  // Whether the cursor stands on the first entry of the loaded block, reached by moving forward.
-  private boolean atBlockStart;
-  private final ReadFramedBlock framedBlock = new ReadFramedBlock();
   // Set while positioned through the decoded index (user scans of a table whose index partitions
   // are pinned and decoded): the top-level entry and the data block's entry in its partition.
   // A seek then costs two array searches instead of two block seeks that parse varint headers at
@@ -97,7 +90,6 @@ final class TableIterator implements KvIterator {
 
   private boolean loadData() {
     unloadData();
-    frameAt = -1;
     if (!indexLoaded || !index.valid()) {
       return false;
     }
@@ -116,7 +108,6 @@ final class TableIterator implements KvIterator {
 
   private void unloadData() {
     dataLoaded = false;
-    atBlockStart = false;
     table.releaseData(pin);
   }
 
@@ -148,8 +139,6 @@ final class TableIterator implements KvIterator {
       }
       table.decodeFramed(raBuf, at, size, block, rawLength, "data", offset);
       blockLength = rawLength;
-      frameAt = at;
-      frameSize = size;
     } catch (CorruptionException e) {
       if (table.localPath() != null) {
         throw e;
@@ -203,7 +192,9 @@ final class TableIterator implements KvIterator {
       if (indexLoaded && index.valid()) {
         index.next();
         if (index.valid()) {
-          loadFirst();
+          if (loadData()) {
+            data.seekToFirst();
+          }
           continue;
         }
       }
@@ -217,15 +208,9 @@ final class TableIterator implements KvIterator {
         return;
       }
       index.seekToFirst();
-      loadFirst();
-    }
-  }
-
-  /** Loads the data block the index stands on and positions at its first entry. */
-  private void loadFirst() {
-    if (loadData()) {
-      data.seekToFirst();
-      atBlockStart = true;
+      if (loadData()) {
+        data.seekToFirst();
+      }
     }
   }
 
@@ -244,7 +229,9 @@ final class TableIterator implements KvIterator {
       unloadData();
       if (loadIndex()) {
         index.seekToFirst();
-        loadFirst();
+        if (loadData()) {
+          data.seekToFirst();
+        }
       }
       skipEmpty();
     } catch (RuntimeException e) {
@@ -290,41 +277,7 @@ final class TableIterator implements KvIterator {
   @Override
   public void next() {
     try {
-      atBlockStart = false;
       data.next();
-      skipEmpty();
-    } catch (RuntimeException e) {
-      throw wrap(e);
-    }
-  }
-
-  /**
-   * Only a sequential read (compaction's) that reached a block's first entry by moving forward
-   * holds its frame; a seek lands inside a block.
-   */
-  @Override
-  public FramedBlock framedBlock() {
-    if (!atBlockStart || frameAt < 0 || !valid()) {
-      return null;
-    }
-    return framedBlock.set(
-        raBuf,
-        frameAt,
-        frameSize,
-        block,
-        blockLength,
-        index.keyArray(),
-        index.keyLength(),
-        table.dataBlockHash());
-  }
-
-  @Override
-  public void skipBlock() {
-    try {
-      atBlockStart = false;
-      while (data.valid()) {
-        data.next();
-      }
       skipEmpty();
     } catch (RuntimeException e) {
       throw wrap(e);

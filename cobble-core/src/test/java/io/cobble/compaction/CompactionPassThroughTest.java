@@ -11,7 +11,6 @@ import io.cobble.CorruptionException;
 import io.cobble.FileDamage;
 import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
-import io.cobble.iterator.LevelIterator;
 import io.cobble.memtable.SkipListMemTable;
 import io.cobble.merge.ListAppendOperator;
 import io.cobble.merge.ListCodec;
@@ -22,7 +21,6 @@ import io.cobble.schema.Column;
 import io.cobble.schema.ColumnSpec;
 import io.cobble.schema.FamilySchema;
 import io.cobble.schema.Schema;
-import io.cobble.sst.BloomFilter;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableOptions;
 import io.cobble.sst.TableReadOptions;
@@ -36,14 +34,12 @@ import io.cobble.vlog.ValuePointer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.IntPredicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -83,12 +79,6 @@ class CompactionPassThroughTest {
   private static final long DROP_BEFORE = 5_000;
 
   private ColumnLayout layout = MIXED;
-  // Compaction reads block by block (0) or sequentially, the engine's way, which copies blocks.
-  private int readAhead;
-  private IntPredicate keepBucket = bucket -> true;
-  private OwnedBuckets owned;
-  private boolean compress;
-  private long separation = SEPARATION;
 
   @TempDir Path dir;
   private VersionSet versions;
@@ -117,26 +107,19 @@ class CompactionPassThroughTest {
 
   private OutputWriter writer() {
     TableOptions options =
-        TableOptions.builder()
-            .blockSize(1024)
-            .restartInterval(8)
-            .bloomBitsPerKey(10)
-            .lz4(compress)
-            .build();
-    OutputWriter w =
-        new OutputWriter(
-            versions,
-            0,
-            1,
-            options,
-            16 << 10,
-            separation,
-            (n, written) -> {
-              Table t = Table.open(versions.tablePath(n), n, cache, TableReadOptions.UNPINNED);
-              opened.add(t);
-              return t;
-            });
-    return owned == null ? w : w.cutAt(owned);
+        TableOptions.builder().blockSize(1024).restartInterval(8).bloomBitsPerKey(10).build();
+    return new OutputWriter(
+        versions,
+        0,
+        1,
+        options,
+        16 << 10,
+        SEPARATION,
+        (n, written) -> {
+          Table t = Table.open(versions.tablePath(n), n, cache, TableReadOptions.UNPINNED);
+          opened.add(t);
+          return t;
+        });
   }
 
   private final ValueLoader loader =
@@ -236,12 +219,10 @@ class CompactionPassThroughTest {
   private static final class Output {
     final List<FileMeta> tables;
     final long passedThrough;
-    final long blocksCopied;
 
-    Output(List<FileMeta> tables, long passedThrough, long blocksCopied) {
+    Output(List<FileMeta> tables, long passedThrough) {
       this.tables = tables;
       this.passedThrough = passedThrough;
-      this.blocksCopied = blocksCopied;
     }
   }
 
@@ -249,7 +230,7 @@ class CompactionPassThroughTest {
     Compaction c =
         new Compaction(
             Compaction.Kind.MERGE, 0, 0, 1, inputs, List.of(), bottom, bottom ? DROP_BEFORE : 0);
-    CompactionJob job = new CompactionJob(c, layout, loader, readAhead, file -> false, keepBucket);
+    CompactionJob job = new CompactionJob(c, layout, loader, 0, file -> false);
     if (!passThrough) {
       job.decodeEveryRow();
     }
@@ -257,12 +238,14 @@ class CompactionPassThroughTest {
       job.run(out);
       List<FileMeta> tables = out.finish();
       register(out.vlogs());
-      return new Output(tables, job.rowsPassedThrough(), job.blocksCopied());
+      return new Output(tables, job.rowsPassedThrough());
     }
   }
 
   private void assertSameContent(Output expected, Output actual, String note) {
     assertEquals(expected.tables.size(), actual.tables.size(), "tables" + note);
+    RowState e = new RowState();
+    RowState a = new RowState();
     for (int f = 0; f < expected.tables.size(); f++) {
       FileMeta ef = expected.tables.get(f);
       FileMeta af = actual.tables.get(f);
@@ -276,59 +259,27 @@ class CompactionPassThroughTest {
       assertArrayEquals(ef.properties().largest(), af.properties().largest(), note);
       try (KvIterator ei = ef.table().iterator(0);
           KvIterator ai = af.table().iterator(0)) {
-        assertSameRows(ei, ai, note);
-      }
-    }
-  }
-
-  /**
-   * Both outputs hold the same rows and, over all their files, the same entries, latest expiry and
-   * oldest merge write time, wherever their files were cut.
-   */
-  private void assertSameRows(Output expected, Output actual, String note) {
-    assertEquals(totals(expected), totals(actual), "entries, expiry, merge time" + note);
-    try (KvIterator ei = new LevelIterator(expected.tables, 0);
-        KvIterator ai = new LevelIterator(actual.tables, 0)) {
-      assertSameRows(ei, ai, note);
-    }
-  }
-
-  private static List<Long> totals(Output out) {
-    long entries = 0;
-    long maxExpiry = -1;
-    long minMergeWriteTime = Long.MAX_VALUE;
-    for (FileMeta f : out.tables) {
-      entries += f.properties().entries();
-      long expiry = f.properties().maxExpiry();
-      maxExpiry = Math.max(maxExpiry, expiry == 0 ? Long.MAX_VALUE : expiry);
-      minMergeWriteTime = Math.min(minMergeWriteTime, f.properties().minMergeWriteTime());
-    }
-    return List.of(entries, maxExpiry, minMergeWriteTime);
-  }
-
-  /** From their first rows on, both cursors hold the same keys and decoded rows. */
-  private void assertSameRows(KvIterator ei, KvIterator ai, String note) {
-    RowState e = new RowState();
-    RowState a = new RowState();
-    for (ei.seekToFirst(), ai.seekToFirst(); ei.valid(); ei.next(), ai.next()) {
-      assertTrue(ai.valid(), note);
-      assertArrayEquals(ei.key(), ai.key(), note);
-      e.decode(layout, ei.value());
-      a.decode(layout, ai.value());
-      for (int c = 0; c < layout.size(); c++) {
-        String what = "column " + c + " of key " + Arrays.toString(ei.key()) + note;
-        assertEquals(e.kind(c), a.kind(c), what);
-        assertEquals(e.expiry(c), a.expiry(c), what);
-        assertEquals(e.writeTime(c), a.writeTime(c), what);
-        if (e.kind(c) == RowState.PUT || e.kind(c) == RowState.MERGE) {
-          assertArrayEquals(
-              e.isPointer(c) ? loader.load(e.value(c)) : e.value(c),
-              a.isPointer(c) ? loader.load(a.value(c)) : a.value(c),
-              what);
+        for (ei.seekToFirst(), ai.seekToFirst(); ei.valid(); ei.next(), ai.next()) {
+          assertTrue(ai.valid(), note);
+          assertArrayEquals(ei.key(), ai.key(), note);
+          e.decode(layout, ei.value());
+          a.decode(layout, ai.value());
+          for (int c = 0; c < layout.size(); c++) {
+            String what = "column " + c + " of key " + Arrays.toString(ei.key()) + note;
+            assertEquals(e.kind(c), a.kind(c), what);
+            assertEquals(e.expiry(c), a.expiry(c), what);
+            assertEquals(e.writeTime(c), a.writeTime(c), what);
+            if (e.kind(c) == RowState.PUT || e.kind(c) == RowState.MERGE) {
+              assertArrayEquals(
+                  e.isPointer(c) ? loader.load(e.value(c)) : e.value(c),
+                  a.isPointer(c) ? loader.load(a.value(c)) : a.value(c),
+                  what);
+            }
+          }
         }
+        assertFalse(ai.valid(), note);
       }
     }
-    assertFalse(ai.valid(), note);
   }
 
   @Test
@@ -372,107 +323,6 @@ class CompactionPassThroughTest {
         assertTrue(folded.passedThrough > 0, "some rows stored without decoding" + where);
         assertSameContent(reference, folded, where);
         assertSameBytes(reference, folded, where);
-      }
-    }
-  }
-
-  /**
-   * Read the engine's way (sequentially), the blocks of the older, dense input that no key of the
-   * newer, sparse one falls into are copied as they were stored; the output holds what decoding and
-   * encoding every row writes, its bloom filters find every key, and rows of a bucket the shard
-   * gave up are still dropped and no file spans two owned ranges. At the bottom, blocks of list
-   * merges are not copied (they become puts there), nor are uncompressed blocks into a level that
-   * compresses its blocks.
-   */
-  @Test
-  void blocksNoOtherInputReachesAreCopiedAsStored() {
-    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
-    Random random = new Random(seed);
-    readAhead = 1 << 16;
-    // No value log: a row with a pointer is not stored as it is, and most blocks would hold one.
-    separation = 0;
-    for (ColumnLayout l : new ColumnLayout[] {MIXED, LIST}) {
-      layout = l;
-      compress = false;
-      List<FileMeta> inputs = new ArrayList<>(sparseOverDense(random, 3_000, 12));
-      for (int variant = 0; variant < 4; variant++) {
-        boolean bottom = variant == 1;
-        compress = variant == 3;
-        keepBucket = variant == 2 ? bucket -> bucket != 3 : bucket -> true;
-        // Files are cut where a key's owned range changes (bucket 1 lies in none of them).
-        owned = variant == 2 ? new OwnedBuckets(new int[] {0, 0, 2, 3}) : null;
-        String where =
-            " ("
-                + (l == LIST ? "lists" : "mixed")
-                + ", variant "
-                + variant
-                + ", seed "
-                + seed
-                + ")";
-        Output reference = compact(inputs, bottom, false);
-        Output copied = compact(inputs, bottom, true);
-        assertEquals(0, reference.blocksCopied, where);
-        if (compress) {
-          assertEquals(0, copied.blocksCopied, "no raw block into a compressed level" + where);
-        } else if (!bottom) {
-          assertTrue(copied.blocksCopied > 0, "blocks copied" + where);
-        } else if (l == LIST) {
-          assertEquals(0, copied.blocksCopied, "list merges become puts at the bottom" + where);
-        }
-        // A copied block ends the open one early, so the files may be cut at other keys.
-        assertSameRows(reference, copied, where);
-        assertEveryKeyFound(reference, where + " reference");
-        assertEveryKeyFound(copied, where);
-      }
-    }
-  }
-
-  /** An older table of dense keys under a newer one of {@code sparse} keys, newest first. */
-  private List<FileMeta> sparseOverDense(Random random, int dense, int sparse) {
-    List<FileMeta> tables = new ArrayList<>();
-    RowState row = new RowState();
-    TreeMap<Integer, Boolean> newer = new TreeMap<>(KEY_ORDER);
-    while (newer.size() < sparse) {
-      newer.put(random.nextInt(dense), true);
-    }
-    for (Iterable<Integer> keys : List.of(newer.keySet(), allBelow(dense))) {
-      try (OutputWriter w = writer()) {
-        for (int k : keys) {
-          w.add(key(k), randomRow(random, row));
-        }
-        tables.addAll(w.finish());
-        register(w.vlogs());
-      }
-    }
-    return tables;
-  }
-
-  /** The order of {@link #key}: by bucket ({@code i % 4}), then by number. */
-  private static final Comparator<Integer> KEY_ORDER =
-      Comparator.comparingInt((Integer i) -> i % 4).thenComparingInt(i -> i);
-
-  /** Keys 0 to {@code n - 1} in {@link #KEY_ORDER}. */
-  private static List<Integer> allBelow(int n) {
-    List<Integer> all = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      all.add(i);
-    }
-    all.sort(KEY_ORDER);
-    return all;
-  }
-
-  /** Every key of {@code out} is found by a point get (bloom filter and index) with its row. */
-  private void assertEveryKeyFound(Output out, String note) {
-    for (FileMeta f : out.tables) {
-      int firstRange = owned == null ? 0 : owned.rangeOf(OwnedBuckets.bucketOf(f.smallest()));
-      int lastRange = owned == null ? 0 : owned.rangeOf(OwnedBuckets.bucketOf(f.largest()));
-      assertEquals(firstRange, lastRange, "one owned range per file" + note);
-      try (KvIterator it = f.table().iterator(0)) {
-        for (it.seekToFirst(); it.valid(); it.next()) {
-          byte[] k = it.key();
-          assertArrayEquals(
-              it.value(), f.table().get(k, BloomFilter.hash(k)), Arrays.toString(k) + note);
-        }
       }
     }
   }
