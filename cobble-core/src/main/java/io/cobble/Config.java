@@ -60,6 +60,7 @@ public final class Config {
   private final int maxLevels;
   private final long targetFileSize;
   private final int blockSize;
+  private final int blockSizeMergeFamilies;
   private final int blockRestartInterval;
   private final boolean dataBlockHashIndex;
   private final boolean bloomEnabled;
@@ -119,6 +120,13 @@ public final class Config {
     maxLevels = parse(EngineOptions.MAX_LEVELS);
     targetFileSize = parse(EngineOptions.TARGET_FILE_SIZE);
     blockSize = (int) (long) parse(EngineOptions.BLOCK_SIZE);
+    String mergeBlock = parse(EngineOptions.BLOCK_SIZE_MERGE_FAMILIES);
+    blockSizeMergeFamilies =
+        mergeBlock.equalsIgnoreCase("same")
+            ? blockSize
+            : (int)
+                EngineOptions.BLOCK_SIZE_MERGE_FAMILIES.parseSize(
+                    mergeBlock, EngineOptions.BLOCK_SIZE.min(), EngineOptions.BLOCK_SIZE.max());
     blockRestartInterval = parse(EngineOptions.BLOCK_RESTART_INTERVAL);
     dataBlockHashIndex = parse(EngineOptions.DATA_BLOCK_HASH_INDEX);
     bloomEnabled = parse(EngineOptions.BLOOM_FILTER_ENABLED);
@@ -387,6 +395,11 @@ public final class Config {
 
   public int blockSize() {
     return blockSize;
+  }
+
+  /** The data block size of a family with ({@code mergeFamily}) or without a merge operator. */
+  public int blockSize(boolean mergeFamily) {
+    return mergeFamily ? blockSizeMergeFamilies : blockSize;
   }
 
   public int blockRestartInterval() {

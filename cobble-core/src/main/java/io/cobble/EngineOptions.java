@@ -135,6 +135,15 @@ public final class EngineOptions {
       EngineOption.size(
           "sst.block-size", "4kb", 256, 16L << 20, "Uncompressed size of a data block.");
 
+  public static final EngineOption<String> BLOCK_SIZE_MERGE_FAMILIES =
+      EngineOption.text(
+          "sst.merge-family-block-size",
+          "same",
+          "same, or a size of 256 bytes to 16mb",
+          "Uncompressed size of a data block of a family with a merge-operator column (lists);"
+              + " same follows sst.block-size. A list that grows by appends of one batch repeats"
+              + " it, so a larger block holds more repeats to compress against.");
+
   public static final EngineOption<Integer> BLOCK_RESTART_INTERVAL =
       EngineOption.integer(
           "sst.block-restart-interval",
@@ -329,6 +338,7 @@ public final class EngineOptions {
               MAX_LEVELS,
               TARGET_FILE_SIZE,
               BLOCK_SIZE,
+              BLOCK_SIZE_MERGE_FAMILIES,
               BLOCK_RESTART_INTERVAL,
               DATA_BLOCK_HASH_INDEX,
               BLOOM_FILTER_ENABLED,

@@ -241,7 +241,7 @@ final class ShardState {
   private TableOptions tableOptions(int level, int family) {
     return TableOptions.builder()
         .prefixFilterLength(familyPrefixLength(family))
-        .blockSize(config.blockSize())
+        .blockSize(config.blockSize(hasMergeOperator(family)))
         .restartInterval(config.blockRestartInterval())
         .bloomBitsPerKey(config.bloomFilterEnabled() ? config.bloomBitsPerKey() : 0)
         .dataBlockHashIndex(config.dataBlockHashIndex())

@@ -51,6 +51,8 @@ class BadInputTest {
         "sst.merge-family-compression|none,snappy|same, or none, lz4",
         "sst.merge-family-compression|same,lz4|same, or none, lz4",
         "sst.block-size|10|256..",
+        "sst.merge-family-block-size|10|256..",
+        "sst.merge-family-block-size|large|size",
         "value-separation.threshold|-1|size",
         "ttl.default|soon|ms, s, m, h, d",
         "bucket-ranges|5-2|lo-hi",

@@ -423,6 +423,13 @@ class CobbleStateSettingsTest {
   }
 
   @Test
+  void listsAreWrittenInLargerBlocksThanPointReadFamilies() {
+    Config c = settings().engineConfig(BUDGET);
+    assertEquals(16 << 10, c.blockSize(true));
+    assertEquals(4 << 10, c.blockSize(false));
+  }
+
+  @Test
   void compactionThreadsAndReadAhead() {
     assertEquals(4, settings().engineConfig(BUDGET).compactionThreads());
     assertEquals(2, settings("compaction.threads", "2").engineConfig(BUDGET).compactionThreads());
