@@ -5,6 +5,7 @@ import io.cobble.compaction.Compaction;
 import io.cobble.compaction.CompactionAbandoned;
 import io.cobble.compaction.CompactionJob;
 import io.cobble.compaction.CompactionPicker;
+import io.cobble.compaction.CompactionSplit;
 import io.cobble.compaction.OutputWriter;
 import io.cobble.compaction.OwnedBuckets;
 import io.cobble.row.ColumnLayout;
@@ -12,12 +13,17 @@ import io.cobble.version.FileMeta;
 import io.cobble.version.Version;
 import io.cobble.version.VersionEdit;
 import io.cobble.vlog.ValueLogFile;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
@@ -145,45 +151,7 @@ final class CompactionScheduler {
     if (c.kind() == Compaction.Kind.TRIVIAL_MOVE) {
       edit.add(c.outputLevel(), c.inputs().get(0));
     } else if (c.kind() == Compaction.Kind.MERGE || cleanup) {
-      ColumnLayout layout = state.layouts().byId(c.family());
-      // An L0 file is replaced where it lies, by files that must not overlap each other.
-      long target =
-          cleanup && c.outputLevel() == 0 ? Long.MAX_VALUE : state.config.targetFileSize();
-      OwnedBuckets owned = owned();
-      try (OutputWriter w = state.outputWriter(c.family(), c.outputLevel(), target).cutAt(owned)) {
-        Version v = state.versions.current();
-        try {
-          new CompactionJob(
-                  c,
-                  layout,
-                  state.loader,
-                  readAhead(),
-                  n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
-                  owned::owns)
-              .abandonWhen(() -> state.closed() || stop.getAsBoolean())
-              .filterWith(state.compactionFilter)
-              .run(w);
-        } catch (CompactionAbandoned e) {
-          for (FileMeta f : w.abandon()) {
-            f.table().close();
-            ShardState.deleteQuietly(state.versions.tablePath(f.number()));
-          }
-          throw e;
-        }
-        List<FileMeta> outputs = w.finish();
-        if (cleanup) {
-          edit.replace(c.inputs().get(0), outputs);
-        } else {
-          for (FileMeta f : outputs) {
-            edit.add(c.outputLevel(), f);
-          }
-        }
-        for (ValueLogFile f : w.vlogs()) {
-          state.upload(f.number(), true);
-          edit.addVlog(f);
-        }
-        out = w.bytesWritten();
-      }
+      out = merge(c, edit, stop);
     }
     state.mutex.lock();
     try {
@@ -204,6 +172,150 @@ final class CompactionScheduler {
       state.changed.signalAll();
     } finally {
       state.mutex.unlock();
+    }
+  }
+
+  /**
+   * Writes the merge's (or cleanup's) outputs into {@code edit} and returns the bytes written. A
+   * merge runs as key ranges in parallel ({@link CompactionSplit}) on this thread and the pool's:
+   * this thread runs every part no pool thread has started, so no part waits for a free thread. On
+   * any failure every part stops and nothing written is kept.
+   */
+  private long merge(Compaction c, VersionEdit edit, BooleanSupplier stop) {
+    boolean cleanup = c.kind() == Compaction.Kind.CLEANUP;
+    ColumnLayout layout = state.layouts().byId(c.family());
+    // An L0 file is replaced where it lies, by files that must not overlap each other.
+    long target = cleanup && c.outputLevel() == 0 ? Long.MAX_VALUE : state.config.targetFileSize();
+    OwnedBuckets owned = owned();
+    Version v = state.versions.current();
+    List<Compaction> parts =
+        CompactionSplit.of(
+            c, Math.min(state.config.subcompactions(), state.config.compactionThreads()));
+    AtomicBoolean failed = new AtomicBoolean();
+    List<OutputWriter> writers = new ArrayList<>(parts.size());
+    List<FutureTask<Void>> tasks = new ArrayList<>(parts.size());
+    try {
+      for (Compaction part : parts) {
+        OutputWriter w = state.outputWriter(c.family(), c.outputLevel(), target).cutAt(owned);
+        writers.add(w);
+        CompactionJob job =
+            new CompactionJob(
+                    part,
+                    layout,
+                    state.loader,
+                    readAhead(),
+                    n -> v.vlogLiveRatio(n) < VLOG_REWRITE_RATIO,
+                    owned::owns)
+                .abandonWhen(() -> state.closed() || stop.getAsBoolean() || failed.get())
+                .filterWith(state.compactionFilter);
+        tasks.add(
+            new FutureTask<>(
+                () -> {
+                  try {
+                    job.run(w);
+                    return null;
+                  } catch (Throwable t) {
+                    failed.set(true);
+                    throw t;
+                  }
+                }));
+      }
+      for (int i = 1; i < tasks.size(); i++) {
+        try {
+          executor.execute(tasks.get(i));
+        } catch (RejectedExecutionException shutDown) {
+          // Run below by this thread.
+        }
+      }
+      for (FutureTask<Void> t : tasks) {
+        t.run();
+      }
+      rethrowFirstFailure(tasks);
+      for (OutputWriter w : writers) {
+        List<FileMeta> outputs = w.finish();
+        if (cleanup) {
+          edit.replace(c.inputs().get(0), outputs);
+        } else {
+          for (FileMeta f : outputs) {
+            edit.add(c.outputLevel(), f);
+          }
+        }
+      }
+    } catch (RuntimeException | Error e) {
+      failed.set(true);
+      awaitAll(tasks);
+      for (OutputWriter w : writers) {
+        for (FileMeta f : w.abandon()) {
+          f.table().close();
+          ShardState.deleteQuietly(state.versions.tablePath(f.number()));
+        }
+      }
+      throw e;
+    } finally {
+      for (OutputWriter w : writers) {
+        w.close();
+      }
+    }
+    long out = 0;
+    for (OutputWriter w : writers) {
+      for (ValueLogFile f : w.vlogs()) {
+        state.upload(f.number(), true);
+        edit.addVlog(f);
+      }
+      out += w.bytesWritten();
+    }
+    return out;
+  }
+
+  /**
+   * Throws the first part's failure that is not an abandonment (the other parts abandon once one
+   * fails), else an abandonment if any.
+   */
+  private static void rethrowFirstFailure(List<FutureTask<Void>> tasks) {
+    Throwable first = null;
+    for (FutureTask<Void> t : tasks) {
+      Throwable cause = outcome(t);
+      if (cause != null && (first == null || first instanceof CompactionAbandoned)) {
+        first = cause;
+      }
+    }
+    if (first instanceof RuntimeException) {
+      throw (RuntimeException) first;
+    }
+    if (first instanceof Error) {
+      throw (Error) first;
+    }
+    if (first != null) {
+      throw new CobbleException("compaction failed: " + first.getMessage(), first);
+    }
+  }
+
+  /** Waits for every started part to end, so that none still writes what is being deleted. */
+  private static void awaitAll(List<FutureTask<Void>> tasks) {
+    for (FutureTask<Void> t : tasks) {
+      t.run();
+      outcome(t);
+    }
+  }
+
+  /** Waits for {@code t} without being interruptible; its failure, or null. */
+  private static Throwable outcome(FutureTask<Void> t) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          t.get();
+          return null;
+        } catch (ExecutionException e) {
+          return e.getCause();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -297,7 +409,6 @@ final class CompactionScheduler {
     state.versions.awaitDeletions();
   }
 
-  /** Waits until no compaction is running or due. */
   /**
    * Schedules nothing from now on and waits for the compactions already running (such as an
    * expired-file drop or a foreign-bucket cleanup a read-only Db's open started). Under the mutex.
@@ -309,6 +420,7 @@ final class CompactionScheduler {
     }
   }
 
+  /** Waits until no compaction is running or due. */
   void awaitIdle() {
     state.mutex.lock();
     try {

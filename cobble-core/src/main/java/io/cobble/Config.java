@@ -52,6 +52,7 @@ public final class Config {
   private final int l0FileLimit;
   private final int writeStallLimit;
   private final int compactionThreads;
+  private final int subcompactions;
   private final boolean readAheadEnabled;
   private final boolean foreignBucketCleanup;
   private final int readAheadSize;
@@ -112,6 +113,7 @@ public final class Config {
       writeStallLimit = stall.parseInt(raw(stall), l0FileLimit + 2, stall.max());
     }
     compactionThreads = parse(EngineOptions.COMPACTION_THREADS);
+    subcompactions = parse(EngineOptions.SUBCOMPACTIONS);
     readAheadEnabled = parse(EngineOptions.READ_AHEAD_ENABLED);
     foreignBucketCleanup = parse(EngineOptions.FOREIGN_BUCKET_CLEANUP);
     readAheadSize = (int) (long) parse(EngineOptions.READ_AHEAD_SIZE);
@@ -362,6 +364,10 @@ public final class Config {
 
   public int compactionThreads() {
     return compactionThreads;
+  }
+
+  public int subcompactions() {
+    return subcompactions;
   }
 
   /** Whether background compaction rewrites files holding buckets the shard gave up. */

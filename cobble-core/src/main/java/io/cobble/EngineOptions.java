@@ -82,6 +82,15 @@ public final class EngineOptions {
   public static final EngineOption<Integer> COMPACTION_THREADS =
       EngineOption.integer("compaction.threads", 4, 1, 256, "Compaction worker threads.");
 
+  public static final EngineOption<Integer> SUBCOMPACTIONS =
+      EngineOption.integer(
+          "compaction.subcompactions",
+          2,
+          1,
+          256,
+          "Key ranges one merge is split into and run in parallel on idle compaction threads (at"
+              + " most compaction.threads); 1 merges in one thread.");
+
   public static final EngineOption<Boolean> FOREIGN_BUCKET_CLEANUP =
       EngineOption.bool(
           "compaction.foreign-bucket-cleanup",
@@ -330,6 +339,7 @@ public final class EngineOptions {
               L0_FILE_LIMIT,
               WRITE_STALL_LIMIT,
               COMPACTION_THREADS,
+              SUBCOMPACTIONS,
               FOREIGN_BUCKET_CLEANUP,
               READ_AHEAD_ENABLED,
               READ_AHEAD_SIZE,

@@ -42,6 +42,8 @@ class BadInputTest {
         "compaction.l0-file-limit|0|1..1000",
         "compaction.write-stall-limit|3|4..",
         "compaction.threads|0|1..256",
+        "compaction.subcompactions|0|1..256",
+        "compaction.subcompactions|two|integer",
         "compaction.read-ahead.enabled|yes|true, false",
         "compaction.level-size-multiplier|1|2..1000",
         "sst.bloom-filter.bits-per-key|0|1..64",

@@ -1,5 +1,6 @@
 package io.cobble.compaction;
 
+import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,6 +30,8 @@ public final class Compaction {
   private final List<FileMeta> overlaps;
   private final boolean bottommost;
   private final long dropExpiredBefore;
+  private final byte[] lowerBound;
+  private final byte[] upperBound;
 
   public Compaction(
       Kind kind,
@@ -39,6 +42,30 @@ public final class Compaction {
       List<FileMeta> overlaps,
       boolean bottommost,
       long dropExpiredBefore) {
+    this(
+        kind,
+        family,
+        inputLevel,
+        outputLevel,
+        inputs,
+        overlaps,
+        bottommost,
+        dropExpiredBefore,
+        null,
+        null);
+  }
+
+  private Compaction(
+      Kind kind,
+      int family,
+      int inputLevel,
+      int outputLevel,
+      List<FileMeta> inputs,
+      List<FileMeta> overlaps,
+      boolean bottommost,
+      long dropExpiredBefore,
+      byte[] lowerBound,
+      byte[] upperBound) {
     this.kind = kind;
     this.family = family;
     this.inputLevel = inputLevel;
@@ -47,6 +74,48 @@ public final class Compaction {
     this.overlaps = overlaps;
     this.bottommost = bottommost;
     this.dropExpiredBefore = dropExpiredBefore;
+    this.lowerBound = lowerBound;
+    this.upperBound = upperBound;
+  }
+
+  /**
+   * The part of this merge over keys from {@code from} (inclusive, null: unbounded) to {@code to}
+   * (exclusive, null: unbounded), reading only the files that may hold such keys. Its outputs and
+   * those of the other parts of a {@link CompactionSplit} together replace this merge's.
+   */
+  Compaction part(byte[] from, byte[] to) {
+    return new Compaction(
+        kind,
+        family,
+        inputLevel,
+        outputLevel,
+        within(inputs, from, to),
+        within(overlaps, from, to),
+        bottommost,
+        dropExpiredBefore,
+        from,
+        to);
+  }
+
+  private static List<FileMeta> within(List<FileMeta> files, byte[] from, byte[] to) {
+    List<FileMeta> in = new ArrayList<>();
+    for (FileMeta f : files) {
+      if ((from == null || Bytes.compare(f.largest(), from) >= 0)
+          && (to == null || Bytes.compare(f.smallest(), to) < 0)) {
+        in.add(f);
+      }
+    }
+    return in;
+  }
+
+  /** Smallest key this merge covers (inclusive); null when it covers its inputs' whole span. */
+  public byte[] lowerBound() {
+    return lowerBound;
+  }
+
+  /** The key this merge stops before (exclusive); null when it covers its inputs' whole span. */
+  public byte[] upperBound() {
+    return upperBound;
   }
 
   public Kind kind() {
@@ -115,6 +184,20 @@ public final class Compaction {
         + " "
         + inputs
         + "+"
-        + overlaps;
+        + overlaps
+        + (lowerBound == null && upperBound == null
+            ? ""
+            : " [" + hex(lowerBound) + ", " + hex(upperBound) + ")");
+  }
+
+  private static String hex(byte[] key) {
+    if (key == null) {
+      return "*";
+    }
+    StringBuilder b = new StringBuilder(key.length * 2);
+    for (byte x : key) {
+      b.append(Character.forDigit((x >> 4) & 0xF, 16)).append(Character.forDigit(x & 0xF, 16));
+    }
+    return b.toString();
   }
 }

@@ -9,7 +9,8 @@ public interface CompactionFilter {
 
   /**
    * The filter for one compaction of {@code family}, or null to keep all of its values. Called once
-   * per compaction, so a filter may fix the time it compares against here.
+   * per compaction (per key range of a split one, each used by one thread), so a filter may fix the
+   * time it compares against here.
    */
   ValueFilter forFamily(String family);
 

@@ -16,10 +16,10 @@ import java.util.function.IntPredicate;
 import java.util.function.LongPredicate;
 
 /**
- * Executes a MERGE compaction: reads inputs (newest first) and overlapping output-level files,
- * folds each key into one row in the newest schema and writes it to the output level. At the bottom
- * of the tree it also resolves merges, drops tombstones and drops values that expired before {@link
- * Compaction#dropExpiredBefore()}.
+ * Executes a MERGE compaction (or one key range of it, see {@link CompactionSplit}): reads inputs
+ * (newest first) and overlapping output-level files, folds each key into one row in the newest
+ * schema and writes it to the output level. At the bottom of the tree it also resolves merges,
+ * drops tombstones and drops values that expired before {@link Compaction#dropExpiredBefore()}.
  */
 public final class CompactionJob {
   private final Compaction compaction;
@@ -122,9 +122,16 @@ public final class CompactionJob {
     CompactionFilter.ValueFilter dead =
         bottom && filter != null ? filter.forFamily(layout.family().name()) : null;
     try (RowMergingIterator it =
-        new RowMergingIterator(sources, names, layout, loader).passThrough(passThrough)) {
+        new RowMergingIterator(sources, names, layout, loader)
+            .passThrough(passThrough)
+            .upperBound(compaction.upperBound())) {
+      if (compaction.lowerBound() == null) {
+        it.seekToFirst();
+      } else {
+        it.seek(compaction.lowerBound());
+      }
       int rows = 0;
-      for (it.seekToFirst(); it.valid(); it.next()) {
+      for (; it.valid(); it.next()) {
         if (++rows % ABANDON_CHECK_ROWS == 0 && abandoned.getAsBoolean()) {
           throw new CompactionAbandoned();
         }
