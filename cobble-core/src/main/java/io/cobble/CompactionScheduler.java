@@ -112,7 +112,7 @@ final class CompactionScheduler {
 
   private void runInBackground(Compaction c) {
     try {
-      run(c, () -> false);
+      run(c, false, () -> false);
     } catch (CompactionAbandoned abandoned) {
       // The Db is closing; the tree stays as it was and the next open compacts it again.
     } catch (Throwable t) {
@@ -137,9 +137,9 @@ final class CompactionScheduler {
 
   /**
    * Executes a compaction whose tree is marked as compacting, and installs the result; abandons it
-   * when the Db closes or {@code stop} says so.
+   * when the Db closes or {@code stop} says so. {@code manual}: a caller waits for it.
    */
-  private void run(Compaction c, BooleanSupplier stop) {
+  private void run(Compaction c, boolean manual, BooleanSupplier stop) {
     VersionEdit edit = new VersionEdit();
     boolean cleanup = c.kind() == Compaction.Kind.CLEANUP;
     if (!cleanup) {
@@ -151,7 +151,7 @@ final class CompactionScheduler {
     if (c.kind() == Compaction.Kind.TRIVIAL_MOVE) {
       edit.add(c.outputLevel(), c.inputs().get(0));
     } else if (c.kind() == Compaction.Kind.MERGE || cleanup) {
-      out = merge(c, edit, stop);
+      out = merge(c, manual, edit, stop);
     }
     state.mutex.lock();
     try {
@@ -181,16 +181,14 @@ final class CompactionScheduler {
    * this thread runs every part no pool thread has started, so no part waits for a free thread. On
    * any failure every part stops and nothing written is kept.
    */
-  private long merge(Compaction c, VersionEdit edit, BooleanSupplier stop) {
+  private long merge(Compaction c, boolean manual, VersionEdit edit, BooleanSupplier stop) {
     boolean cleanup = c.kind() == Compaction.Kind.CLEANUP;
     ColumnLayout layout = state.layouts().byId(c.family());
     // An L0 file is replaced where it lies, by files that must not overlap each other.
     long target = cleanup && c.outputLevel() == 0 ? Long.MAX_VALUE : state.config.targetFileSize();
     OwnedBuckets owned = owned();
     Version v = state.versions.current();
-    List<Compaction> parts =
-        CompactionSplit.of(
-            c, Math.min(state.config.subcompactions(), state.config.compactionThreads()));
+    List<Compaction> parts = CompactionSplit.of(c, CompactionSplit.parts(c, manual, state.config));
     AtomicBoolean failed = new AtomicBoolean();
     List<OutputWriter> writers = new ArrayList<>(parts.size());
     List<FutureTask<Void>> tasks = new ArrayList<>(parts.size());
@@ -387,7 +385,7 @@ final class CompactionScheduler {
           state.mutex.unlock();
         }
         try {
-          run(c, stop);
+          run(c, true, stop);
         } finally {
           state.mutex.lock();
           try {

@@ -88,8 +88,9 @@ public final class EngineOptions {
           2,
           1,
           256,
-          "Key ranges one merge is split into and run in parallel on idle compaction threads (at"
-              + " most compaction.threads); 1 merges in one thread.");
+          "Key ranges a merge that writers wait for (a manual compaction, or an L0 merge of at"
+              + " least half compaction.write-stall-limit files) is split into, run in parallel on"
+              + " idle compaction threads (at most compaction.threads); 1 merges in one thread.");
 
   public static final EngineOption<Boolean> FOREIGN_BUCKET_CLEANUP =
       EngineOption.bool(

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.Config;
 import io.cobble.sst.TableProperties;
 import io.cobble.util.Bytes;
 import io.cobble.version.FileMeta;
@@ -117,5 +118,39 @@ class CompactionSplitTest {
         new Compaction(Compaction.Kind.CLEANUP, 0, 1, 1, two, Collections.emptyList(), false, 0);
     assertEquals(1, CompactionSplit.of(cleanup, 4).size());
     assertEquals(2, CompactionSplit.of(unsplit, 4).size());
+  }
+
+  @Test
+  void onlyMergesWritersWaitForAreSplit() {
+    Config config =
+        Config.builder()
+            .set("compaction.l0-file-limit", 2)
+            .set("compaction.write-stall-limit", 40)
+            .set("compaction.threads", 3)
+            .set("compaction.subcompactions", 4)
+            .build();
+    List<FileMeta> level = Arrays.asList(file("b", "c", 5), file("d", "e", 5));
+    assertEquals(1, CompactionSplit.parts(merge(l0Files(19), level), false, config));
+    assertEquals(3, CompactionSplit.parts(merge(l0Files(20), level), false, config));
+    assertEquals(3, CompactionSplit.parts(merge(l0Files(2), level), true, config));
+    Compaction deeper = new Compaction(Compaction.Kind.MERGE, 0, 1, 2, l0Files(30), level, true, 0);
+    assertEquals(1, CompactionSplit.parts(deeper, false, config));
+    assertEquals(3, CompactionSplit.parts(deeper, true, config));
+    Config small =
+        Config.builder()
+            .set("compaction.l0-file-limit", 12)
+            .set("compaction.write-stall-limit", 14)
+            .set("compaction.subcompactions", 2)
+            .build();
+    assertEquals(1, CompactionSplit.parts(merge(l0Files(23), level), false, small));
+    assertEquals(2, CompactionSplit.parts(merge(l0Files(24), level), false, small));
+  }
+
+  private List<FileMeta> l0Files(int n) {
+    List<FileMeta> files = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      files.add(file("a", "z", 1));
+    }
+    return files;
   }
 }
