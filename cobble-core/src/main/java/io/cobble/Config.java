@@ -75,6 +75,7 @@ public final class Config {
   private final long valueSeparationThreshold;
   private final boolean separateMergeFamilies;
   private final long blockCacheSize;
+  private final long rowCacheSize;
   private final long defaultTtlMillis;
   private final boolean directIoEnabled;
   private final boolean mmapReadsEnabled;
@@ -146,6 +147,7 @@ public final class Config {
     valueSeparationThreshold = parse(EngineOptions.VALUE_SEPARATION_THRESHOLD);
     separateMergeFamilies = parse(EngineOptions.VALUE_SEPARATION_MERGE_FAMILIES);
     blockCacheSize = parse(EngineOptions.BLOCK_CACHE_SIZE);
+    rowCacheSize = parse(EngineOptions.ROW_CACHE_SIZE);
     defaultTtlMillis = parse(EngineOptions.DEFAULT_TTL);
     directIoEnabled = parse(EngineOptions.DIRECT_IO_ENABLED);
     mmapReadsEnabled = parse(EngineOptions.MMAP_READS_ENABLED);
@@ -459,6 +461,10 @@ public final class Config {
 
   public long blockCacheSize() {
     return blockCacheSize;
+  }
+
+  public long rowCacheSize() {
+    return rowCacheSize;
   }
 
   public long remoteCacheSize() {

@@ -250,6 +250,17 @@ public final class EngineOptions {
           1L << 40,
           "Bytes of decoded blocks cached, shared by all files.");
 
+  public static final EngineOption<Long> ROW_CACHE_SIZE =
+      EngineOption.size(
+          "row-cache.size",
+          "0",
+          0,
+          1L << 40,
+          "Bytes of point-read results a Reader keeps (the values of a key's projected columns, or"
+              + " that it has none), so a repeated read of a key skips the filter, index and block"
+              + " search; shared by the reader's shards, evicted oldest first. 0 keeps none."
+              + " Used only by readers of published snapshots, whose data never changes.");
+
   public static final EngineOption<Long> DEFAULT_TTL =
       EngineOption.duration(
           "ttl.default",
@@ -363,6 +374,7 @@ public final class EngineOptions {
               VALUE_SEPARATION_THRESHOLD,
               VALUE_SEPARATION_MERGE_FAMILIES,
               BLOCK_CACHE_SIZE,
+              ROW_CACHE_SIZE,
               DEFAULT_TTL,
               FSYNC_ENABLED,
               FSYNC_POLICY,

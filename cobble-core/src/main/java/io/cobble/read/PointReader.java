@@ -145,7 +145,11 @@ public final class PointReader {
       if (s.delivered) {
         return true;
       }
-      byte[][] values = s.acc.toUser(projection, now(s.acc, projection), loader);
+      boolean expires = s.acc.readsClock(projection);
+      if (expires) {
+        sink.expiring();
+      }
+      byte[][] values = s.acc.toUser(projection, expires ? clock.nowMillis() : 0L, loader);
       if (values == null) {
         return false;
       }

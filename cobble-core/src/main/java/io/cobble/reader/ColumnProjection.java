@@ -67,13 +67,21 @@ final class ColumnProjection {
     if (present == requested) {
       return sink;
     }
-    return (index, buf, off, len) -> {
-      int column = present[index];
-      for (int k = 0; k < requested.length; k++) {
-        if (requested[k] == column) {
-          sink.accept(k, buf, off, len);
-          return;
+    return new ColumnsSink() {
+      @Override
+      public void accept(int index, byte[] buf, int off, int len) {
+        int column = present[index];
+        for (int k = 0; k < requested.length; k++) {
+          if (requested[k] == column) {
+            sink.accept(k, buf, off, len);
+            return;
+          }
         }
+      }
+
+      @Override
+      public void expiring() {
+        sink.expiring();
       }
     };
   }

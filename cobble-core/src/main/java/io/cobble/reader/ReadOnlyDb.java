@@ -21,6 +21,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongUnaryOperator;
 import java.util.stream.Stream;
 
@@ -34,27 +36,33 @@ public final class ReadOnlyDb implements AutoCloseable {
   private final ShardSnapshot snapshot;
   private final Path scratch;
   private final Db db;
+  // Null when the reader keeps no row cache.
+  private final RowCache rowCache;
+  // The row cache's owner id of each projection read so far, so reads that alternate between
+  // projections keep finding their results.
+  private final Map<String, Long> rowCacheOwners = new ConcurrentHashMap<>();
   // The projection of the last projected point read, reused while reads ask for the same columns
   // (a lookup function asks for the same ones every time), so such a read builds none.
   private volatile LastProjection lastProjection;
 
-  private ReadOnlyDb(ShardSnapshot snapshot, Path scratch, Db db) {
+  private ReadOnlyDb(ShardSnapshot snapshot, Path scratch, Db db, RowCache rowCache) {
     this.snapshot = snapshot;
     this.scratch = scratch;
     this.db = db;
+    this.rowCache = rowCache;
   }
 
   /** Opens snapshot {@code snapshotId} of {@code shardId}; {@code config} supplies cache sizes. */
   public static ReadOnlyDb open(Storage volume, String shardId, long snapshotId, Config config) {
     ShardSnapshot s = new SnapshotStore(volume).require(shardId, snapshotId);
     BlockCache cache = new BlockCache(config.blockCacheSize());
-    return open(volume, s, config, cache, n -> n);
+    return open(volume, s, config, cache, n -> n, null);
   }
 
   /** Opens the newest intact snapshot of {@code shardId}. */
   public static ReadOnlyDb openLatest(Storage volume, String shardId, Config config) {
     ShardSnapshot s = new SnapshotStore(volume).requireLatest(shardId);
-    return open(volume, s, config, new BlockCache(config.blockCacheSize()), n -> n);
+    return open(volume, s, config, new BlockCache(config.blockCacheSize()), n -> n, null);
   }
 
   static ReadOnlyDb open(
@@ -62,7 +70,8 @@ public final class ReadOnlyDb implements AutoCloseable {
       ShardSnapshot s,
       Config config,
       BlockCache cache,
-      LongUnaryOperator cacheIds) {
+      LongUnaryOperator cacheIds,
+      RowCache rowCache) {
     Config readOnly =
         Config.builder()
             .setAll(config.values())
@@ -91,7 +100,7 @@ public final class ReadOnlyDb implements AutoCloseable {
         db.close();
         throw e;
       }
-      return new ReadOnlyDb(s, scratch, db);
+      return new ReadOnlyDb(s, scratch, db, rowCache);
     } catch (RuntimeException e) {
       deleteTree(scratch);
       throw e;
@@ -132,7 +141,21 @@ public final class ReadOnlyDb implements AutoCloseable {
    */
   boolean readRequested(int bucket, String family, byte[] key, int[] requested, ColumnsSink sink) {
     LastProjection p = projected(family, requested);
-    return p.read != null && db.readColumns(bucket, p.read, key, p.columns.toRequested(sink));
+    if (p.read == null) {
+      return false;
+    }
+    RowCache rows = rowCache;
+    if (rows == null) {
+      return db.readColumns(bucket, p.read, key, p.columns.toRequested(sink));
+    }
+    int cached = rows.read(p.rowCacheOwner, bucket, key, sink);
+    if (cached != RowCache.NOT_CACHED) {
+      return cached == RowCache.FOUND;
+    }
+    RowCache.Recorder recorder = rows.recorder(sink);
+    boolean found = db.readColumns(bucket, p.read, key, p.columns.toRequested(recorder));
+    rows.put(p.rowCacheOwner, bucket, key, recorder, found);
+    return found;
   }
 
   private LastProjection projected(String family, int[] requested) {
@@ -144,9 +167,16 @@ public final class ReadOnlyDb implements AutoCloseable {
     ColumnProjection columns =
         ColumnProjection.of(copy, snapshot.schema().requireFamily(family).columnCount());
     ColumnsRead read = columns.empty() ? null : db.prepareColumns(family, columns.present());
-    last = new LastProjection(family, copy, columns, read);
+    last =
+        new LastProjection(
+            family, copy, columns, read, rowCache == null ? 0 : rowCacheOwner(family, copy));
     lastProjection = last;
     return last;
+  }
+
+  private long rowCacheOwner(String family, int[] requested) {
+    return rowCacheOwners.computeIfAbsent(
+        family + Arrays.toString(requested), k -> rowCache.newOwner());
   }
 
   private static final class LastProjection {
@@ -155,12 +185,20 @@ public final class ReadOnlyDb implements AutoCloseable {
     final ColumnProjection columns;
     // The shard's columns prepared for reads; null when it has none of them.
     final ColumnsRead read;
+    // Names this projection's results in the row cache, which no other projection shares.
+    final long rowCacheOwner;
 
-    LastProjection(String family, int[] requested, ColumnProjection columns, ColumnsRead read) {
+    LastProjection(
+        String family,
+        int[] requested,
+        ColumnProjection columns,
+        ColumnsRead read,
+        long rowCacheOwner) {
       this.family = family;
       this.requested = requested;
       this.columns = columns;
       this.read = read;
+      this.rowCacheOwner = rowCacheOwner;
     }
   }
 

@@ -35,6 +35,8 @@ public final class Reader implements AutoCloseable {
   private final Config config;
   private final boolean followCurrent;
   private final BlockCache cache;
+  // Null when row-cache.size is 0.
+  private final RowCache rowCache;
   private final AtomicLong cacheIds = new AtomicLong(1);
   private final Map<String, ReadOnlyDb> shards = new ConcurrentHashMap<>();
   private final List<ReadOnlyDb> retired = new ArrayList<>();
@@ -48,6 +50,7 @@ public final class Reader implements AutoCloseable {
     this.config = config;
     this.followCurrent = followCurrent;
     this.cache = new BlockCache(config.blockCacheSize());
+    this.rowCache = config.rowCacheSize() > 0 ? new RowCache(config.rowCacheSize()) : null;
     this.global = global;
     this.route = new Route(global);
   }
@@ -74,6 +77,11 @@ public final class Reader implements AutoCloseable {
   /** The block cache every shard of this reader shares. */
   public BlockCache cache() {
     return cache;
+  }
+
+  /** The cache of point-read results every shard of this reader shares; null without one. */
+  public RowCache rowCache() {
+    return rowCache;
   }
 
   /** Shards opened so far (they open on first use). */
@@ -226,7 +234,8 @@ public final class Reader implements AutoCloseable {
         manifest,
         config,
         cache,
-        n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()));
+        n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()),
+        null);
   }
 
   /** Scans a split (of this or an earlier global snapshot whose shard snapshot still exists). */
@@ -274,7 +283,8 @@ public final class Reader implements AutoCloseable {
               s,
               config,
               cache,
-              n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()));
+              n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()),
+              rowCache);
         });
   }
 

@@ -13,4 +13,10 @@ public interface ColumnsSink {
    * value.
    */
   void accept(int index, byte[] buf, int off, int len);
+
+  /**
+   * Called before the values when what the read hands over depends on the time of the read (some of
+   * them expire), so whoever keeps the result must not keep this one.
+   */
+  default void expiring() {}
 }

@@ -72,7 +72,8 @@ final class CatalogTableFactory implements DynamicTableSourceFactory, DynamicTab
             CobbleSourceOptions.SCAN_CHECKPOINT_ID,
             CobbleSourceOptions.SCAN_POLL_INTERVAL_MS,
             CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS,
-            CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY));
+            CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY,
+            CobbleSourceOptions.SOURCE_ROW_CACHE_MEMORY));
   }
 
   @Override

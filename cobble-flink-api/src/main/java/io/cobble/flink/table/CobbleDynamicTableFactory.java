@@ -60,6 +60,7 @@ public final class CobbleDynamicTableFactory
             CobbleSourceOptions.SCAN_POLL_INTERVAL_MS,
             CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS,
             CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY,
+            CobbleSourceOptions.SOURCE_ROW_CACHE_MEMORY,
             CobbleSourceOptions.STATE_NAME,
             CobbleSourceOptions.STATE_OPERATOR_ID,
             CobbleSourceOptions.STATE_KIND,
@@ -159,6 +160,7 @@ public final class CobbleDynamicTableFactory
             mode,
             options.get(CobbleSourceOptions.SCAN_POLL_INTERVAL_MS),
             options.get(CobbleSourceOptions.SOURCE_BLOCK_CACHE_MEMORY).getBytes(),
+            options.get(CobbleSourceOptions.SOURCE_ROW_CACHE_MEMORY).getBytes(),
             options.get(CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS));
     RowType rowType = (RowType) schema.toPhysicalRowDataType().getLogicalType();
     if (kind == SourceKind.RAW) {

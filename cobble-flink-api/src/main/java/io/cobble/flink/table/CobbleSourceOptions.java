@@ -53,6 +53,16 @@ public final class CobbleSourceOptions {
           .defaultValue(MemorySize.ZERO)
           .withDescription("Block cache of one source reader, mainly for lookups; 0 disables it.");
 
+  public static final ConfigOption<MemorySize> SOURCE_ROW_CACHE_MEMORY =
+      ConfigOptions.key("source.row-cache-memory")
+          .memoryType()
+          .defaultValue(MemorySize.ZERO)
+          .withDescription(
+              "Cache of lookup results of one source reader (a key's projected values, or that"
+                  + " it has none), so a key looked up again skips the filter, index and block"
+                  + " search; kept as bytes, oldest evicted first, dropped with the snapshot it"
+                  + " was read from. 0 disables it.");
+
   public static final ConfigOption<String> STATE_NAME =
       ConfigOptions.key("state.name")
           .stringType()

@@ -144,6 +144,11 @@ class SourceValidationTest {
   }
 
   @Test
+  void rowCacheMemoryMustBeASize() {
+    sink().option("source.row-cache-memory", "-1mb").sourceFails("source.row-cache-memory");
+  }
+
+  @Test
   void defaultsGiveABoundedSinkSource() {
     ScanTableSource source = (ScanTableSource) sink().source();
     assertEquals(Boundedness.BOUNDED, scan(source).getBoundedness());

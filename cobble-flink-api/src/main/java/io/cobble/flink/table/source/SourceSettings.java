@@ -26,6 +26,7 @@ public final class SourceSettings implements Serializable {
   private final ScanMode mode;
   private final long pollIntervalMs;
   private final long blockCacheBytes;
+  private final long rowCacheBytes;
   private final long snapshotLeaseMs;
 
   /** Settings with the default {@code scan.snapshot-lease-ms}. */
@@ -51,6 +52,20 @@ public final class SourceSettings implements Serializable {
       long pollIntervalMs,
       long blockCacheBytes,
       long snapshotLeaseMs) {
+    this(table, globalId, mode, pollIntervalMs, blockCacheBytes, 0, snapshotLeaseMs);
+  }
+
+  /**
+   * @param rowCacheBytes the reader's cache of lookup results; 0 for none
+   */
+  public SourceSettings(
+      TableStorage table,
+      long globalId,
+      ScanMode mode,
+      long pollIntervalMs,
+      long blockCacheBytes,
+      long rowCacheBytes,
+      long snapshotLeaseMs) {
     if (mode == ScanMode.STREAMING && globalId != LATEST) {
       throw new IllegalArgumentException("streaming reads follow the latest snapshot only");
     }
@@ -59,6 +74,7 @@ public final class SourceSettings implements Serializable {
     this.mode = mode;
     this.pollIntervalMs = pollIntervalMs;
     this.blockCacheBytes = blockCacheBytes;
+    this.rowCacheBytes = rowCacheBytes;
     this.snapshotLeaseMs = snapshotLeaseMs;
   }
 
@@ -86,9 +102,12 @@ public final class SourceSettings implements Serializable {
     return snapshotLeaseMs;
   }
 
-  /** The engine configuration of a reader: only the block cache is the source's to choose. */
+  /** The engine configuration of a reader: only its caches are the source's to choose. */
   Config readerConfig() {
-    return Config.builder().set(EngineOptions.BLOCK_CACHE_SIZE, blockCacheBytes).build();
+    return Config.builder()
+        .set(EngineOptions.BLOCK_CACHE_SIZE, blockCacheBytes)
+        .set(EngineOptions.ROW_CACHE_SIZE, rowCacheBytes)
+        .build();
   }
 
   /** A reader of the configured snapshot: {@code CURRENT} when following the latest, else fixed. */

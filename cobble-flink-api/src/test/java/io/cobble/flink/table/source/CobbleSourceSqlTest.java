@@ -482,11 +482,14 @@ class CobbleSourceSqlTest {
     }
     TableEnvironment env = streaming();
     env.getConfig().getConfiguration().setString("parallelism.default", "2");
-    env.executeSql(ddl("dim", ", 'source.block-cache-memory' = '1mb'"));
+    // With a row cache: the repeated probes (e, f, g) are answered from it.
+    env.executeSql(
+        ddl("dim", ", 'source.block-cache-memory' = '1mb', 'source.row-cache-memory' = '1mb'"));
     env.executeSql(
         "CREATE TEMPORARY VIEW probes AS SELECT id, tag, PROCTIME() AS pt FROM (VALUES"
             + " (CAST(1 AS BIGINT), 'a'), (CAST(42 AS BIGINT), 'b'), (CAST(1000 AS BIGINT), 'c'),"
-            + " (CAST(100 AS BIGINT), 'd')) AS v(id, tag)");
+            + " (CAST(100 AS BIGINT), 'd'), (CAST(1 AS BIGINT), 'e'), (CAST(1000 AS BIGINT),"
+            + " 'f'), (CAST(42 AS BIGINT), 'g')) AS v(id, tag)");
     List<Row> rows =
         collect(
             env,
@@ -501,6 +504,9 @@ class CobbleSourceSqlTest {
     expected.put("b", "d1/42");
     expected.put("c", "null/null");
     expected.put("d", "d1/null");
+    expected.put("e", "d1/1");
+    expected.put("f", "null/null");
+    expected.put("g", "d1/42");
     assertEquals(expected, byTag);
   }
 

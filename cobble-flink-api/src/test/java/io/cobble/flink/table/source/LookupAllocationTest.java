@@ -3,6 +3,7 @@ package io.cobble.flink.table.source;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.flink.table.CobbleSourceOptions;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.testing.table.TestSinkTable;
@@ -26,8 +27,9 @@ import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What a lookup allocates, on a real table shaped like the SQL benchmark's (a BIGINT key, an
@@ -55,8 +57,10 @@ class LookupAllocationTest {
 
   @TempDir Path dir;
 
-  @Test
-  void missesAllocateNothingAndHitsOnlyTheirRow() throws Exception {
+  /** With a row cache, the measured (second) run of each shape is answered from the cache. */
+  @ParameterizedTest(name = "row cache {0} bytes")
+  @ValueSource(longs = {0, 8 << 20})
+  void missesAllocateNothingAndHitsOnlyTheirRow(long rowCache) throws Exception {
     try (TestSinkTable table =
         new TestSinkTable(dir.resolve("table"), dir.resolve("work"), ROW, List.of("id"), 4, 2, 0)) {
       for (long id = 0; id < KEYS; id++) {
@@ -73,7 +77,7 @@ class LookupAllocationTest {
       hits[i] = GenericRowData.of(2 * id);
       misses[i] = GenericRowData.of(2 * id + 1);
     }
-    LookupFunction lookup = function();
+    LookupFunction lookup = function(rowCache);
     try {
       for (int i = 0; i < 100; i++) {
         Collection<RowData> rows = lookup.lookup(hits[i]);
@@ -131,14 +135,16 @@ class LookupAllocationTest {
     return String.format("%08d", id) + PADDING;
   }
 
-  private LookupFunction function() throws Exception {
+  private LookupFunction function(long rowCache) throws Exception {
     SourceSettings settings =
         new SourceSettings(
             TableStorage.fromTableOptions(dir.resolve("table").toUri(), Map.of()),
             SourceSettings.LATEST,
             ScanMode.BATCH,
             3_600_000,
-            1 << 20);
+            1 << 20,
+            rowCache,
+            CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS.defaultValue());
     int[][] keys = {{0}};
     LookupTableSource.LookupContext context =
         (LookupTableSource.LookupContext)

@@ -3,6 +3,7 @@ package io.cobble.flink.table.source;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.flink.table.CobbleSourceOptions;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.testing.table.TestSinkTable;
@@ -95,8 +96,9 @@ class LookupModelTest {
     int regionAt = produced.indexOf(0);
     int idAt = produced.indexOf(1);
     int[] joinColumns = idFirst ? new int[] {idAt, regionAt} : new int[] {regionAt, idAt};
-    LookupFunction sync = (LookupFunction) function(false, projection, joinColumns);
-    AsyncLookupFunction async = (AsyncLookupFunction) function(true, projection, joinColumns);
+    LookupFunction sync = (LookupFunction) function(false, 0, projection, joinColumns);
+    AsyncLookupFunction async = (AsyncLookupFunction) function(true, 0, projection, joinColumns);
+    LookupFunction cached = (LookupFunction) function(false, 1 << 20, projection, joinColumns);
     try {
       List<RowData> probes = new ArrayList<>();
       List<Object[]> expected = new ArrayList<>();
@@ -137,7 +139,20 @@ class LookupModelTest {
         assertRow(row, produced, asyncRows.iterator().next(), "async, " + where);
         assertEquals(got, asyncRows.iterator().next(), "async and sync rows, " + where);
       }
+      // The row cache's answers: kept on first read, repeated from the cache afterwards.
+      for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < probes.size(); i++) {
+          String where = shape + ", row cache pass " + pass + ", probe " + i + " " + probes.get(i);
+          Collection<RowData> rows = cached.lookup(probes.get(i));
+          Object[] row = expected.get(i);
+          assertEquals(row == null ? 0 : 1, rows.size(), where);
+          if (row != null) {
+            assertRow(row, produced, rows.iterator().next(), where);
+          }
+        }
+      }
     } finally {
+      cached.close();
       async.close();
       sync.close();
     }
@@ -196,14 +211,17 @@ class LookupModelTest {
   }
 
   /** The lookup function a planner gets for {@code projection} joined on {@code columns}. */
-  private Object function(boolean async, int[][] projection, int... columns) throws Exception {
+  private Object function(boolean async, long rowCache, int[][] projection, int... columns)
+      throws Exception {
     SourceSettings settings =
         new SourceSettings(
             TableStorage.fromTableOptions(dir.resolve("table").toUri(), Map.of()),
             SourceSettings.LATEST,
             ScanMode.BATCH,
             600_000,
-            1 << 20);
+            1 << 20,
+            rowCache,
+            CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS.defaultValue());
     CobbleDynamicTableSource source =
         CobbleDynamicTableSource.sinkTable(
             settings, ROW, new int[] {1, 0}, 8, null, new LookupSettings(async, 3));
