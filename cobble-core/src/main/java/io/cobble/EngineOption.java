@@ -271,10 +271,9 @@ public final class EngineOption<T> {
               + "' for "
               + key
               + ": allowed range is "
-              + min
+              + Sizes.format(min)
               + ".."
-              + max
-              + " bytes");
+              + Sizes.format(max));
     }
     return v;
   }

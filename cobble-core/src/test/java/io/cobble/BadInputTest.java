@@ -36,7 +36,7 @@ class BadInputTest {
         "total-buckets|many|integer",
         "memtable.type|btree|skiplist, hash, vec, adaptive",
         "memtable.capacity|12qb|64mb",
-        "memtable.capacity|1kb|4096",
+        "memtable.capacity|1kb|4kb",
         "memory.memtable-buffer-count|1|2..64",
         "compaction.policy|fifo|round_robin, min_overlap, score_priority",
         "compaction.l0-file-limit|0|1..1000",
@@ -56,6 +56,8 @@ class BadInputTest {
         "sst.merge-family-block-size|10|256..",
         "sst.merge-family-block-size|large|size",
         "value-separation.threshold|-1|size",
+        "row-cache.size|-1|size",
+        "row-cache.size|2tb|0..1tb",
         "ttl.default|soon|ms, s, m, h, d",
         "bucket-ranges|5-2|lo-hi",
       })

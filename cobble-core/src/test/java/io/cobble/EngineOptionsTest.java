@@ -114,7 +114,13 @@ class EngineOptionsTest {
                 () -> Config.builder().set(option.key(), option.max() + 1).build(),
                 option.key());
         assertTrue(
-            e.getMessage().contains(option.key() + ": allowed range is " + option.min() + ".."),
+            e.getMessage()
+                .contains(
+                    option.key()
+                        + ": allowed range is "
+                        + io.cobble.util.Sizes.format(option.min())
+                        + ".."
+                        + io.cobble.util.Sizes.format(option.max())),
             e.getMessage());
       }
     }

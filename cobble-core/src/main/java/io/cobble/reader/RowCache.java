@@ -7,6 +7,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
 
 /**
  * Results of projected point reads on frozen snapshots, kept as bytes so a repeated read of the
@@ -98,31 +99,23 @@ public final class RowCache {
   }
 
   public long hits() {
-    long n = 0;
-    for (Stripe s : stripes) {
-      synchronized (s) {
-        n += s.hits;
-      }
-    }
-    return n;
+    return sum(s -> s.hits);
   }
 
   public long misses() {
-    long n = 0;
-    for (Stripe s : stripes) {
-      synchronized (s) {
-        n += s.misses;
-      }
-    }
-    return n;
+    return sum(s -> s.misses);
   }
 
   /** Bytes allocated so far (ring and index; they grow to the capacity as entries come in). */
   public long usage() {
+    return sum(Stripe::usage);
+  }
+
+  private long sum(ToLongFunction<Stripe> field) {
     long n = 0;
     for (Stripe s : stripes) {
       synchronized (s) {
-        n += s.usage();
+        n += field.applyAsLong(s);
       }
     }
     return n;

@@ -31,6 +31,12 @@ final class BenchSettings {
   /** Extra WITH entries of every Cobble table, as SQL ({@code , 'k' = 'v'}...); may be empty. */
   final String cobbleOptions;
 
+  /**
+   * Of Cobble's lookup memory ({@link TableEngine#LOOKUP_MEMORY_MB}, Paimon's), the megabytes given
+   * to the row cache; the rest is the block cache.
+   */
+  final long rowCacheMb;
+
   private BenchSettings(Map<String, String> args) {
     rows = positiveLong(args, "rows", 1_000_000L);
     keys = Math.max(1, rows / 10);
@@ -47,6 +53,15 @@ final class BenchSettings {
     dir = Paths.get(text(args, "dir", "target/bench-data")).toAbsolutePath();
     jobTimeoutMinutes = positiveLong(args, "job-timeout-minutes", 10);
     cobbleOptions = withEntries(text(args, "cobble-options", ""));
+    rowCacheMb = nonNegativeLong(args, "row-cache-mb", 0);
+    if (rowCacheMb >= TableEngine.LOOKUP_MEMORY_MB) {
+      throw new IllegalArgumentException(
+          "--row-cache-mb must be below the "
+              + TableEngine.LOOKUP_MEMORY_MB
+              + " MB of lookup memory, got "
+              + rowCacheMb
+              + ".");
+    }
     if (!args.isEmpty()) {
       throw new IllegalArgumentException(
           "Unknown option(s) " + args.keySet() + "; known: " + KNOWN + ".");
@@ -67,7 +82,8 @@ final class BenchSettings {
               "engines",
               "dir",
               "job-timeout-minutes",
-              "cobble-options"));
+              "cobble-options",
+              "row-cache-mb"));
 
   static BenchSettings parse(String[] argv) {
     Map<String, String> args = new HashMap<>();
@@ -140,6 +156,12 @@ final class BenchSettings {
     lines.add("probes per lookup job: " + probes);
     lines.add("bucket: " + buckets + ", parallelism (job and sink.parallelism): " + parallelism);
     lines.add("checkpoint interval: " + checkpointMillis + " ms");
+    lines.add(
+        "Cobble lookup memory: block cache "
+            + (TableEngine.LOOKUP_MEMORY_MB - rowCacheMb)
+            + " MB, row cache "
+            + rowCacheMb
+            + " MB");
     lines.add("extra Cobble table options: " + (cobbleOptions.isEmpty() ? "none" : cobbleOptions));
     lines.add(
         "warm-up runs: " + warmups + ", measured runs: " + iterations + " per engine and shape");

@@ -100,9 +100,7 @@ public final class FlinkSqlBenchmark {
       log("  " + line);
     }
     log("  data under " + runDir + " (deleted at the end)");
-    log(
-        "  Cobble: engine defaults, source.block-cache-memory = "
-            + TableEngine.LOOKUP_CACHE_MEMORY);
+    log("  Cobble: engine defaults, lookup memory as above");
     log("  Paimon defaults in effect:");
     for (String line : PaimonDefaults.describe()) {
       log("    " + line);

@@ -143,10 +143,10 @@ enum TableEngine {
   };
 
   /**
-   * Cobble's lookup block cache, set to Paimon's default lookup memory cache
-   * (lookup.cache-max-memory-size) so both lookups get the same memory.
+   * Cobble's lookup memory (block cache and row cache together), set to Paimon's default lookup
+   * memory cache (lookup.cache-max-memory-size) so both lookups get the same memory.
    */
-  static final String LOOKUP_CACHE_MEMORY = "256mb";
+  static final long LOOKUP_MEMORY_MB = 256;
 
   final String label;
 
@@ -171,8 +171,10 @@ enum TableEngine {
             + "', 'sink.parallelism' = '"
             + settings.parallelism
             + "', 'source.kind' = 'sink', 'source.block-cache-memory' = '"
-            + LOOKUP_CACHE_MEMORY
-            + "'"
+            + (LOOKUP_MEMORY_MB - settings.rowCacheMb)
+            + "mb', 'source.row-cache-memory' = '"
+            + settings.rowCacheMb
+            + "mb'"
             + settings.cobbleOptions
             + options
             + ")");

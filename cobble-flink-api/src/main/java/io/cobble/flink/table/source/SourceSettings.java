@@ -38,25 +38,14 @@ public final class SourceSettings implements Serializable {
         mode,
         pollIntervalMs,
         blockCacheBytes,
+        0,
         CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS.defaultValue());
   }
 
   /**
    * @param globalId a global snapshot id, or {@link #LATEST} to follow {@code global/CURRENT}
-   * @param snapshotLeaseMs how long the source's pin on the snapshots it reads lasts unrenewed
-   */
-  public SourceSettings(
-      TableStorage table,
-      long globalId,
-      ScanMode mode,
-      long pollIntervalMs,
-      long blockCacheBytes,
-      long snapshotLeaseMs) {
-    this(table, globalId, mode, pollIntervalMs, blockCacheBytes, 0, snapshotLeaseMs);
-  }
-
-  /**
    * @param rowCacheBytes the reader's cache of lookup results; 0 for none
+   * @param snapshotLeaseMs how long the source's pin on the snapshots it reads lasts unrenewed
    */
   public SourceSettings(
       TableStorage table,

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.CorruptionException;
+import io.cobble.flink.table.CobbleSourceOptions;
 import io.cobble.flink.table.ScanMode;
 import io.cobble.flink.table.TableStorage;
 import io.cobble.snapshot.GlobalPin;
@@ -16,10 +17,12 @@ import io.cobble.storage.Storage;
 import io.cobble.storage.StorageOptions;
 import io.cobble.storage.StorageProviders;
 import io.cobble.testing.table.TestSinkTable;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -29,10 +32,15 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.apache.flink.api.common.functions.RuntimeContext;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.SimpleCounter;
+import org.apache.flink.metrics.groups.OperatorMetricGroup;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.functions.AsyncLookupFunction;
+import org.apache.flink.table.functions.FunctionContext;
 import org.apache.flink.table.functions.LookupFunction;
 import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -40,6 +48,8 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Lookups on a real table: hits, misses, a composite key in any join order, new snapshots. */
 class CobbleLookupFunctionTest {
@@ -56,12 +66,18 @@ class CobbleLookupFunctionTest {
   @TempDir Path dir;
 
   private SourceSettings settings(long pollMs) {
+    return settings(pollMs, 0);
+  }
+
+  private SourceSettings settings(long pollMs, long rowCache) {
     return new SourceSettings(
         TableStorage.fromTableOptions(dir.resolve("table").toUri(), Map.of()),
         SourceSettings.LATEST,
         ScanMode.BATCH,
         pollMs,
-        1 << 20);
+        1 << 20,
+        rowCache,
+        CobbleSourceOptions.SCAN_SNAPSHOT_LEASE_MS.defaultValue());
   }
 
   /** The lookup function the planner gets for a join on the given physical columns. */
@@ -78,8 +94,10 @@ class CobbleLookupFunctionTest {
     return rows.isEmpty() ? null : rows.iterator().next().getString(1).toString();
   }
 
-  @Test
-  void looksUpCompositeKeysInJoinOrderAndFollowsNewSnapshots() throws Exception {
+  /** With a row cache too: the key read before the new snapshot answers from the new one. */
+  @ParameterizedTest(name = "row cache {0} bytes")
+  @ValueSource(longs = {0, 1 << 20})
+  void looksUpCompositeKeysInJoinOrderAndFollowsNewSnapshots(long rowCache) throws Exception {
     try (TestSinkTable table =
         new TestSinkTable(
             dir.resolve("table"), dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
@@ -88,8 +106,10 @@ class CobbleLookupFunctionTest {
       }
       table.commit();
       // The join names region first, id second: the key row follows the join, not the table.
-      LookupFunction lookup = function(settings(1), 0, 2);
+      LookupFunction lookup = function(settings(1, rowCache), 0, 2);
       try {
+        assertEquals(
+            "v1-7", name(lookup.lookup(GenericRowData.of(StringData.fromString("eu"), 7L))));
         assertEquals(
             "v1-7", name(lookup.lookup(GenericRowData.of(StringData.fromString("eu"), 7L))));
         assertEquals(null, name(lookup.lookup(GenericRowData.of(StringData.fromString("us"), 7L))));
@@ -108,6 +128,78 @@ class CobbleLookupFunctionTest {
         lookup.close();
       }
     }
+  }
+
+  @Test
+  void rowCacheGaugesCountItsHitsMissesAndBytes() throws Exception {
+    try (TestSinkTable table =
+        new TestSinkTable(
+            dir.resolve("table"), dir.resolve("work"), ROW, List.of("id", "region"), 8, 2, 0)) {
+      for (long id = 0; id < 50; id++) {
+        table.upsert(StringData.fromString("eu"), StringData.fromString("v-" + id), id);
+      }
+      table.commit();
+    }
+    Map<String, Gauge<?>> gauges = new HashMap<>();
+    OperatorMetricGroup group = capturing(gauges);
+    RuntimeContext runtime =
+        (RuntimeContext)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {RuntimeContext.class},
+                (p, method, args) -> {
+                  if (method.getName().equals("getMetricGroup")) {
+                    return group;
+                  }
+                  throw new UnsupportedOperationException(method.getName());
+                });
+    LookupFunction lookup =
+        (LookupFunction)
+            PlannerLookup.open(
+                CobbleDynamicTableSource.sinkTable(
+                    settings(600_000, 1 << 20),
+                    ROW,
+                    new int[] {2, 0},
+                    8,
+                    null,
+                    new LookupSettings(false, 1)),
+                new FunctionContext(runtime),
+                0,
+                2);
+    try {
+      for (int pass = 0; pass < 3; pass++) {
+        for (long id = 0; id < 60; id++) {
+          String found = name(lookup.lookup(GenericRowData.of(StringData.fromString("eu"), id)));
+          assertEquals(id < 50 ? "v-" + id : null, found);
+        }
+      }
+      assertEquals(120L, gauges.get("rowCacheHits").getValue(), "two passes from the cache");
+      assertEquals(60L, gauges.get("rowCacheMisses").getValue(), "the first pass read the tables");
+      assertTrue((Long) gauges.get("rowCacheUsageBytes").getValue() > 0);
+    } finally {
+      lookup.close();
+    }
+  }
+
+  /** An operator metric group that keeps every gauge registered in it or its subgroups. */
+  private static OperatorMetricGroup capturing(Map<String, Gauge<?>> gauges) {
+    return (OperatorMetricGroup)
+        Proxy.newProxyInstance(
+            OperatorMetricGroup.class.getClassLoader(),
+            new Class<?>[] {OperatorMetricGroup.class},
+            (p, method, args) -> {
+              switch (method.getName()) {
+                case "addGroup":
+                  return p;
+                case "gauge":
+                  gauges.put((String) args[0], (Gauge<?>) args[1]);
+                  return args[1];
+                case "counter":
+                  return args.length > 1 ? args[1] : new SimpleCounter();
+                default:
+                  throw new UnsupportedOperationException(method.getName());
+              }
+            });
   }
 
   @Test

@@ -18,11 +18,17 @@ final class PlannerLookup {
    * LookupFunction}.
    */
   static Object open(LookupTableSource source, int... columns) throws Exception {
+    return open(source, new FunctionContext(null), columns);
+  }
+
+  /** As {@link #open(LookupTableSource, int...)}, opened in {@code context}. */
+  static Object open(LookupTableSource source, FunctionContext context, int... columns)
+      throws Exception {
     int[][] keys = new int[columns.length][];
     for (int i = 0; i < columns.length; i++) {
       keys[i] = new int[] {columns[i]};
     }
-    LookupTableSource.LookupContext context =
+    LookupTableSource.LookupContext lookupContext =
         (LookupTableSource.LookupContext)
             Proxy.newProxyInstance(
                 PlannerLookup.class.getClassLoader(),
@@ -33,15 +39,16 @@ final class PlannerLookup {
                   }
                   throw new UnsupportedOperationException(method.getName());
                 });
-    LookupTableSource.LookupRuntimeProvider provider = source.getLookupRuntimeProvider(context);
+    LookupTableSource.LookupRuntimeProvider provider =
+        source.getLookupRuntimeProvider(lookupContext);
     if (provider instanceof AsyncLookupFunctionProvider) {
       AsyncLookupFunction function =
           ((AsyncLookupFunctionProvider) provider).createAsyncLookupFunction();
-      function.open(new FunctionContext(null));
+      function.open(context);
       return function;
     }
     LookupFunction function = ((LookupFunctionProvider) provider).createLookupFunction();
-    function.open(new FunctionContext(null));
+    function.open(context);
     return function;
   }
 }
