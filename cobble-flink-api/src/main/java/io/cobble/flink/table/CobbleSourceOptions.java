@@ -61,9 +61,10 @@ public final class CobbleSourceOptions {
               "Cache of lookup results of one source reader (a key's projected values, or that"
                   + " it has none), so a key looked up again skips the filter, index and block"
                   + " search; kept as bytes, oldest evicted first; an entry answers only reads"
-                  + " of the snapshot it was read from (older ones age out). It pays when a set of hot keys it can hold takes most"
-                  + " lookups; lookups spread evenly over many more keys than it holds cost more"
-                  + " with it (each miss also fills it). 0 disables it.");
+                  + " of the snapshot it was read from (older ones age out). It pays when a set"
+                  + " of hot keys it can hold takes most lookups; lookups spread evenly over many"
+                  + " more keys than it holds cost more with it (each miss also fills it). 0"
+                  + " disables it.");
 
   public static final ConfigOption<String> STATE_NAME =
       ConfigOptions.key("state.name")
