@@ -20,6 +20,14 @@ final class ShardConfig {
    */
   static final int L0_FILE_LIMIT = 4;
 
+  /**
+   * Entries per restart group of a data block, half the engine's 16: a lookup's point read scans
+   * its group after the restart search, so it passes about four entries instead of eight, for 0.6 %
+   * more table bytes. Readers keep a sink table's blocks in their cache, so the extra bytes cost no
+   * misses there (unlike a state backend's larger-than-cache tables).
+   */
+  static final int RESTART_INTERVAL = 8;
+
   private ShardConfig() {}
 
   /**
@@ -46,6 +54,7 @@ final class ShardConfig {
         .set(EngineOptions.L0_FILE_LIMIT, L0_FILE_LIMIT)
         .set(EngineOptions.SNAPSHOT_RETENTION, 1)
         .set(EngineOptions.FSYNC_POLICY, FsyncPolicy.SNAPSHOT)
+        .set(EngineOptions.BLOCK_RESTART_INTERVAL, RESTART_INTERVAL)
         .build();
   }
 }

@@ -62,6 +62,12 @@ class ShardConfigTest {
     }
   }
 
+  /** A lookup's point read scans a restart group: a sink shard keeps them at eight entries. */
+  @Test
+  void dataBlocksRestartEveryEightEntries() {
+    assertEquals(8, ShardConfig.of(new TableLayout(4, 1), 0, 1 << 20).blockRestartInterval());
+  }
+
   /** Upserts every key of every bucket once, flushes and waits for what the flush started. */
   private static void writeEveryKey(Db db, int generation) {
     for (int key = 0; key < 2_000; key++) {
