@@ -40,6 +40,7 @@ public final class Config {
   private final MergeOperatorResolver resolver;
   private final boolean scratchRestore;
   private final boolean backgroundMetadata;
+  private final boolean residentBlocks;
   private final MemoryPool memoryPool;
 
   private final int totalBuckets;
@@ -92,9 +93,11 @@ public final class Config {
       MergeOperatorResolver resolver,
       boolean scratchRestore,
       boolean backgroundMetadata,
+      boolean residentBlocks,
       MemoryPool memoryPool) {
     this.scratchRestore = scratchRestore;
     this.backgroundMetadata = backgroundMetadata;
+    this.residentBlocks = residentBlocks;
     this.memoryPool = memoryPool;
     this.values = Collections.unmodifiableMap(values);
     this.clock = clock;
@@ -209,6 +212,7 @@ public final class Config {
     b.resolver = resolver;
     b.scratchRestore = scratchRestore;
     b.backgroundMetadata = backgroundMetadata;
+    b.residentBlocks = residentBlocks;
     b.memoryPool = memoryPool;
     return b;
   }
@@ -311,6 +315,11 @@ public final class Config {
   /** See {@link Builder#backgroundMetadata}. */
   public boolean backgroundMetadata() {
     return backgroundMetadata;
+  }
+
+  /** See {@link Builder#residentBlocks}. */
+  public boolean residentBlocks() {
+    return residentBlocks;
   }
 
   public MergeOperatorResolver mergeOperatorResolver() {
@@ -520,6 +529,7 @@ public final class Config {
     private MergeOperatorResolver resolver = name -> null;
     private boolean scratchRestore;
     private boolean backgroundMetadata;
+    private boolean residentBlocks;
     private MemoryPool memoryPool;
 
     private Builder() {}
@@ -586,6 +596,19 @@ public final class Config {
     }
 
     /**
+     * Keeps each data block a point read brings in for as long as its table is open, in memory
+     * reserved from the block cache (see {@code io.cobble.sst.ResidentBlocks}), instead of in the
+     * cache's LRU order: a read of a kept block takes no cache lookup and no pin. For a Db whose
+     * tables never change under its readers (a read-only Db over a snapshot); where the cache
+     * cannot hold them all, the rest go through the LRU as usual. Not a configuration key: the
+     * read-only Db sets it.
+     */
+    public Builder residentBlocks(boolean resident) {
+      this.residentBlocks = resident;
+      return this;
+    }
+
+    /**
      * Makes the Db share {@code pool}'s block cache and memtable budget with the other Dbs on it
      * instead of sizing its own ({@code block-cache.size} is then unused); null for its own.
      */
@@ -631,6 +654,7 @@ public final class Config {
           resolver,
           scratchRestore,
           backgroundMetadata,
+          residentBlocks,
           memoryPool);
     }
   }

@@ -225,6 +225,7 @@ final class ShardState {
                 mode == MetadataCacheMode.LAZY || (fromManifest && config.backgroundMetadata()))
             .directIo(directIo)
             .mmapReads(config.mmapReadsEnabled())
+            .residentBlocks(config.residentBlocks())
             .build();
     return Table.open(
         versions.tableFile(number), size, cacheIds.applyAsLong(number), cache, options, written);

@@ -1,6 +1,7 @@
 package io.cobble.cache;
 
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Cache of decoded blocks, charged by bytes and shared by every table of a Db, evicting the least
@@ -16,15 +17,58 @@ import java.util.Arrays;
  * nothing either. Such a recycled array may be longer than its block; {@link #get}, whose callers
  * keep the block for as long as they like, never sees one: it swaps the entry for an exact copy
  * first, and the array of an entry that {@link #get} handed out is never recycled.
+ *
+ * <p>Part of the capacity can be {@link #reserve reserved} for blocks a table keeps outside the LRU
+ * order (a read-only table's resident blocks); the LRU then holds that much less.
  */
 public final class BlockCache {
   private static final int SHARDS = 16;
 
   private final Shard[] shards = new Shard[SHARDS];
+  private final long capacity;
+  private final AtomicLong reserved = new AtomicLong();
 
   public BlockCache(long capacityBytes) {
+    this.capacity = capacityBytes;
     for (int i = 0; i < SHARDS; i++) {
       shards[i] = new Shard(capacityBytes / SHARDS);
+    }
+  }
+
+  /**
+   * Sets {@code bytes} of the capacity aside for blocks held outside the LRU order, evicting from
+   * the LRU as needed; false (nothing reserved) when that would leave the LRU less than an eighth
+   * of the capacity, which scans and tables without a reservation keep using.
+   */
+  public boolean reserve(long bytes) {
+    long limit = capacity - capacity / 8;
+    for (long r = reserved.get(); ; r = reserved.get()) {
+      if (bytes < 0 || r + bytes > limit) {
+        return false;
+      }
+      if (reserved.compareAndSet(r, r + bytes)) {
+        break;
+      }
+    }
+    resizeShards();
+    return true;
+  }
+
+  /** Gives back what {@link #reserve} set aside. */
+  public void unreserve(long bytes) {
+    reserved.addAndGet(-bytes);
+    resizeShards();
+  }
+
+  /** Bytes set aside by {@link #reserve}. */
+  public long reserved() {
+    return reserved.get();
+  }
+
+  private synchronized void resizeShards() {
+    long each = (capacity - reserved.get()) / SHARDS;
+    for (Shard s : shards) {
+      s.resize(each);
     }
   }
 
@@ -127,8 +171,9 @@ public final class BlockCache {
     return n;
   }
 
+  /** Bytes the LRU holds plus those {@link #reserve reserved}. */
   public long usage() {
-    long u = 0;
+    long u = reserved.get();
     for (Shard s : shards) {
       u += s.usage();
     }
@@ -155,7 +200,7 @@ public final class BlockCache {
     private static final long ONE_PIN = 2;
     private static final long PINS = 0xFFFFFFFEL;
 
-    private final long capacity;
+    private long capacity;
     private final SpareArrays spares;
     // Spares kept beyond the capacity the entries leave free: in a full shard each miss takes a
     // spare and its insert evicts about one block back, so a few suffice.
@@ -243,6 +288,11 @@ public final class BlockCache {
           return i;
         }
       }
+    }
+
+    synchronized void resize(long capacity) {
+      this.capacity = capacity;
+      evictOverCapacity();
     }
 
     synchronized byte[] get(long key) {

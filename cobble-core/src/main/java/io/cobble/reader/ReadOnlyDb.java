@@ -29,8 +29,10 @@ import java.util.stream.Stream;
 /**
  * Reads one shard snapshot from any process, next to (never interfering with) the shard's writer.
  * The snapshot's files are read where they lie on the volume (local or object storage, blocks on
- * demand through the block cache); a private scratch directory holds only the manifest. Nothing is
- * compacted or written back. The volume must stay open while this is open.
+ * demand); a private scratch directory holds only the manifest. As its tables never change, a data
+ * block a point read brings in stays in memory reserved from the block cache for as long as the
+ * table is open, while the cache has room ({@link io.cobble.Config.Builder#residentBlocks}).
+ * Nothing is compacted or written back. The volume must stay open while this is open.
  */
 public final class ReadOnlyDb implements AutoCloseable {
   private final ShardSnapshot snapshot;
@@ -84,6 +86,7 @@ public final class ReadOnlyDb implements AutoCloseable {
             .set(EngineOptions.DEFAULT_TTL.key(), 0)
             .clock(config.clock())
             .mergeOperatorResolver(config.mergeOperatorResolver())
+            .residentBlocks(true)
             .build();
     Path scratch;
     try {

@@ -3,6 +3,7 @@ package io.cobble.sst;
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.util.ByteReader;
+import java.util.function.IntFunction;
 
 /**
  * The metadata a table keeps outside the block cache ({@code sst.pinned-metadata.*}): the top-level
@@ -27,8 +28,13 @@ final class PinnedMetadata {
     final byte[][] filter;
     // Each filter's trailer byte (BloomFilter.trailerOf), so a probe skips its cold last line.
     final int[] filterTrailer;
+    // The table-wide ordinal of each index partition's first data block; null when partitions
+    // are not pinned.
+    final int[] firstBlock;
+    // Null unless the table keeps its data blocks and partitions are pinned.
+    final ResidentBlocks resident;
 
-    Blocks(Block top, byte[][] index, byte[][] filter) {
+    Blocks(Block top, byte[][] index, byte[][] filter, IntFunction<ResidentBlocks> residentBlocks) {
       this.top = top;
       this.topDecoded = DecodedIndex.top(top);
       this.index = index;
@@ -43,11 +49,18 @@ final class PinnedMetadata {
       }
       if (index == null) {
         indexDecoded = null;
+        firstBlock = null;
+        resident = null;
       } else {
         indexDecoded = new DecodedIndex[index.length];
+        firstBlock = new int[index.length];
+        int blocks = 0;
         for (int i = 0; i < index.length; i++) {
           indexDecoded[i] = DecodedIndex.partition(new Block(index[i]));
+          firstBlock[i] = blocks;
+          blocks += indexDecoded[i].count();
         }
+        resident = residentBlocks == null ? null : residentBlocks.apply(blocks);
       }
     }
   }
@@ -57,11 +70,15 @@ final class PinnedMetadata {
   private final boolean bloom;
   private final TableReadOptions options;
   private final BlockReader reader;
+  private final IntFunction<ResidentBlocks> residentBlocks;
   private volatile Blocks blocks;
 
   /**
    * Loads the metadata now, through {@code atOpen}, unless {@code options} keeps none or defers it
    * to first use, which reads through {@code reader}.
+   *
+   * @param residentBlocks makes the slots of a table that keeps its data blocks, from the block
+   *     count, once partitions are loaded; null for a table that does not
    */
   PinnedMetadata(
       String name,
@@ -69,12 +86,14 @@ final class PinnedMetadata {
       boolean bloom,
       TableReadOptions options,
       BlockReader reader,
-      BlockReader atOpen) {
+      BlockReader atOpen,
+      IntFunction<ResidentBlocks> residentBlocks) {
     this.name = name;
     this.footer = footer;
     this.bloom = bloom;
     this.options = options;
     this.reader = reader;
+    this.residentBlocks = residentBlocks;
     if (options.pinTopIndex() && !options.lazyMetadata()) {
       blocks = load(atOpen);
     }
@@ -111,7 +130,7 @@ final class PinnedMetadata {
     Block top = new Block(from.read(footer.topIndex(), "top-level index"));
     int parts = countEntries(top);
     if (!options.pinPartitions() && parts != 1) {
-      return new Blocks(top, null, null);
+      return new Blocks(top, null, null, null);
     }
     byte[][] index = new byte[parts][];
     byte[][] filter = bloom ? new byte[parts][] : null;
@@ -126,7 +145,7 @@ final class PinnedMetadata {
       }
       i++;
     }
-    return new Blocks(top, index, filter);
+    return new Blocks(top, index, filter, residentBlocks);
   }
 
   private static int countEntries(Block b) {

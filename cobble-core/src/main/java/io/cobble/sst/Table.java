@@ -76,7 +76,17 @@ public final class Table implements AutoCloseable {
           (footer.flags() & Footer.FLAG_PREFIX_FILTER) != 0
               ? readPrefixFilter(props, atOpen)
               : null;
-      metadata = new PinnedMetadata(name, footer, bloom, options, fromFile, atOpen);
+      metadata =
+          new PinnedMetadata(
+              name,
+              footer,
+              bloom,
+              options,
+              fromFile,
+              atOpen,
+              options.residentBlocks() && cache != null
+                  ? blocks -> new ResidentBlocks(blocks, cache, fileSize)
+                  : null);
     } catch (RuntimeException e) {
       closeQuietly();
       if (e instanceof CobbleException) {
@@ -405,6 +415,8 @@ public final class Table implements AutoCloseable {
   public boolean get(byte[] key, long keyHash, ValueSink sink, GetScratch g) {
     long dataOffset;
     int dataSize;
+    ResidentBlocks resident = null;
+    int block = 0;
     try {
       BlockIterator it = g.it;
       ByteReader r = g.reader;
@@ -427,6 +439,8 @@ public final class Table implements AutoCloseable {
         }
         dataOffset = index.dataOffset(entry);
         dataSize = index.dataSize(entry);
+        resident = p.resident;
+        block = resident == null ? 0 : p.firstBlock[ordinal] + entry;
       } else {
         // One iterator walks the index levels in turn: each level's value is fully decoded into
         // locals before the iterator moves on to the next block.
@@ -467,31 +481,45 @@ public final class Table implements AutoCloseable {
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "cannot decode block entry: " + e, e);
     }
+    if (resident != null) {
+      byte[] data = resident.get(block);
+      if (data == null && resident.mayKeep()) {
+        data = resident.keep(block, readBlock(dataOffset, dataSize, "data", false));
+      }
+      if (data != null) {
+        resetOnto(g.it, data, data.length, "data");
+        return searchBlock(g.it, key, keyHash, sink);
+      }
+    }
     return seekData(dataOffset, dataSize, key, keyHash, sink, g);
   }
 
   /** Searches the data block at {@code offset} for {@code key}, pinned in the cache meanwhile. */
   private boolean seekData(
       long offset, int size, byte[] key, long keyHash, ValueSink sink, GetScratch g) {
-    BlockIterator it = g.it;
     BlockCache.Pin pin = g.pin;
     try {
-      loadData(it, offset, size, pin);
-      boolean found;
-      try {
-        found = it.seekExact(key, keyHash);
-      } catch (CobbleException e) {
-        throw e;
-      } catch (RuntimeException e) {
-        throw new CorruptionException(name, "cannot decode block entry: " + e, e);
-      }
-      if (found) {
-        it.valueTo(sink);
-      }
-      return found;
+      loadData(g.it, offset, size, pin);
+      return searchBlock(g.it, key, keyHash, sink);
     } finally {
       releaseData(pin);
     }
+  }
+
+  /** Searches the block {@code it} is on for {@code key}, handing its value to {@code sink}. */
+  private boolean searchBlock(BlockIterator it, byte[] key, long keyHash, ValueSink sink) {
+    boolean found;
+    try {
+      found = it.seekExact(key, keyHash);
+    } catch (CobbleException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new CorruptionException(name, "cannot decode block entry: " + e, e);
+    }
+    if (found) {
+      it.valueTo(sink);
+    }
+    return found;
   }
 
   /**
@@ -593,9 +621,19 @@ public final class Table implements AutoCloseable {
     }
   }
 
+  /** Bytes of data blocks this table keeps in memory ({@link ResidentBlocks}); 0 if none. */
+  public long residentBytes() {
+    PinnedMetadata.Blocks p = metadata.loaded();
+    return p == null || p.resident == null ? 0 : p.resident.used();
+  }
+
   @Override
   public void close() {
     closeQuietly();
+    PinnedMetadata.Blocks p = metadata.loaded();
+    if (p != null && p.resident != null) {
+      p.resident.release();
+    }
     if (cache != null) {
       cache.evictFile(fileNumber);
     }

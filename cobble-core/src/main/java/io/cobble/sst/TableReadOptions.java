@@ -17,6 +17,7 @@ public final class TableReadOptions {
   private final boolean lazyMetadata;
   private final DirectIo directIo;
   private final boolean mmapReads;
+  private final boolean residentBlocks;
 
   private TableReadOptions(Builder b) {
     this.pinTopIndex = b.pinTopIndex;
@@ -24,6 +25,7 @@ public final class TableReadOptions {
     this.lazyMetadata = b.lazyMetadata;
     this.directIo = b.directIo;
     this.mmapReads = b.mmapReads;
+    this.residentBlocks = b.residentBlocks;
   }
 
   public static Builder builder() {
@@ -55,12 +57,18 @@ public final class TableReadOptions {
     return mmapReads;
   }
 
+  /** See {@link Builder#residentBlocks}. */
+  public boolean residentBlocks() {
+    return residentBlocks;
+  }
+
   public static final class Builder {
     private boolean pinTopIndex;
     private boolean pinPartitions;
     private boolean lazyMetadata;
     private DirectIo directIo;
     private boolean mmapReads = true;
+    private boolean residentBlocks;
 
     private Builder() {}
 
@@ -91,6 +99,16 @@ public final class TableReadOptions {
      */
     public Builder mmapReads(boolean mmap) {
       this.mmapReads = mmap;
+      return this;
+    }
+
+    /**
+     * Keeps each data block a point read brings in for as long as the table is open ({@link
+     * ResidentBlocks}), in memory reserved from the block cache. Only for tables nobody compacts
+     * away under a long-lived reader (a read-only Db's); applies when partitions are pinned.
+     */
+    public Builder residentBlocks(boolean resident) {
+      this.residentBlocks = resident;
       return this;
     }
 

@@ -1,6 +1,7 @@
 package io.cobble.cache;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -34,6 +35,38 @@ class BlockCacheTest {
     }
     cache.evictFile(1);
     assertNull(cache.get(k0));
+  }
+
+  @Test
+  void reservationsShrinkTheLruAndStopAtSevenEighths() {
+    int capacity = 16 * 64 * 1024;
+    BlockCache cache = new BlockCache(capacity);
+    // Four times what fits, so that every shard is full.
+    for (int i = 0; i < 4096; i++) {
+      cache.put(BlockCache.key(1, i * 1024L), new byte[1024]);
+    }
+    assertEquals(capacity, cache.usage());
+    assertTrue(cache.reserve(capacity / 2));
+    assertEquals(capacity / 2, cache.reserved());
+    // The LRU gave up half of its blocks: what it holds plus the reservation stays in capacity.
+    assertEquals(capacity, cache.usage());
+    int held = 0;
+    for (int i = 0; i < 4096; i++) {
+      if (cache.get(BlockCache.key(1, i * 1024L)) != null) {
+        held++;
+      }
+    }
+    assertEquals(512, held);
+    assertFalse(cache.reserve(capacity / 2), "the LRU keeps an eighth");
+    assertTrue(cache.reserve(capacity / 2 - capacity / 8));
+    assertFalse(cache.reserve(1));
+    cache.unreserve(capacity / 2 - capacity / 8);
+    cache.unreserve(capacity / 2);
+    assertEquals(0, cache.reserved());
+    for (int i = 0; i < 4096; i++) {
+      cache.put(BlockCache.key(2, i * 1024L), new byte[1024]);
+    }
+    assertEquals(capacity, cache.usage(), "the whole capacity is the LRU's again");
   }
 
   @Test

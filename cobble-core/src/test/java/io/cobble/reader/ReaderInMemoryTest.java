@@ -50,11 +50,9 @@ class ReaderInMemoryTest {
     return (i % 50 == 0 ? v.repeat(100) : v).getBytes(UTF_8);
   }
 
-  @Test
-  void answersFromMemoryExactlyOrSaysItNeedsStorage() throws Exception {
-    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true);
-        Db db = Db.open(tmp.resolve("db"), config("all"));
-        SnapshotManager snapshots = SnapshotManager.open(db, volume, "a")) {
+  /** Writes KEYS rows in two columns and publishes them as the volume's current global snapshot. */
+  private static void publish(FileStorage volume, Db db) {
+    try (SnapshotManager snapshots = SnapshotManager.open(db, volume, "a")) {
       db.addColumn("default", ColumnSpec.of("second"));
       for (int i = 0; i < KEYS; i++) {
         db.put(i % BUCKETS, "default", key(i), 0, ("c0-" + i).getBytes(UTF_8));
@@ -62,6 +60,46 @@ class ReaderInMemoryTest {
       }
       long shard = snapshots.snapshot().published().join().id();
       new GlobalSnapshotCoordinator(volume, BUCKETS, 0).commit(List.of(ShardRef.of("a", shard)));
+    }
+  }
+
+  /**
+   * A reader's tables never change, so they keep the blocks point reads bring in: once read, a
+   * block is read again without a block-cache lookup, and closing the reader gives the memory set
+   * aside for them back to the cache.
+   */
+  @Test
+  void readBlocksStayInMemoryWithoutCacheLookupsUntilClose() throws Exception {
+    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true);
+        Db db = Db.open(tmp.resolve("db"), config("all"))) {
+      publish(volume, db);
+      Reader reader = Reader.open(volume, config("all"));
+      try {
+        for (int i = 0; i < KEYS; i++) {
+          assertArrayEquals(value(i), reader.get(i % BUCKETS, "default", key(i), COLUMNS)[1]);
+        }
+        assertTrue(reader.cache().reserved() > 0, "memory set aside for the read tables");
+        long lookups = reader.cache().hits() + reader.cache().misses();
+        for (int i = 0; i < KEYS; i++) {
+          assertArrayEquals(
+              ("c0-" + i).getBytes(UTF_8), reader.get(i % BUCKETS, "default", key(i), COLUMNS)[0]);
+        }
+        assertEquals(
+            lookups,
+            reader.cache().hits() + reader.cache().misses(),
+            "reads of blocks read before looked them up in the cache");
+      } finally {
+        reader.close();
+      }
+      assertEquals(0, reader.cache().reserved(), "closed tables keep no memory set aside");
+    }
+  }
+
+  @Test
+  void answersFromMemoryExactlyOrSaysItNeedsStorage() throws Exception {
+    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true);
+        Db db = Db.open(tmp.resolve("db"), config("all"))) {
+      publish(volume, db);
 
       try (Reader reader = Reader.open(volume, config("all"))) {
         assertSame(

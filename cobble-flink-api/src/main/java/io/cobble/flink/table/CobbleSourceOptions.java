@@ -51,7 +51,12 @@ public final class CobbleSourceOptions {
       ConfigOptions.key("source.block-cache-memory")
           .memoryType()
           .defaultValue(MemorySize.ZERO)
-          .withDescription("Block cache of one source reader, mainly for lookups; 0 disables it.");
+          .withDescription(
+              "Block cache of one source reader, mainly for lookups. Table files that fit in"
+                  + " seven eighths of it keep each data block a lookup reads in memory for as"
+                  + " long as the reader reads them, with no eviction and no cache lookup per"
+                  + " read; blocks that do not fit, and scans, go through its LRU order. 0"
+                  + " disables it.");
 
   public static final ConfigOption<MemorySize> SOURCE_ROW_CACHE_MEMORY =
       ConfigOptions.key("source.row-cache-memory")
