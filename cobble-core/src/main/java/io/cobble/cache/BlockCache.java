@@ -41,7 +41,7 @@ public final class BlockCache {
    * of the capacity, which scans and tables without a reservation keep using.
    */
   public boolean reserve(long bytes) {
-    long limit = capacity - capacity / 8;
+    long limit = reservable();
     for (long r = reserved.get(); ; r = reserved.get()) {
       if (bytes < 0 || r + bytes > limit) {
         return false;
@@ -52,6 +52,11 @@ public final class BlockCache {
     }
     resizeShards();
     return true;
+  }
+
+  /** The most {@link #reserve} sets aside in all: seven eighths of the capacity. */
+  public long reservable() {
+    return capacity - capacity / 8;
   }
 
   /** Gives back what {@link #reserve} set aside. */

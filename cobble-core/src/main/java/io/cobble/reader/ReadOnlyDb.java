@@ -31,7 +31,7 @@ import java.util.stream.Stream;
  * The snapshot's files are read where they lie on the volume (local or object storage, blocks on
  * demand); a private scratch directory holds only the manifest. As its tables never change, a data
  * block a point read brings in stays in memory reserved from the block cache for as long as the
- * table is open, while the cache has room ({@link io.cobble.Config.Builder#residentBlocks}).
+ * table is open, when its tables fit the cache ({@link io.cobble.Config.Builder#residentBlocks}).
  * Nothing is compacted or written back. The volume must stay open while this is open.
  */
 public final class ReadOnlyDb implements AutoCloseable {
@@ -58,22 +58,29 @@ public final class ReadOnlyDb implements AutoCloseable {
   public static ReadOnlyDb open(Storage volume, String shardId, long snapshotId, Config config) {
     ShardSnapshot s = new SnapshotStore(volume).require(shardId, snapshotId);
     BlockCache cache = new BlockCache(config.blockCacheSize());
-    return open(volume, s, config, cache, n -> n, null);
+    return open(volume, s, config, cache, n -> n, null, 1);
   }
 
   /** Opens the newest intact snapshot of {@code shardId}. */
   public static ReadOnlyDb openLatest(Storage volume, String shardId, Config config) {
     ShardSnapshot s = new SnapshotStore(volume).requireLatest(shardId);
-    return open(volume, s, config, new BlockCache(config.blockCacheSize()), n -> n, null);
+    return open(volume, s, config, new BlockCache(config.blockCacheSize()), n -> n, null, 1);
   }
 
+  /**
+   * @param shards how many shards the caller reads in all, {@code s}'s among them: its tables keep
+   *     the blocks point reads bring in ({@link Config.Builder#residentBlocks}) only when that many
+   *     shards of {@code s}'s size would fit in the memory {@code cache} can set aside, so that a
+   *     table much larger than the cache leaves the whole cache to its LRU order
+   */
   static ReadOnlyDb open(
       Storage volume,
       ShardSnapshot s,
       Config config,
       BlockCache cache,
       LongUnaryOperator cacheIds,
-      RowCache rowCache) {
+      RowCache rowCache,
+      int shards) {
     Config readOnly =
         Config.builder()
             .setAll(config.values())
@@ -86,7 +93,7 @@ public final class ReadOnlyDb implements AutoCloseable {
             .set(EngineOptions.DEFAULT_TTL.key(), 0)
             .clock(config.clock())
             .mergeOperatorResolver(config.mergeOperatorResolver())
-            .residentBlocks(true)
+            .residentBlocks(s.dataBytes() <= cache.reservable() / Math.max(1, shards))
             .build();
     Path scratch;
     try {

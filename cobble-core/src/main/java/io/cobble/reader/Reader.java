@@ -235,7 +235,8 @@ public final class Reader implements AutoCloseable {
         config,
         cache,
         n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()),
-        null);
+        null,
+        global.parts().size());
   }
 
   /** Scans a split (of this or an earlier global snapshot whose shard snapshot still exists). */
@@ -284,7 +285,8 @@ public final class Reader implements AutoCloseable {
               config,
               cache,
               n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()),
-              rowCache);
+              rowCache,
+              global.parts().size());
         });
   }
 

@@ -16,6 +16,15 @@ public final class BlockIterator implements KvIterator {
   private int hashOffset;
 
   private int buckets;
+
+  /**
+   * For a block {@link #kept} with its restart words: where the restart keys' common prefix starts,
+   * its length, and where the words start (0: no words, the restart search reads keys).
+   */
+  private int commonOffset;
+
+  private int commonLength;
+  private int wordsOffset;
   private final ByteReader reader = new ByteReader();
   private byte[] key = new byte[32];
   private int keyLen;
@@ -49,10 +58,88 @@ public final class BlockIterator implements KvIterator {
     return reset(raw, end - count * 4, count);
   }
 
+  /**
+   * The bytes a table keeps for the decoded block {@code raw} ({@link ResidentBlocks}): the block,
+   * then its restart keys' common prefix, one search word per restart (the eight key bytes after
+   * that prefix, as {@link DecodedIndex} keeps them per index entry), and the lengths of the prefix
+   * and of the block with the restart count. The restart search of a point read then compares words
+   * held together after the block instead of reading a key at each step, each at another place of
+   * the block. Throws IllegalStateException when the block is malformed.
+   */
+  static byte[] kept(byte[] raw) {
+    BlockIterator it = new BlockIterator().reset(raw, raw.length);
+    int n = it.restartCount;
+    int common = 0;
+    if (n > 0) {
+      long first = it.restartKey(0);
+      long last = it.restartKey(n - 1);
+      int m =
+          Bytes.mismatch(
+              raw, (int) (first >>> 32), (int) first, raw, (int) (last >>> 32), (int) last);
+      common = m < 0 ? (int) first : m;
+    }
+    byte[] out = Arrays.copyOf(raw, raw.length + common + 8 * n + 12);
+    int at = raw.length;
+    if (n > 0) {
+      System.arraycopy(raw, (int) (it.restartKey(0) >>> 32), out, at, common);
+    }
+    at += common;
+    for (int i = 0; i < n; i++) {
+      long k = it.restartKey(i);
+      Bytes.putLong(out, at, DecodedIndex.prefix(raw, (int) (k >>> 32) + common, (int) k - common));
+      at += 8;
+    }
+    Bytes.putInt(out, at, common);
+    Bytes.putInt(out, at + 4, n);
+    Bytes.putInt(out, at + 8, raw.length);
+    return out;
+  }
+
+  /**
+   * Repositions this iterator onto a block in the form {@link #kept} returns, searching restarts by
+   * its words; throws IllegalStateException when the form or the block is malformed.
+   */
+  BlockIterator resetKept(byte[] kept) {
+    int length = Bytes.getInt(kept, kept.length - 4);
+    int n = Bytes.getInt(kept, kept.length - 8);
+    int common = Bytes.getInt(kept, kept.length - 12);
+    if (length < 0 || common < 0 || n < 0 || length + common + 8L * n + 12 != kept.length) {
+      throw new IllegalStateException("bad kept block trailer");
+    }
+    reset(kept, length);
+    if (n != restartCount) {
+      throw new IllegalStateException(
+          "kept block has " + n + " words, " + restartCount + " restarts");
+    }
+    commonOffset = length;
+    commonLength = common;
+    wordsOffset = length + common;
+    return this;
+  }
+
+  /** The key of restart {@code i} (restart entries share no prefix): offset << 32 | length. */
+  private long restartKey(int i) {
+    int offset = restart(i);
+    if (offset >= restartsOffset) {
+      throw new IllegalStateException("restart " + i + " past the entries: " + offset);
+    }
+    reader.reset(data, offset, restartsOffset - offset);
+    int shared = reader.readVarInt();
+    int unshared = reader.readVarInt();
+    reader.readVarInt();
+    if (shared > 0) {
+      throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
+    }
+    int p = reader.position();
+    reader.skip(unshared);
+    return ((long) p << 32) | unshared;
+  }
+
   private BlockIterator reset(byte[] raw, int restartsOffset, int restartCount) {
     this.data = raw;
     this.restartsOffset = restartsOffset;
     this.restartCount = restartCount;
+    this.wordsOffset = 0;
     this.keyLen = 0;
     this.valid = false;
     return this;
@@ -124,11 +211,47 @@ public final class BlockIterator implements KvIterator {
 
   /** The last restart whose key is below {@code target}, or 0: binary search over the restarts. */
   private int restartBefore(byte[] target) {
+    if (wordsOffset > 0) {
+      return restartBeforeByWords(target);
+    }
     int lo = 0;
     int hi = restartCount - 1;
     while (lo < hi) {
       int mid = (lo + hi + 1) >>> 1;
       if (compareAtRestart(mid, target) < 0) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return lo;
+  }
+
+  /**
+   * As {@link #restartBefore} for a {@link #resetKept kept} block: compares the target with the
+   * restart keys' common prefix, then with the words, reading a restart key only when its word ties
+   * with the target's.
+   */
+  private int restartBeforeByWords(byte[] target) {
+    int c =
+        Bytes.compare(
+            data, commonOffset, commonLength, target, 0, Math.min(commonLength, target.length));
+    if (c > 0 || (c == 0 && target.length < commonLength)) {
+      return 0;
+    }
+    if (c < 0) {
+      return Math.max(0, restartCount - 1);
+    }
+    long t = DecodedIndex.prefix(target, commonLength, target.length - commonLength);
+    int lo = 0;
+    int hi = restartCount - 1;
+    while (lo < hi) {
+      int mid = (lo + hi + 1) >>> 1;
+      int cmp = Long.compareUnsigned(Bytes.getLong(data, wordsOffset + 8 * mid), t);
+      if (cmp == 0) {
+        cmp = compareAtRestart(mid, target);
+      }
+      if (cmp < 0) {
         lo = mid;
       } else {
         hi = mid - 1;

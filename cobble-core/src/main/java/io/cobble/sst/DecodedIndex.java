@@ -92,7 +92,7 @@ final class DecodedIndex {
   }
 
   /** Eight bytes from {@code off} as an unsigned big-endian long, zero-padded past {@code len}. */
-  private static long prefix(byte[] a, int off, int len) {
+  static long prefix(byte[] a, int off, int len) {
     if (len >= 8) {
       return Bytes.getLong(a, off);
     }

@@ -10,12 +10,12 @@ import java.lang.invoke.VarHandle;
  * read of a kept block is one array load: no cache probe, no lock, no pin to take and release, as
  * nothing evicts or recycles a kept block.
  *
- * <p>The memory comes out of the block cache's capacity ({@link BlockCache#reserve}): the table's
- * file size when it opens, more in eighths of it when decoded blocks outgrow that (compressed
- * levels). When the cache cannot set more aside, the blocks not kept yet go through the cache's LRU
- * order as any table's do, and the reservation is tried again every {@link #RETRY_INTERVAL} such
- * reads, so a table opened while another snapshot's tables still held the memory gets its share
- * once they close.
+ * <p>The memory comes out of the block cache's capacity ({@link BlockCache#reserve}) in eighths of
+ * the table's file size, as kept blocks need it (a table only scanned sets nothing aside). When the
+ * cache cannot set more aside, the blocks not kept yet go through the cache's LRU order as any
+ * table's do, and the reservation is tried again every {@link #RETRY_INTERVAL} such reads, so a
+ * table opened while another snapshot's tables still held the memory gets its share once they
+ * close.
  */
 final class ResidentBlocks {
   private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(byte[][].class);
@@ -25,7 +25,7 @@ final class ResidentBlocks {
 
   private final byte[][] slots;
   private final BlockCache cache;
-  private final long step;
+  private final long fileSize;
   private long reserved;
   private long used;
   private volatile boolean full;
@@ -33,15 +33,12 @@ final class ResidentBlocks {
 
   /**
    * @param blocks the table's data block count
-   * @param fileSize the table's size: reserved at once, and the step of later reservations
+   * @param fileSize the table's size, eight times a reservation's
    */
   ResidentBlocks(int blocks, BlockCache cache, long fileSize) {
     this.slots = new byte[blocks][];
     this.cache = cache;
-    this.step = Math.max(1, fileSize / 8);
-    if (cache.reserve(fileSize)) {
-      reserved = fileSize;
-    }
+    this.fileSize = fileSize;
   }
 
   /** The kept bytes of data block {@code block} (the table's ordinal), or null. */
@@ -86,7 +83,7 @@ final class ResidentBlocks {
 
   private synchronized boolean charge(long bytes) {
     if (used + bytes > reserved) {
-      long more = Math.max(step, used + bytes - reserved);
+      long more = Math.max(Math.max(1, fileSize / 8), used + bytes - reserved);
       if (!cache.reserve(more)) {
         return false;
       }

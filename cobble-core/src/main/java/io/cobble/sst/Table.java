@@ -484,14 +484,28 @@ public final class Table implements AutoCloseable {
     if (resident != null) {
       byte[] data = resident.get(block);
       if (data == null && resident.mayKeep()) {
-        data = resident.keep(block, readBlock(dataOffset, dataSize, "data", false));
+        data = resident.keep(block, keptForm(dataOffset, dataSize));
       }
       if (data != null) {
-        resetOnto(g.it, data, data.length, "data");
+        try {
+          g.it.resetKept(data);
+        } catch (RuntimeException e) {
+          throw new CorruptionException(name, "data block: " + e.getMessage(), e);
+        }
         return searchBlock(g.it, key, keyHash, sink);
       }
     }
     return seekData(dataOffset, dataSize, key, keyHash, sink, g);
+  }
+
+  /** The data block at {@code offset} read, verified and decoded into the form a table keeps. */
+  private byte[] keptForm(long offset, int size) {
+    byte[] raw = readBlock(offset, size, "data", false);
+    try {
+      return BlockIterator.kept(raw);
+    } catch (RuntimeException e) {
+      throw corrupt("data", offset, e);
+    }
   }
 
   /** Searches the data block at {@code offset} for {@code key}, pinned in the cache meanwhile. */

@@ -95,6 +95,27 @@ class ReaderInMemoryTest {
     }
   }
 
+  /** Tables larger than the cache can set aside keep nothing: the whole cache stays an LRU. */
+  @Test
+  void tablesLargerThanTheCacheReadThroughItsLru() throws Exception {
+    try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true);
+        Db db = Db.open(tmp.resolve("db"), config("all"))) {
+      publish(volume, db);
+      Config small =
+          Config.builder().setAll(config("all").values()).set("block-cache.size", "16kb").build();
+      try (Reader reader = Reader.open(volume, small)) {
+        for (int round = 0; round < 2; round++) {
+          long lookups = reader.cache().hits() + reader.cache().misses();
+          for (int i = 0; i < KEYS; i++) {
+            assertArrayEquals(value(i), reader.get(i % BUCKETS, "default", key(i), COLUMNS)[1]);
+          }
+          assertTrue(reader.cache().hits() + reader.cache().misses() > lookups + KEYS / 2);
+        }
+        assertEquals(0, reader.cache().reserved());
+      }
+    }
+  }
+
   @Test
   void answersFromMemoryExactlyOrSaysItNeedsStorage() throws Exception {
     try (FileStorage volume = FileStorage.open(tmp.resolve("volume"), true);

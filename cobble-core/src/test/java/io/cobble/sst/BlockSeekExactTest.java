@@ -2,6 +2,7 @@ package io.cobble.sst;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.cobble.util.Bytes;
 import java.util.ArrayList;
@@ -42,7 +43,9 @@ class BlockSeekExactTest {
         builder.add(e.getKey(), e.getValue());
       }
       byte[] raw = builder.finish();
-      BlockIterator it = new BlockIterator().reset(raw, raw.length);
+      // The same block as a table reads it, and in the form a table keeps it (restart words).
+      BlockIterator plain = new BlockIterator().reset(raw, raw.length);
+      BlockIterator kept = new BlockIterator().resetKept(BlockIterator.kept(raw));
       String context =
           "seed " + seed + " round " + round + " restart " + restartInterval + " hash " + hashIndex;
       List<byte[]> probes = new ArrayList<>(model.keySet());
@@ -62,16 +65,40 @@ class BlockSeekExactTest {
       }
       for (byte[] probe : probes) {
         byte[] expected = model.get(probe);
-        boolean found = it.seekExact(probe, BloomFilter.hash(probe));
-        assertEquals(expected != null, found, context + " key " + Arrays.toString(probe));
-        if (found) {
-          byte[] actual =
-              Arrays.copyOfRange(
-                  it.valueArray(), it.valueOffset(), it.valueOffset() + it.valueLength());
-          assertArrayEquals(expected, actual, context + " key " + Arrays.toString(probe));
+        for (BlockIterator it : new BlockIterator[] {plain, kept}) {
+          String where = context + (it == kept ? " kept" : "") + " key " + Arrays.toString(probe);
+          boolean found = it.seekExact(probe, BloomFilter.hash(probe));
+          assertEquals(expected != null, found, where);
+          if (found) {
+            byte[] actual =
+                Arrays.copyOfRange(
+                    it.valueArray(), it.valueOffset(), it.valueOffset() + it.valueLength());
+            assertArrayEquals(expected, actual, where);
+          }
+        }
+        // A kept block's cursor seeks by the words too.
+        byte[] ceiling = model.ceilingKey(probe);
+        kept.seek(probe);
+        assertEquals(ceiling != null, kept.valid(), context + " seek " + Arrays.toString(probe));
+        if (ceiling != null) {
+          assertArrayEquals(ceiling, kept.key(), context + " seek " + Arrays.toString(probe));
         }
       }
     }
+  }
+
+  @Test
+  void aDamagedKeptFormIsRejected() {
+    BlockBuilder builder = new BlockBuilder(4, false);
+    for (int i = 0; i < 40; i++) {
+      builder.add(String.format("key-%03d", i).getBytes(), new byte[] {(byte) i});
+    }
+    byte[] kept = BlockIterator.kept(builder.finish());
+    byte[] truncated = Arrays.copyOf(kept, kept.length - 1);
+    assertThrows(IllegalStateException.class, () -> new BlockIterator().resetKept(truncated));
+    byte[] badLength = kept.clone();
+    badLength[badLength.length - 1]++;
+    assertThrows(IllegalStateException.class, () -> new BlockIterator().resetKept(badLength));
   }
 
   /** Keys over bytes {0, 1, 0x7F, 0x80, 0xFF}, mostly sharing a long run, 0-40 bytes long. */

@@ -52,10 +52,10 @@ public final class CobbleSourceOptions {
           .memoryType()
           .defaultValue(MemorySize.ZERO)
           .withDescription(
-              "Block cache of one source reader, mainly for lookups. Table files that fit in"
-                  + " seven eighths of it keep each data block a lookup reads in memory for as"
-                  + " long as the reader reads them, with no eviction and no cache lookup per"
-                  + " read; blocks that do not fit, and scans, go through its LRU order. 0"
+              "Block cache of one source reader, mainly for lookups. When the table's files fit"
+                  + " in seven eighths of it, every data block a lookup reads stays in memory for"
+                  + " as long as the reader reads that snapshot, with no eviction and no cache"
+                  + " lookup per read; a larger table, and scans, use it as an LRU cache. 0"
                   + " disables it.");
 
   public static final ConfigOption<MemorySize> SOURCE_ROW_CACHE_MEMORY =
