@@ -73,7 +73,8 @@ final class ResidentBlocks {
       full = true;
       return null;
     }
-    byte[] kept = (byte[]) SLOT.compareAndExchangeRelease(slots, block, null, data);
+    // Volatile on both outcomes: a reader that lost the race reads the winner's bytes.
+    byte[] kept = (byte[]) SLOT.compareAndExchange(slots, block, null, data);
     if (kept != null) {
       charge(-data.length);
       return kept;
