@@ -70,20 +70,17 @@ public final class BlockIterator implements KvIterator {
     BlockIterator it = new BlockIterator().reset(raw, raw.length);
     int n = it.restartCount;
     int common = 0;
+    int firstAt = 0;
     if (n > 0) {
       long first = it.restartKey(0);
       long last = it.restartKey(n - 1);
-      int m =
-          Bytes.mismatch(
-              raw, (int) (first >>> 32), (int) first, raw, (int) (last >>> 32), (int) last);
+      firstAt = (int) (first >>> 32);
+      int m = Bytes.mismatch(raw, firstAt, (int) first, raw, (int) (last >>> 32), (int) last);
       common = m < 0 ? (int) first : m;
     }
     byte[] out = Arrays.copyOf(raw, raw.length + common + 8 * n + 12);
-    int at = raw.length;
-    if (n > 0) {
-      System.arraycopy(raw, (int) (it.restartKey(0) >>> 32), out, at, common);
-    }
-    at += common;
+    System.arraycopy(raw, firstAt, out, raw.length, common);
+    int at = raw.length + common;
     for (int i = 0; i < n; i++) {
       long k = it.restartKey(i);
       Bytes.putLong(out, at, DecodedIndex.prefix(raw, (int) (k >>> 32) + common, (int) k - common));

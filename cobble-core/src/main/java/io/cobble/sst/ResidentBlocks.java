@@ -66,7 +66,7 @@ final class ResidentBlocks {
   /**
    * Keeps {@code data} as block {@code block} when the reservation has room for it, and returns the
    * bytes kept for the block (another reader's when it kept them first), or null when there is no
-   * room: the caller reads the block through the cache instead.
+   * room: later reads of the block go through the cache instead.
    */
   byte[] keep(int block, byte[] data) {
     if (!charge(data.length)) {

@@ -484,7 +484,10 @@ public final class Table implements AutoCloseable {
     if (resident != null) {
       byte[] data = resident.get(block);
       if (data == null && resident.mayKeep()) {
-        data = resident.keep(block, keptForm(dataOffset, dataSize));
+        byte[] read = keptForm(dataOffset, dataSize);
+        byte[] kept = resident.keep(block, read);
+        // Not kept (no room): this read still searches the bytes it read.
+        data = kept != null ? kept : read;
       }
       if (data != null) {
         try {
