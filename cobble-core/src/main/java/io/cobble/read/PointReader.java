@@ -217,14 +217,14 @@ public final class PointReader {
       byte[] sstKey = s.sstKey();
       long hash = BloomFilter.hash(sstKey);
       Tree tree = v.tree(layout.familyId());
-      List<FileMeta> level0 = tree.level(0);
-      for (int i = 0; i < level0.size(); i++) {
-        FileMeta f = level0.get(i);
-        if (f.contains(sstKey) && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
+      int level0 = tree.level0Count();
+      for (int i = 0; i < level0; i++) {
+        FileMeta f = tree.level0Holding(i, sstKey);
+        if (f != null && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
           return true;
         }
       }
-      for (int level = 1; level < tree.levelCount(); level++) {
+      for (int level = 1; level < tree.searchedLevels(); level++) {
         FileMeta f = tree.find(level, sstKey);
         if (f != null && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
           return true;

@@ -105,7 +105,7 @@ public final class ScanSources {
       if (levels.length < tree.levelCount()) {
         levels = Arrays.copyOf(levels, tree.levelCount());
       }
-      for (int level = 1; level < tree.levelCount(); level++) {
+      for (int level = 1; level < tree.searchedLevels(); level++) {
         if (levelMayHold(tree.level(level), lo, hi)) {
           LevelIterator it = levels[level];
           levels[level] =

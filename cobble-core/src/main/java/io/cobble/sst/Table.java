@@ -417,6 +417,7 @@ public final class Table implements AutoCloseable {
     int dataSize;
     ResidentBlocks resident = null;
     int block = 0;
+    byte[] kept = null;
     try {
       BlockIterator it = g.it;
       ByteReader r = g.reader;
@@ -437,10 +438,19 @@ public final class Table implements AutoCloseable {
         if (entry == index.count()) {
           return false;
         }
-        dataOffset = index.dataOffset(entry);
-        dataSize = index.dataSize(entry);
         resident = p.resident;
-        block = resident == null ? 0 : p.firstBlock[ordinal] + entry;
+        if (resident != null) {
+          block = p.firstBlock[ordinal] + entry;
+          kept = resident.get(block);
+        }
+        if (kept != null) {
+          // A kept block needs no handle: the index's offsets stay out of the CPU cache.
+          dataOffset = 0;
+          dataSize = 0;
+        } else {
+          dataOffset = index.dataOffset(entry);
+          dataSize = index.dataSize(entry);
+        }
       } else {
         // One iterator walks the index levels in turn: each level's value is fully decoded into
         // locals before the iterator moves on to the next block.
@@ -481,24 +491,27 @@ public final class Table implements AutoCloseable {
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "cannot decode block entry: " + e, e);
     }
-    if (resident != null) {
-      byte[] data = resident.get(block);
-      if (data == null && resident.mayKeep()) {
-        byte[] read = keptForm(dataOffset, dataSize);
-        byte[] kept = resident.keep(block, read);
-        // Not kept (no room): this read still searches the bytes it read.
-        data = kept != null ? kept : read;
-      }
-      if (data != null) {
-        try {
-          g.it.resetKept(data);
-        } catch (RuntimeException e) {
-          throw new CorruptionException(name, "data block: " + e.getMessage(), e);
-        }
-        return searchBlock(g.it, key, keyHash, sink);
-      }
+    if (kept != null) {
+      return searchKept(g.it, kept, key, keyHash, sink);
+    }
+    if (resident != null && resident.mayKeep()) {
+      byte[] read = keptForm(dataOffset, dataSize);
+      byte[] now = resident.keep(block, read);
+      // Not kept (no room): this read still searches the bytes it read.
+      return searchKept(g.it, now != null ? now : read, key, keyHash, sink);
     }
     return seekData(dataOffset, dataSize, key, keyHash, sink, g);
+  }
+
+  /** Searches a block in its {@link BlockIterator#kept kept} form for {@code key}. */
+  private boolean searchKept(
+      BlockIterator it, byte[] kept, byte[] key, long keyHash, ValueSink sink) {
+    try {
+      it.resetKept(kept);
+    } catch (RuntimeException e) {
+      throw new CorruptionException(name, "data block: " + e.getMessage(), e);
+    }
+    return searchBlock(it, key, keyHash, sink);
   }
 
   /** The data block at {@code offset} read, verified and decoded into the form a table keeps. */

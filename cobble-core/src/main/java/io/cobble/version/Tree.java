@@ -12,13 +12,35 @@ import java.util.Map;
  */
 public final class Tree {
   private final List<List<FileMeta>> levels;
+  // The point read's view, held flat so a probe chases no list wrappers: each level's files and
+  // their key bounds, up to the deepest level with a file.
+  private final FileMeta[][] files;
+  private final byte[][][] smallest;
+  private final byte[][][] largest;
 
   public Tree(List<List<FileMeta>> levels) {
     List<List<FileMeta>> copy = new ArrayList<>();
+    int searched = 0;
     for (List<FileMeta> l : levels) {
       copy.add(Collections.unmodifiableList(new ArrayList<>(l)));
+      if (!l.isEmpty()) {
+        searched = copy.size();
+      }
     }
     this.levels = Collections.unmodifiableList(copy);
+    files = new FileMeta[searched][];
+    smallest = new byte[searched][][];
+    largest = new byte[searched][][];
+    for (int level = 0; level < searched; level++) {
+      FileMeta[] f = copy.get(level).toArray(new FileMeta[0]);
+      files[level] = f;
+      smallest[level] = new byte[f.length][];
+      largest[level] = new byte[f.length][];
+      for (int i = 0; i < f.length; i++) {
+        smallest[level][i] = f[i].smallest();
+        largest[level][i] = f[i].largest();
+      }
+    }
   }
 
   public static Tree empty(int maxLevels) {
@@ -45,21 +67,41 @@ public final class Tree {
     return n;
   }
 
+  /** Levels a point read searches: up to the deepest one holding a file (none when empty). */
+  public int searchedLevels() {
+    return files.length;
+  }
+
+  /** The L0 file at {@code i} (newest first) if its key range holds {@code key}, else null. */
+  public FileMeta level0Holding(int i, byte[] key) {
+    return Bytes.compare(smallest[0][i], key) <= 0 && Bytes.compare(largest[0][i], key) >= 0
+        ? files[0][i]
+        : null;
+  }
+
+  /** L0's file count; a point read asks {@link #level0Holding} for each. */
+  public int level0Count() {
+    return files.length == 0 ? 0 : files[0].length;
+  }
+
   /** The file of a sorted level (L1+) that may contain {@code key}, or null. */
   public FileMeta find(int level, byte[] key) {
-    List<FileMeta> files = levels.get(level);
+    if (level >= files.length) {
+      return null;
+    }
+    byte[][] last = largest[level];
     int lo = 0;
-    int hi = files.size();
+    int hi = last.length;
     while (lo < hi) {
       int mid = (lo + hi) >>> 1;
-      if (Bytes.compare(files.get(mid).largest(), key) < 0) {
+      if (Bytes.compare(last[mid], key) < 0) {
         lo = mid + 1;
       } else {
         hi = mid;
       }
     }
-    if (lo < files.size() && Bytes.compare(files.get(lo).smallest(), key) <= 0) {
-      return files.get(lo);
+    if (lo < last.length && Bytes.compare(smallest[level][lo], key) <= 0) {
+      return files[level][lo];
     }
     return null;
   }

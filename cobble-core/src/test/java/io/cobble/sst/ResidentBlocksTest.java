@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
+import io.cobble.util.ValueSink;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
@@ -115,6 +116,26 @@ class ResidentBlocksTest {
     }
     t.close();
     assertEquals(0, cache.reserved());
+  }
+
+  @Test
+  void aSinksOwnExceptionPassesThroughUnchangedFromKeptBlocks() throws IOException {
+    Table t = open(build(false), new BlockCache(64 << 20), true);
+    byte[] k = key(42);
+    IllegalStateException thrown = new IllegalStateException("the sink's own");
+    ValueSink failing =
+        (buf, off, len) -> {
+          throw thrown;
+        };
+    // The first read keeps the block, the second finds it kept: both hand the sink's error on.
+    for (int read = 0; read < 2; read++) {
+      assertSame(
+          thrown,
+          assertThrows(IllegalStateException.class, () -> t.get(k, BloomFilter.hash(k), failing)));
+    }
+    assertTrue(t.residentBytes() > 0);
+    assertAnswers(t, 42);
+    t.close();
   }
 
   @Test
