@@ -9,8 +9,11 @@ import java.util.Arrays;
 /** Cursor over a {@link Block}: binary search over restart points, then a linear scan. */
 public final class BlockIterator implements KvIterator {
   private byte[] data;
+  // Where the entries end; in a block as stored, the restart positions follow.
   private int restartsOffset;
   private int restartCount;
+  // Where the restart positions are: after the entries, or in a kept block's header.
+  private int restartTable;
 
   /** Offset of the {@link DataBlockHash} buckets, and their count (0: no hash index). */
   private int hashOffset;
@@ -58,13 +61,18 @@ public final class BlockIterator implements KvIterator {
     return reset(raw, end - count * 4, count);
   }
 
+  /** Bytes of a kept form's header: seven int32 fields, see {@link #kept}. */
+  private static final int KEPT_HEADER = 28;
+
   /**
-   * The bytes a table keeps for the decoded block {@code raw} ({@link ResidentBlocks}): the block,
-   * then its restart keys' common prefix, one search word per restart (the eight key bytes after
-   * that prefix, as {@link DecodedIndex} keeps them per index entry), and the lengths of the prefix
-   * and of the block with the restart count. The restart search of a point read then compares words
-   * held together after the block instead of reading a key at each step, each at another place of
-   * the block. Throws IllegalStateException when the block is malformed.
+   * The bytes a table keeps for the decoded block {@code raw} ({@link ResidentBlocks}). What a
+   * point read needs first comes first, next to the array's own header, so that finding the restart
+   * to scan from touches the block's first cache lines instead of its end: a header (where the
+   * block starts, its length, the restart count, the common prefix length, where its entries end,
+   * where its hash index starts and its bucket count, all as positions in the kept array), each
+   * restart's position, one search word per restart (the eight key bytes after the restart keys'
+   * common prefix, as {@link DecodedIndex} keeps them per index entry), that common prefix, then
+   * the block itself. Throws IllegalStateException when the block is malformed.
    */
   static byte[] kept(byte[] raw) {
     BlockIterator it = new BlockIterator().reset(raw, raw.length);
@@ -78,39 +86,63 @@ public final class BlockIterator implements KvIterator {
       int m = Bytes.mismatch(raw, firstAt, (int) first, raw, (int) (last >>> 32), (int) last);
       common = m < 0 ? (int) first : m;
     }
-    byte[] out = Arrays.copyOf(raw, raw.length + common + 8 * n + 12);
-    System.arraycopy(raw, firstAt, out, raw.length, common);
-    int at = raw.length + common;
+    int base = KEPT_HEADER + 12 * n + common;
+    byte[] out = new byte[base + raw.length];
+    Bytes.putInt(out, 0, base);
+    Bytes.putInt(out, 4, raw.length);
+    Bytes.putInt(out, 8, n);
+    Bytes.putInt(out, 12, common);
+    Bytes.putInt(out, 16, base + it.restartsOffset);
+    Bytes.putInt(out, 20, base + it.hashOffset);
+    Bytes.putInt(out, 24, it.buckets);
+    int words = KEPT_HEADER + 4 * n;
     for (int i = 0; i < n; i++) {
       long k = it.restartKey(i);
-      Bytes.putLong(out, at, DecodedIndex.prefix(raw, (int) (k >>> 32) + common, (int) k - common));
-      at += 8;
+      Bytes.putInt(out, KEPT_HEADER + 4 * i, base + it.restart(i));
+      Bytes.putLong(
+          out,
+          words + 8 * i,
+          DecodedIndex.prefix(raw, (int) (k >>> 32) + common, (int) k - common));
     }
-    Bytes.putInt(out, at, common);
-    Bytes.putInt(out, at + 4, n);
-    Bytes.putInt(out, at + 8, raw.length);
+    System.arraycopy(raw, firstAt, out, words + 8 * n, common);
+    System.arraycopy(raw, 0, out, base, raw.length);
     return out;
   }
 
   /**
    * Repositions this iterator onto a block in the form {@link #kept} returns, searching restarts by
-   * its words; throws IllegalStateException when the form or the block is malformed.
+   * its words and reading only the header's fields to get there; throws IllegalStateException when
+   * the header does not describe the array.
    */
   BlockIterator resetKept(byte[] kept) {
-    int length = Bytes.getInt(kept, kept.length - 4);
-    int n = Bytes.getInt(kept, kept.length - 8);
-    int common = Bytes.getInt(kept, kept.length - 12);
-    if (length < 0 || common < 0 || n < 0 || length + common + 8L * n + 12 != kept.length) {
-      throw new IllegalStateException("bad kept block trailer");
+    if (kept.length < KEPT_HEADER) {
+      throw new IllegalStateException("kept block too short: " + kept.length + " bytes");
     }
-    reset(kept, length);
-    if (n != restartCount) {
-      throw new IllegalStateException(
-          "kept block has " + n + " words, " + restartCount + " restarts");
+    int base = Bytes.getInt(kept, 0);
+    int length = Bytes.getInt(kept, 4);
+    int n = Bytes.getInt(kept, 8);
+    int common = Bytes.getInt(kept, 12);
+    int entriesEnd = Bytes.getInt(kept, 16);
+    int hashAt = Bytes.getInt(kept, 20);
+    int hashBuckets = Bytes.getInt(kept, 24);
+    if (n < 1
+        || common < 0
+        || base != KEPT_HEADER + 12L * n + common
+        || length < 4
+        || (long) base + length != kept.length
+        || entriesEnd < base
+        || hashAt != entriesEnd + 4L * n
+        || hashBuckets < 0
+        || (long) hashAt + hashBuckets != kept.length - (hashBuckets == 0 ? 4 : 6)) {
+      throw new IllegalStateException("bad kept block header");
     }
-    commonOffset = length;
+    reset(kept, entriesEnd, n);
+    restartTable = KEPT_HEADER;
+    hashOffset = hashAt;
+    buckets = hashBuckets;
+    wordsOffset = KEPT_HEADER + 4 * n;
+    commonOffset = wordsOffset + 8 * n;
     commonLength = common;
-    wordsOffset = length + common;
     return this;
   }
 
@@ -135,6 +167,7 @@ public final class BlockIterator implements KvIterator {
   private BlockIterator reset(byte[] raw, int restartsOffset, int restartCount) {
     this.data = raw;
     this.restartsOffset = restartsOffset;
+    this.restartTable = restartsOffset;
     this.restartCount = restartCount;
     this.wordsOffset = 0;
     this.keyLen = 0;
@@ -143,7 +176,7 @@ public final class BlockIterator implements KvIterator {
   }
 
   private int restart(int i) {
-    return Bytes.getInt(data, restartsOffset + i * 4);
+    return Bytes.getInt(data, restartTable + i * 4);
   }
 
   private boolean parseAt(int offset) {

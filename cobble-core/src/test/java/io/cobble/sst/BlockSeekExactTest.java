@@ -96,9 +96,19 @@ class BlockSeekExactTest {
     byte[] kept = BlockIterator.kept(builder.finish());
     byte[] truncated = Arrays.copyOf(kept, kept.length - 1);
     assertThrows(IllegalStateException.class, () -> new BlockIterator().resetKept(truncated));
-    byte[] badLength = kept.clone();
-    badLength[badLength.length - 1]++;
-    assertThrows(IllegalStateException.class, () -> new BlockIterator().resetKept(badLength));
+    // Each header field out of step with the array: block start, length, restart count, common
+    // prefix length, entries' end, hash index position and bucket count.
+    for (int field : new int[] {0, 4, 8, 12, 16, 20, 24}) {
+      for (int delta : new int[] {1, -1, 1 << 20}) {
+        byte[] bad = kept.clone();
+        Bytes.putInt(bad, field, Bytes.getInt(bad, field) + delta);
+        assertThrows(
+            IllegalStateException.class,
+            () -> new BlockIterator().resetKept(bad),
+            "field " + field + " changed by " + delta);
+      }
+    }
+    assertThrows(IllegalStateException.class, () -> new BlockIterator().resetKept(new byte[12]));
   }
 
   /** Keys over bytes {0, 1, 0x7F, 0x80, 0xFF}, mostly sharing a long run, 0-40 bytes long. */
