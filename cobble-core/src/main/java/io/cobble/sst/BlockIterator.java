@@ -61,18 +61,18 @@ public final class BlockIterator implements KvIterator {
     return reset(raw, end - count * 4, count);
   }
 
-  /** Bytes of a kept form's header: seven int32 fields, see {@link #kept}. */
-  private static final int KEPT_HEADER = 28;
+  /** Bytes of a kept form's header: four int32 fields, see {@link #kept}. */
+  private static final int KEPT_HEADER = 16;
 
   /**
    * The bytes a table keeps for the decoded block {@code raw} ({@link ResidentBlocks}). What a
    * point read needs first comes first, next to the array's own header, so that finding the restart
-   * to scan from touches the block's first cache lines instead of its end: a header (where the
-   * block starts, its length, the restart count, the common prefix length, where its entries end,
-   * where its hash index starts and its bucket count, all as positions in the kept array), each
-   * restart's position, one search word per restart (the eight key bytes after the restart keys'
-   * common prefix, as {@link DecodedIndex} keeps them per index entry), that common prefix, then
-   * the block itself. Throws IllegalStateException when the block is malformed.
+   * to scan from touches the block's first cache lines instead of its end: a header (the restart
+   * count, the common prefix length, where the entries end as a position in the kept array, and the
+   * hash index's bucket count), each restart's position, one search word per restart (the eight key
+   * bytes after the restart keys' common prefix, as {@link DecodedIndex} keeps them per index
+   * entry), that common prefix, then the block itself. Throws IllegalStateException when the block
+   * is malformed.
    */
   static byte[] kept(byte[] raw) {
     BlockIterator it = new BlockIterator().reset(raw, raw.length);
@@ -86,15 +86,12 @@ public final class BlockIterator implements KvIterator {
       int m = Bytes.mismatch(raw, firstAt, (int) first, raw, (int) (last >>> 32), (int) last);
       common = m < 0 ? (int) first : m;
     }
-    int base = KEPT_HEADER + 12 * n + common;
+    int base = (int) keptBase(n, common);
     byte[] out = new byte[base + raw.length];
-    Bytes.putInt(out, 0, base);
-    Bytes.putInt(out, 4, raw.length);
-    Bytes.putInt(out, 8, n);
-    Bytes.putInt(out, 12, common);
-    Bytes.putInt(out, 16, base + it.restartsOffset);
-    Bytes.putInt(out, 20, base + it.hashOffset);
-    Bytes.putInt(out, 24, it.buckets);
+    Bytes.putInt(out, 0, n);
+    Bytes.putInt(out, 4, common);
+    Bytes.putInt(out, 8, base + it.restartsOffset);
+    Bytes.putInt(out, 12, it.buckets);
     int words = KEPT_HEADER + 4 * n;
     for (int i = 0; i < n; i++) {
       long k = it.restartKey(i);
@@ -109,36 +106,38 @@ public final class BlockIterator implements KvIterator {
     return out;
   }
 
+  /** Where a kept form's block starts: after the header, positions, words and common prefix. */
+  private static long keptBase(long n, long common) {
+    return KEPT_HEADER + 12 * n + common;
+  }
+
   /**
    * Repositions this iterator onto a block in the form {@link #kept} returns, searching restarts by
    * its words and reading only the header's fields to get there; throws IllegalStateException when
    * the header does not describe the array.
    */
   BlockIterator resetKept(byte[] kept) {
-    if (kept.length < KEPT_HEADER) {
+    if (kept.length < KEPT_HEADER + 4) {
       throw new IllegalStateException("kept block too short: " + kept.length + " bytes");
     }
-    int base = Bytes.getInt(kept, 0);
-    int length = Bytes.getInt(kept, 4);
-    int n = Bytes.getInt(kept, 8);
-    int common = Bytes.getInt(kept, 12);
-    int entriesEnd = Bytes.getInt(kept, 16);
-    int hashAt = Bytes.getInt(kept, 20);
-    int hashBuckets = Bytes.getInt(kept, 24);
+    int n = Bytes.getInt(kept, 0);
+    int common = Bytes.getInt(kept, 4);
+    int entriesEnd = Bytes.getInt(kept, 8);
+    int hashBuckets = Bytes.getInt(kept, 12);
+    // The restart positions and the hash index follow the entries; the block's trailer ends it.
+    long hashAt = entriesEnd + 4L * n;
+    // The first restart is the block's first entry, at the position the counts derive.
     if (n < 1
         || common < 0
-        || base != KEPT_HEADER + 12L * n + common
-        || length < 4
-        || (long) base + length != kept.length
-        || entriesEnd < base
-        || hashAt != entriesEnd + 4L * n
         || hashBuckets < 0
-        || (long) hashAt + hashBuckets != kept.length - (hashBuckets == 0 ? 4 : 6)) {
+        || Bytes.getInt(kept, KEPT_HEADER) != keptBase(n, common)
+        || entriesEnd < keptBase(n, common)
+        || hashAt + hashBuckets != kept.length - (hashBuckets == 0 ? 4 : 6)) {
       throw new IllegalStateException("bad kept block header");
     }
     reset(kept, entriesEnd, n);
     restartTable = KEPT_HEADER;
-    hashOffset = hashAt;
+    hashOffset = (int) hashAt;
     buckets = hashBuckets;
     wordsOffset = KEPT_HEADER + 4 * n;
     commonOffset = wordsOffset + 8 * n;

@@ -413,8 +413,9 @@ public final class Table implements AutoCloseable {
 
   /** As {@link #get(byte[], long, ValueSink)} with the calling thread's own {@code g}. */
   public boolean get(byte[] key, long keyHash, ValueSink sink, GetScratch g) {
-    long dataOffset;
-    int dataSize;
+    // The data block's handle, read from the index only when the block is not kept.
+    long dataOffset = 0;
+    int dataSize = 0;
     ResidentBlocks resident = null;
     int block = 0;
     byte[] kept = null;
@@ -443,11 +444,7 @@ public final class Table implements AutoCloseable {
           block = p.firstBlock[ordinal] + entry;
           kept = resident.get(block);
         }
-        if (kept != null) {
-          // A kept block needs no handle: the index's offsets stay out of the CPU cache.
-          dataOffset = 0;
-          dataSize = 0;
-        } else {
+        if (kept == null) {
           dataOffset = index.dataOffset(entry);
           dataSize = index.dataSize(entry);
         }
