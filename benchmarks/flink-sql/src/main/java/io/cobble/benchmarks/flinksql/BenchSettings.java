@@ -18,6 +18,10 @@ final class BenchSettings {
   final long rows;
   final long keys;
   final long probes;
+
+  /** Probes per warm-up lookup job: enough to compile the hot paths, less than a measured run. */
+  final long warmupProbes;
+
   final int buckets;
   final int parallelism;
   final long checkpointMillis;
@@ -27,6 +31,15 @@ final class BenchSettings {
   final List<TableEngine> engines;
   final Path dir;
   final long jobTimeoutMinutes;
+
+  /**
+   * Passes in which every engine runs in a fresh JVM of its own ({@link EngineForks}); 0 runs all
+   * engines in this JVM.
+   */
+  final int forks;
+
+  /** Where a forked run writes its results for the JVM that started it; null when not forked. */
+  final Path resultsFile;
 
   /** Extra WITH entries of every Cobble table, as SQL ({@code , 'k' = 'v'}...); may be empty. */
   final String cobbleOptions;
@@ -41,6 +54,7 @@ final class BenchSettings {
     rows = positiveLong(args, "rows", 1_000_000L);
     keys = Math.max(1, rows / 10);
     probes = positiveLong(args, "probes", 1_000_000L);
+    warmupProbes = positiveLong(args, "warmup-probes", probes);
     buckets = (int) positiveLong(args, "buckets", 4);
     parallelism = (int) positiveLong(args, "parallelism", 2);
     checkpointMillis = positiveLong(args, "checkpoint-ms", 10_000L);
@@ -54,6 +68,9 @@ final class BenchSettings {
     jobTimeoutMinutes = positiveLong(args, "job-timeout-minutes", 10);
     cobbleOptions = withEntries(text(args, "cobble-options", ""));
     rowCacheMb = nonNegativeLong(args, "row-cache-mb", 0);
+    forks = (int) nonNegativeLong(args, "forks", 0);
+    String results = text(args, "results-file", null);
+    resultsFile = results == null ? null : Paths.get(results).toAbsolutePath();
     if (rowCacheMb >= TableEngine.LOOKUP_MEMORY_MB) {
       throw new IllegalArgumentException(
           "--row-cache-mb must be below the "
@@ -73,6 +90,7 @@ final class BenchSettings {
           Arrays.asList(
               "rows",
               "probes",
+              "warmup-probes",
               "buckets",
               "parallelism",
               "checkpoint-ms",
@@ -83,7 +101,9 @@ final class BenchSettings {
               "dir",
               "job-timeout-minutes",
               "cobble-options",
-              "row-cache-mb"));
+              "row-cache-mb",
+              "forks",
+              "results-file"));
 
   static BenchSettings parse(String[] argv) {
     Map<String, String> args = new HashMap<>();
@@ -153,7 +173,7 @@ final class BenchSettings {
   List<String> describe() {
     List<String> lines = new ArrayList<>();
     lines.add("rows written per sink job: " + rows + " upserts over " + keys + " keys");
-    lines.add("probes per lookup job: " + probes);
+    lines.add("probes per lookup job: " + probes + " (warm-up: " + warmupProbes + ")");
     lines.add("bucket: " + buckets + ", parallelism (job and sink.parallelism): " + parallelism);
     lines.add("checkpoint interval: " + checkpointMillis + " ms");
     lines.add(
@@ -165,6 +185,17 @@ final class BenchSettings {
     lines.add("extra Cobble table options: " + (cobbleOptions.isEmpty() ? "none" : cobbleOptions));
     lines.add(
         "warm-up runs: " + warmups + ", measured runs: " + iterations + " per engine and shape");
+    if (forks > 0) {
+      lines.add(
+          forks
+              + " passes, each engine in a fresh JVM of its own per pass, the order alternating:"
+              + " the warm-up and measured runs above are per pass");
+    }
     return lines;
+  }
+
+  /** The measured runs per engine and shape over all passes. */
+  int measuredRuns() {
+    return iterations * Math.max(1, forks);
   }
 }

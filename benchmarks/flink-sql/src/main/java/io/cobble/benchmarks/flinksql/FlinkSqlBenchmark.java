@@ -35,11 +35,17 @@ public final class FlinkSqlBenchmark {
 
   private final BenchSettings settings;
   private final Path runDir;
-  private final Map<Shape, Map<TableEngine, ShapeResult>> results = new EnumMap<>(Shape.class);
+  private final Map<Shape, Map<TableEngine, ShapeResult>> results;
 
   private FlinkSqlBenchmark(BenchSettings settings, Path runDir) {
     this.settings = settings;
     this.runDir = runDir;
+    this.results = emptyResults(settings);
+  }
+
+  /** A result per shape and engine of {@code settings}, marked where the engine cannot run it. */
+  static Map<Shape, Map<TableEngine, ShapeResult>> emptyResults(BenchSettings settings) {
+    Map<Shape, Map<TableEngine, ShapeResult>> results = new EnumMap<>(Shape.class);
     for (Shape shape : settings.shapes) {
       Map<TableEngine, ShapeResult> perEngine = new EnumMap<>(TableEngine.class);
       for (TableEngine engine : settings.engines) {
@@ -51,6 +57,7 @@ public final class FlinkSqlBenchmark {
       }
       results.put(shape, perEngine);
     }
+    return results;
   }
 
   public static void main(String[] args) throws Exception {
@@ -62,7 +69,13 @@ public final class FlinkSqlBenchmark {
       System.exit(2);
       return;
     }
-    Report.print(settings, run(settings));
+    if (settings.forks > 0) {
+      Report.print(settings, EngineForks.run(settings, args));
+    } else if (settings.resultsFile != null) {
+      EngineForks.writeResults(settings.resultsFile, run(settings));
+    } else {
+      Report.print(settings, run(settings));
+    }
   }
 
   /** Runs every shape of {@code settings} for every engine; its data is deleted at the end. */
@@ -81,21 +94,7 @@ public final class FlinkSqlBenchmark {
 
   private static void printHeader(BenchSettings settings, Path runDir) {
     log("Cobble vs Paimon, Flink SQL on an embedded MiniCluster");
-    log(
-        "Flink "
-            + EnvironmentInformation.getVersion()
-            + ", Java "
-            + System.getProperty("java.version")
-            + ", "
-            + Runtime.getRuntime().availableProcessors()
-            + " cores, load average at start "
-            + String.format(
-                Locale.ROOT,
-                "%.2f",
-                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage())
-            + ", max heap "
-            + Runtime.getRuntime().maxMemory() / (1 << 20)
-            + " MB");
+    log(machine());
     for (String line : settings.describe()) {
       log("  " + line);
     }
@@ -105,6 +104,24 @@ public final class FlinkSqlBenchmark {
     for (String line : PaimonDefaults.describe()) {
       log("    " + line);
     }
+  }
+
+  /** The Flink and Java versions, cores, load average and heap of this JVM. */
+  static String machine() {
+    return "Flink "
+        + EnvironmentInformation.getVersion()
+        + ", Java "
+        + System.getProperty("java.version")
+        + ", "
+        + Runtime.getRuntime().availableProcessors()
+        + " cores, load average at start "
+        + String.format(
+            Locale.ROOT,
+            "%.2f",
+            ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage())
+        + ", max heap "
+        + Runtime.getRuntime().maxMemory() / (1 << 20)
+        + " MB";
   }
 
   private void run() {
@@ -151,7 +168,7 @@ public final class FlinkSqlBenchmark {
               "  CPU %,.0f ns per row (whole JVM, planning included)",
               (double) cpuNanos / settings.rows));
       if (measured) {
-        result.add(settings.rows, millis);
+        result.add(settings.rows, millis, cpuNanos);
       }
     } catch (Exception e) {
       fail(Shape.SINK, engine, result, e);
@@ -265,25 +282,26 @@ public final class FlinkSqlBenchmark {
       return;
     }
     try {
+      long probes = measured ? settings.probes : settings.warmupProbes;
       BenchJob job = new BenchJob(settings);
       engine.declareDimension(job.tEnv, runDir, DIMENSION, settings);
-      JobShapes.registerProbes(job.env, job.tEnv, settings.probes, settings.keys, shape.hitsPerTen);
+      JobShapes.registerProbes(job.env, job.tEnv, probes, settings.keys, shape.hitsPerTen);
       String startShape = shapeOf(engine);
       LookupCounters.reset();
       long cpuBefore = processCpuNanos();
       long millis = job.runMillis(JobShapes.lookupInsert(job.tEnv, engine.reference(DIMENSION)));
       long cpuNanos = processCpuNanos() - cpuBefore;
-      logRun(shape, engine, label, settings.probes, millis);
+      logRun(shape, engine, label, probes, millis);
       log(
           String.format(
               Locale.ROOT,
               "  CPU %,.0f ns per probe (whole JVM, planning included); %s%s",
-              (double) cpuNanos / settings.probes,
+              (double) cpuNanos / probes,
               LookupCounters.describe(),
               startShape));
       result.recordCounters(LookupCounters.totals());
       if (measured) {
-        result.add(settings.probes, millis);
+        result.add(probes, millis, cpuNanos);
       }
     } catch (Exception e) {
       fail(shape, engine, result, e);

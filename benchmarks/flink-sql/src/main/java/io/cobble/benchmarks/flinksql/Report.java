@@ -22,7 +22,9 @@ final class Report {
   static void print(BenchSettings settings, Map<Shape, Map<TableEngine, ShapeResult>> results) {
     FlinkSqlBenchmark.log("");
     FlinkSqlBenchmark.log(
-        "Median rows/s over " + settings.iterations + " measured runs (min-max):");
+        "Median rows/s over "
+            + settings.measuredRuns()
+            + " measured runs (min-max; median CPU per row, whole JVM):");
     FlinkSqlBenchmark.log("");
     StringBuilder header = new StringBuilder("| Shape |");
     StringBuilder rule = new StringBuilder("|---|");
@@ -134,11 +136,12 @@ final class Report {
     }
     return String.format(
         Locale.ROOT,
-        "%,.0f (%,.0f-%,.0f, %d runs)",
+        "%,.0f (%,.0f-%,.0f, %d runs; CPU %,.0f ns/row)",
         result.median(),
         result.min(),
         result.max(),
-        result.runs());
+        result.runs(),
+        result.medianCpuNanosPerRow());
   }
 
   private static boolean measured(ShapeResult result) {

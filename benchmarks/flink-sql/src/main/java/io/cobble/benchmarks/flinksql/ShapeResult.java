@@ -9,11 +9,19 @@ import java.util.Map;
 final class ShapeResult {
 
   private final List<Double> rowsPerSecond = new ArrayList<>();
+  private final List<Double> cpuNanosPerRow = new ArrayList<>();
   private String unavailable;
   private Map<String, Long> lastCounters = Collections.emptyMap();
 
-  void add(long rows, long millis) {
-    rowsPerSecond.add(rows * 1000.0 / Math.max(1, millis));
+  /** A measured run: {@code rows} in {@code millis}, using {@code cpuNanos} of the whole JVM. */
+  void add(long rows, long millis, long cpuNanos) {
+    addRun(rows * 1000.0 / Math.max(1, millis), (double) cpuNanos / rows);
+  }
+
+  /** A measured run as its rows per second and CPU nanoseconds per row. */
+  void addRun(double rowsPerSecond, double cpuNanosPerRow) {
+    this.rowsPerSecond.add(rowsPerSecond);
+    this.cpuNanosPerRow.add(cpuNanosPerRow);
   }
 
   /** The lookup counters of this engine's latest run of the shape ({@link LookupCounters}). */
@@ -42,7 +50,16 @@ final class ShapeResult {
   }
 
   double median() {
-    List<Double> sorted = new ArrayList<>(rowsPerSecond);
+    return median(rowsPerSecond);
+  }
+
+  /** The median CPU nanoseconds per row of the measured runs (whole JVM, planning included). */
+  double medianCpuNanosPerRow() {
+    return median(cpuNanosPerRow);
+  }
+
+  private static double median(List<Double> values) {
+    List<Double> sorted = new ArrayList<>(values);
     Collections.sort(sorted);
     int n = sorted.size();
     return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
@@ -82,5 +99,10 @@ final class ShapeResult {
   /** The rows/s of measured run {@code run} (0-based). */
   double rowsPerSecond(int run) {
     return rowsPerSecond.get(run);
+  }
+
+  /** The CPU nanoseconds per row of measured run {@code run} (0-based). */
+  double cpuNanosPerRow(int run) {
+    return cpuNanosPerRow.get(run);
   }
 }

@@ -17,7 +17,7 @@ import org.apache.flink.table.api.config.ExecutionConfigOptions;
  * gets.
  */
 enum TableEngine {
-  COBBLE("Cobble") {
+  COBBLE("Cobble", "cobble") {
     @Override
     void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
       declareCobble(tEnv, dataDir(runDir, table), table, settings, "");
@@ -35,7 +35,7 @@ enum TableEngine {
   },
 
   /** Cobble with async lookups ({@code lookup.async}); its sink is Cobble's, so not run twice. */
-  COBBLE_ASYNC("Cobble async") {
+  COBBLE_ASYNC("Cobble async", "cobble-async") {
     @Override
     void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
       declareCobble(tEnv, dataDir(runDir, table), table, settings, ", 'lookup.async' = 'true'");
@@ -67,7 +67,7 @@ enum TableEngine {
    * the sink as Cobble's and Paimon's bucket shuffles do: chained to the source, the blackhole
    * would skip the serialization of every row that both engines pay.
    */
-  BLACKHOLE("Pipeline limit") {
+  BLACKHOLE("Pipeline limit", "blackhole") {
     @Override
     void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
       tEnv.getConfig()
@@ -111,7 +111,7 @@ enum TableEngine {
     }
   },
 
-  PAIMON("Paimon") {
+  PAIMON("Paimon", "paimon") {
     @Override
     void declare(TableEnvironment tEnv, Path runDir, String table, BenchSettings settings) {
       tEnv.executeSql(
@@ -150,8 +150,12 @@ enum TableEngine {
 
   final String label;
 
-  TableEngine(String label) {
+  /** How {@code --engines} names this engine. */
+  final String option;
+
+  TableEngine(String label, String option) {
     this.label = label;
+    this.option = option;
   }
 
   /** Makes {@code table} usable in this table environment, creating it if it does not exist. */
@@ -210,23 +214,21 @@ enum TableEngine {
   static List<TableEngine> parseList(String text) {
     List<TableEngine> engines = new ArrayList<>();
     for (String name : text.split(",")) {
-      String trimmed = name.trim();
-      if (trimmed.equals("cobble")) {
-        engines.add(COBBLE);
-      } else if (trimmed.equals("cobble-async")) {
-        engines.add(COBBLE_ASYNC);
-      } else if (trimmed.equals("blackhole")) {
-        engines.add(BLACKHOLE);
-      } else if (trimmed.equals("paimon")) {
-        engines.add(PAIMON);
-      } else {
-        throw new IllegalArgumentException(
-            "Unknown engine '"
-                + trimmed
-                + "' in --engines; use cobble, cobble-async, paimon and/or blackhole.");
-      }
+      engines.add(parse(name.trim()));
     }
     return engines;
+  }
+
+  private static TableEngine parse(String option) {
+    for (TableEngine engine : values()) {
+      if (engine.option.equals(option)) {
+        return engine;
+      }
+    }
+    throw new IllegalArgumentException(
+        "Unknown engine '"
+            + option
+            + "' in --engines; use cobble, cobble-async, paimon and/or blackhole.");
   }
 
   static void deleteRecursively(Path root) {

@@ -75,6 +75,43 @@ class FlinkSqlBenchmarkTest {
     }
   }
 
+  /**
+   * With {@code --forks}, the jobs run in other JVMs: this one registers no lookup counter, while
+   * each engine has one measured run per pass, read back from its forks with the forks' counters.
+   */
+  @Test
+  void forksRunEachEngineInJvmsOfItsOwnAndMergeThePasses(@TempDir Path dir) throws Exception {
+    String[] argv = {
+      "--rows=2000",
+      "--probes=2000",
+      "--warmups=0",
+      "--iterations=1",
+      "--shapes=lookup-hits",
+      "--engines=cobble,blackhole",
+      "--forks=2",
+      "--dir=" + dir
+    };
+    LookupCounters.reset();
+
+    Map<Shape, Map<TableEngine, ShapeResult>> results =
+        EngineForks.run(BenchSettings.parse(argv), argv);
+
+    LookupCounters.describe();
+    assertEquals(Map.of(), LookupCounters.totals(), "a lookup job ran in this JVM");
+    for (TableEngine engine : new TableEngine[] {TableEngine.COBBLE, TableEngine.BLACKHOLE}) {
+      ShapeResult result = results.get(Shape.LOOKUP_HITS).get(engine);
+      assertTrue(result.isAvailable(), engine.label + ": " + result.unavailableReason());
+      assertEquals(2, result.runs(), engine.label);
+      for (int run = 0; run < 2; run++) {
+        assertTrue(result.rowsPerSecond(run) > 0 && result.cpuNanosPerRow(run) > 0, engine.label);
+      }
+    }
+    assertCountersAddUp(
+        Shape.LOOKUP_HITS,
+        TableEngine.COBBLE,
+        results.get(Shape.LOOKUP_HITS).get(TableEngine.COBBLE).lastCounters());
+  }
+
   @Test
   void unknownAndNonPositiveOptionsAreRejectedByName() {
     IllegalArgumentException unknown =
