@@ -308,11 +308,10 @@ public final class FlinkSqlBenchmark {
     }
   }
 
-  /** For a Cobble table, the files per level the lookups start on (", table: ..."); else "". */
+  /** The files per level the lookups start on ("; table: ..."), or "" for the limit. */
   private String shapeOf(TableEngine engine) {
-    return engine == TableEngine.COBBLE || engine == TableEngine.COBBLE_ASYNC
-        ? "; table: " + CobbleTableShape.describe(engine.dataDir(runDir, DIMENSION))
-        : "";
+    String shape = engine.shape(runDir, DIMENSION);
+    return shape == null ? "" : "; table: " + shape;
   }
 
   /**

@@ -32,6 +32,11 @@ enum TableEngine {
     Path dataDir(Path runDir, String table) {
       return runDir.resolve("cobble").resolve(table);
     }
+
+    @Override
+    String shape(Path runDir, String table) {
+      return CobbleTableShape.describe(dataDir(runDir, table));
+    }
   },
 
   /** Cobble with async lookups ({@code lookup.async}); its sink is Cobble's, so not run twice. */
@@ -49,6 +54,11 @@ enum TableEngine {
     @Override
     Path dataDir(Path runDir, String table) {
       return runDir.resolve("cobble-async").resolve(table);
+    }
+
+    @Override
+    String shape(Path runDir, String table) {
+      return CobbleTableShape.describe(dataDir(runDir, table));
     }
 
     @Override
@@ -140,6 +150,11 @@ enum TableEngine {
     Path dataDir(Path runDir, String table) {
       return runDir.resolve("paimon").resolve("bench.db").resolve(table);
     }
+
+    @Override
+    String shape(Path runDir, String table) {
+      return PaimonTableShape.describe(runDir.resolve("paimon"), "bench", table);
+    }
   };
 
   /**
@@ -210,6 +225,11 @@ enum TableEngine {
    * nothing elsewhere), so that runs do not fill the disk.
    */
   abstract Path dataDir(Path runDir, String table);
+
+  /** The files per level of a written table, as its lookups start on it; null when none. */
+  String shape(Path runDir, String table) {
+    return null;
+  }
 
   static List<TableEngine> parseList(String text) {
     List<TableEngine> engines = new ArrayList<>();
