@@ -32,11 +32,6 @@ enum TableEngine {
     Path dataDir(Path runDir, String table) {
       return runDir.resolve("cobble").resolve(table);
     }
-
-    @Override
-    String shape(Path runDir, String table) {
-      return CobbleTableShape.describe(dataDir(runDir, table));
-    }
   },
 
   /** Cobble with async lookups ({@code lookup.async}); its sink is Cobble's, so not run twice. */
@@ -54,11 +49,6 @@ enum TableEngine {
     @Override
     Path dataDir(Path runDir, String table) {
       return runDir.resolve("cobble-async").resolve(table);
-    }
-
-    @Override
-    String shape(Path runDir, String table) {
-      return CobbleTableShape.describe(dataDir(runDir, table));
     }
 
     @Override
@@ -226,9 +216,12 @@ enum TableEngine {
    */
   abstract Path dataDir(Path runDir, String table);
 
-  /** The files per level of a written table, as its lookups start on it; null when none. */
+  /**
+   * The files per level of a written table, as its lookups start on it (a Cobble table's unless
+   * overridden); null for an engine that stores no rows.
+   */
   String shape(Path runDir, String table) {
-    return null;
+    return storesRows() ? CobbleTableShape.describe(dataDir(runDir, table)) : null;
   }
 
   static List<TableEngine> parseList(String text) {
