@@ -28,6 +28,12 @@ public final class BlockIterator implements KvIterator {
 
   private int commonLength;
   private int wordsOffset;
+
+  // What prepareKept measured for writeKept: the raw block's length, the restart keys' common
+  // prefix length and where the first restart key lies.
+  private int rawLength;
+  private int keptCommon;
+  private int keptFirstAt;
   private final ByteReader reader = new ByteReader();
   private byte[] key = new byte[32];
   private int keyLen;
@@ -65,45 +71,72 @@ public final class BlockIterator implements KvIterator {
   private static final int KEPT_HEADER = 16;
 
   /**
-   * The bytes a table keeps for the decoded block {@code raw} ({@link ResidentBlocks}). What a
-   * point read needs first comes first, next to the array's own header, so that finding the restart
-   * to scan from touches the block's first cache lines instead of its end: a header (the restart
-   * count, the common prefix length, where the entries end as a position in the kept array, and the
-   * hash index's bucket count), each restart's position, one search word per restart (the eight key
-   * bytes after the restart keys' common prefix, as {@link DecodedIndex} keeps them per index
-   * entry), that common prefix, then the block itself. Throws IllegalStateException when the block
-   * is malformed.
+   * The bytes a table keeps for the decoded block {@code raw} ({@link ResidentBlocks}), and the
+   * form the block cache holds data blocks in. What a point read needs first comes first, next to
+   * the array's own header, so that finding the restart to scan from touches the block's first
+   * cache lines instead of its end: a header (the restart count, the common prefix length, where
+   * the entries end as a position in the kept array, and the hash index's bucket count), each
+   * restart's position, one search word per restart (the eight key bytes after the restart keys'
+   * common prefix, as {@link DecodedIndex} keeps them per index entry), that common prefix, then
+   * the block itself. Throws IllegalStateException when the block is malformed.
    */
   static byte[] kept(byte[] raw) {
-    BlockIterator it = new BlockIterator().reset(raw, raw.length);
-    int n = it.restartCount;
-    int common = 0;
-    int firstAt = 0;
+    BlockIterator it = new BlockIterator();
+    byte[] out = new byte[it.prepareKept(raw, raw.length)];
+    it.writeKept(out);
+    return out;
+  }
+
+  /**
+   * Repositions this iterator onto the decoded block in the first {@code length} bytes of {@code
+   * raw}, as {@link #reset(byte[], int)} does, and returns the length of its {@link #kept} form,
+   * which {@link #writeKept} then writes. Throws IllegalStateException when the block is malformed.
+   */
+  int prepareKept(byte[] raw, int length) {
+    reset(raw, length);
+    rawLength = length;
+    keptCommon = 0;
+    keptFirstAt = 0;
+    int n = restartCount;
     if (n > 0) {
-      long first = it.restartKey(0);
-      long last = it.restartKey(n - 1);
-      firstAt = (int) (first >>> 32);
-      int m = Bytes.mismatch(raw, firstAt, (int) first, raw, (int) (last >>> 32), (int) last);
-      common = m < 0 ? (int) first : m;
+      long first = restartKey(0);
+      long last = restartKey(n - 1);
+      keptFirstAt = (int) (first >>> 32);
+      int m = Bytes.mismatch(raw, keptFirstAt, (int) first, raw, (int) (last >>> 32), (int) last);
+      keptCommon = m < 0 ? (int) first : m;
     }
+    long kept = keptBase(n, keptCommon) + length;
+    if (kept > Integer.MAX_VALUE - 16) {
+      throw new IllegalStateException("block too large to keep: " + length + " bytes");
+    }
+    return (int) kept;
+  }
+
+  /**
+   * Writes the kept form of the block {@link #prepareKept} measured into the first bytes of {@code
+   * out} (at least that long); this iterator is then unpositioned.
+   */
+  void writeKept(byte[] out) {
+    byte[] raw = data;
+    int n = restartCount;
+    int common = keptCommon;
     int base = (int) keptBase(n, common);
-    byte[] out = new byte[base + raw.length];
     Bytes.putInt(out, 0, n);
     Bytes.putInt(out, 4, common);
-    Bytes.putInt(out, 8, base + it.restartsOffset);
-    Bytes.putInt(out, 12, it.buckets);
+    Bytes.putInt(out, 8, base + restartsOffset);
+    Bytes.putInt(out, 12, buckets);
     int words = KEPT_HEADER + 4 * n;
     for (int i = 0; i < n; i++) {
-      long k = it.restartKey(i);
-      Bytes.putInt(out, KEPT_HEADER + 4 * i, base + it.restart(i));
+      long k = restartKey(i);
+      Bytes.putInt(out, KEPT_HEADER + 4 * i, base + restart(i));
       Bytes.putLong(
           out,
           words + 8 * i,
           DecodedIndex.prefix(raw, (int) (k >>> 32) + common, (int) k - common));
     }
-    System.arraycopy(raw, firstAt, out, words + 8 * n, common);
-    System.arraycopy(raw, 0, out, base, raw.length);
-    return out;
+    System.arraycopy(raw, keptFirstAt, out, words + 8 * n, common);
+    System.arraycopy(raw, 0, out, base, rawLength);
+    valid = false;
   }
 
   /** Where a kept form's block starts: after the header, positions, words and common prefix. */
@@ -117,8 +150,16 @@ public final class BlockIterator implements KvIterator {
    * the header does not describe the array.
    */
   BlockIterator resetKept(byte[] kept) {
-    if (kept.length < KEPT_HEADER + 4) {
-      throw new IllegalStateException("kept block too short: " + kept.length + " bytes");
+    return resetKept(kept, kept.length);
+  }
+
+  /**
+   * As {@link #resetKept(byte[])} for a kept form in the first {@code length} bytes of {@code
+   * kept}.
+   */
+  BlockIterator resetKept(byte[] kept, int length) {
+    if (length < KEPT_HEADER + 4 || length > kept.length) {
+      throw new IllegalStateException("kept block too short: " + length + " bytes");
     }
     int n = Bytes.getInt(kept, 0);
     int common = Bytes.getInt(kept, 4);
@@ -132,7 +173,7 @@ public final class BlockIterator implements KvIterator {
         || hashBuckets < 0
         || Bytes.getInt(kept, KEPT_HEADER) != keptBase(n, common)
         || entriesEnd < keptBase(n, common)
-        || hashAt + hashBuckets != kept.length - (hashBuckets == 0 ? 4 : 6)) {
+        || hashAt + hashBuckets != length - (hashBuckets == 0 ? 4 : 6)) {
       throw new IllegalStateException("bad kept block header");
     }
     reset(kept, entriesEnd, n);

@@ -220,16 +220,22 @@ public final class Table implements AutoCloseable {
     byte[] heap;
     int rawLength;
     private byte[] scratch = new byte[8 << 10];
+    private byte[] decoded = new byte[8 << 10];
 
     /** A heap array of at least {@code len} bytes: the reused one up to SCRATCH_MAX. */
     byte[] heap(int len) {
-      if (len > SCRATCH_MAX) {
-        return new byte[len];
-      }
-      if (scratch.length < len) {
-        scratch = new byte[Math.max(len, Math.min(SCRATCH_MAX, scratch.length * 2))];
-      }
-      return scratch;
+      return len > SCRATCH_MAX ? new byte[len] : (scratch = atLeast(scratch, len));
+    }
+
+    /** As {@link #heap} for a block to decode the frame into, a second reused array. */
+    byte[] decoded(int len) {
+      return len > SCRATCH_MAX ? new byte[len] : (decoded = atLeast(decoded, len));
+    }
+
+    private static byte[] atLeast(byte[] array, int len) {
+      return array.length >= len
+          ? array
+          : new byte[Math.max(len, Math.min(SCRATCH_MAX, array.length * 2))];
     }
   }
 
@@ -551,8 +557,10 @@ public final class Table implements AutoCloseable {
 
   /**
    * Points {@code it} at the data block at {@code offset}. With a cache the block is pinned through
-   * {@code pin} (read and decoded into a recycled array on a miss) until {@link #releaseData};
-   * without one it is read into a new array.
+   * {@code pin} until {@link #releaseData}, held in the {@link BlockIterator#kept kept} form (on a
+   * miss read, decoded and written in that form into a recycled array), so a search reads the
+   * restart words at the array's start instead of the restarts at its end; without a cache it is
+   * read into a new array.
    */
   void loadData(BlockIterator it, long offset, int size, BlockCache.Pin pin) {
     if (cache == null) {
@@ -564,16 +572,30 @@ public final class Table implements AutoCloseable {
     long cacheKey = BlockCache.key(fileNumber, offset);
     if (!cache.acquire(cacheKey, pin)) {
       Frame f = readFrame(offset, size, "data");
-      byte[] block;
+      byte[] raw;
+      int rawLength = f.rawLength;
       try {
-        block = cache.allocate(cacheKey, f.rawLength);
-        decode(f, offset, size, "data", block);
+        raw = f.decoded(rawLength);
+        decode(f, offset, size, "data", raw);
       } finally {
         doneFrame(f);
       }
-      cache.insertPinned(cacheKey, block, f.rawLength, pin);
+      byte[] block;
+      int keptLength;
+      try {
+        keptLength = it.prepareKept(raw, rawLength);
+        block = cache.allocate(cacheKey, keptLength);
+        it.writeKept(block);
+      } catch (RuntimeException e) {
+        throw corrupt("data", offset, e);
+      }
+      cache.insertPinned(cacheKey, block, keptLength, pin);
     }
-    resetOnto(it, pin.data(), pin.length(), "data");
+    try {
+      it.resetKept(pin.data(), pin.length());
+    } catch (RuntimeException e) {
+      throw new CorruptionException(name, "data block: " + e.getMessage(), e);
+    }
   }
 
   /** Unpins what {@link #loadData} pinned (nothing when nothing is pinned). */

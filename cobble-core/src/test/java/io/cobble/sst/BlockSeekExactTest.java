@@ -46,6 +46,15 @@ class BlockSeekExactTest {
       // The same block as a table reads it, and in the form a table keeps it (restart words).
       BlockIterator plain = new BlockIterator().reset(raw, raw.length);
       BlockIterator kept = new BlockIterator().resetKept(BlockIterator.kept(raw));
+      // The kept form as the block cache holds it: written from a decode buffer longer than the
+      // block into a recycled array longer than the form, both holding leftovers.
+      byte[] decodeBuffer = Arrays.copyOf(raw, raw.length + rnd.nextInt(64));
+      BlockIterator writer = new BlockIterator();
+      int keptLength = writer.prepareKept(decodeBuffer, raw.length);
+      byte[] recycledArray = new byte[keptLength + rnd.nextInt(64)];
+      rnd.nextBytes(recycledArray);
+      writer.writeKept(recycledArray);
+      BlockIterator cached = new BlockIterator().resetKept(recycledArray, keptLength);
       String context =
           "seed " + seed + " round " + round + " restart " + restartInterval + " hash " + hashIndex;
       List<byte[]> probes = new ArrayList<>(model.keySet());
@@ -65,8 +74,9 @@ class BlockSeekExactTest {
       }
       for (byte[] probe : probes) {
         byte[] expected = model.get(probe);
-        for (BlockIterator it : new BlockIterator[] {plain, kept}) {
-          String where = context + (it == kept ? " kept" : "") + " key " + Arrays.toString(probe);
+        for (BlockIterator it : new BlockIterator[] {plain, kept, cached}) {
+          String form = it == kept ? " kept" : it == cached ? " cached" : "";
+          String where = context + form + " key " + Arrays.toString(probe);
           boolean found = it.seekExact(probe, BloomFilter.hash(probe));
           assertEquals(expected != null, found, where);
           if (found) {
@@ -76,12 +86,21 @@ class BlockSeekExactTest {
             assertArrayEquals(expected, actual, where);
           }
         }
-        // A kept block's cursor seeks by the words too.
+        // A kept block's cursor seeks by the words too, and walks on from there.
         byte[] ceiling = model.ceilingKey(probe);
-        kept.seek(probe);
-        assertEquals(ceiling != null, kept.valid(), context + " seek " + Arrays.toString(probe));
-        if (ceiling != null) {
-          assertArrayEquals(ceiling, kept.key(), context + " seek " + Arrays.toString(probe));
+        for (BlockIterator it : new BlockIterator[] {kept, cached}) {
+          String where = context + " seek " + Arrays.toString(probe);
+          it.seek(probe);
+          assertEquals(ceiling != null, it.valid(), where);
+          if (ceiling != null) {
+            assertArrayEquals(ceiling, it.key(), where);
+            it.next();
+            byte[] after = model.higherKey(ceiling);
+            assertEquals(after != null, it.valid(), where + " next");
+            if (after != null) {
+              assertArrayEquals(after, it.key(), where + " next");
+            }
+          }
         }
       }
     }
@@ -96,6 +115,13 @@ class BlockSeekExactTest {
     byte[] kept = BlockIterator.kept(builder.finish());
     byte[] truncated = Arrays.copyOf(kept, kept.length - 1);
     assertThrows(IllegalStateException.class, () -> new BlockIterator().resetKept(truncated));
+    // A length other than the form's, within a longer array, and past the array's end.
+    byte[] longer = Arrays.copyOf(kept, kept.length + 8);
+    assertThrows(IllegalStateException.class, () -> new BlockIterator().resetKept(longer));
+    assertThrows(
+        IllegalStateException.class, () -> new BlockIterator().resetKept(longer, kept.length - 1));
+    assertThrows(
+        IllegalStateException.class, () -> new BlockIterator().resetKept(kept, kept.length + 1));
     // Each header field out of step with the array: restart count, common prefix length, entries'
     // end and hash bucket count.
     for (int field : new int[] {0, 4, 8, 12}) {

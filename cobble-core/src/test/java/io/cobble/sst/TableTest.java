@@ -4,14 +4,21 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
+import io.cobble.util.Bytes;
+import io.cobble.util.Crc;
 import io.cobble.util.DirectIo;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -99,6 +106,89 @@ class TableTest {
       assertArrayEquals(key(5002), ra.key());
       ra.seek(key(n + 5));
       assertFalse(ra.valid());
+    }
+  }
+
+  /**
+   * Data blocks sit in the block cache in the kept form (restart words first), and gets and scans
+   * read the same cached form.
+   */
+  @ParameterizedTest(name = "lz4 {0}")
+  @CsvSource({"false", "true"})
+  void theBlockCacheHoldsDataBlocksInTheKeptFormForGetsAndScans(boolean lz4) {
+    Path path = dir.resolve("000001.sst");
+    TableOptions opts =
+        TableOptions.builder()
+            .blockSize(1024)
+            .restartInterval(4)
+            .bloomBitsPerKey(10)
+            .partitionedIndex(true)
+            .lz4(lz4)
+            .build();
+    TableBuilder b = new TableBuilder(path, opts);
+    for (int i = 0; i < 2_000; i++) {
+      b.add(key(i), value(i));
+    }
+    b.finish(1, Long.MAX_VALUE, Long.MAX_VALUE, Collections.emptyMap());
+    BlockCache cache = new BlockCache(1 << 20);
+    try (Table t = Table.open(path, 1, cache, TableReadOptions.builder().build())) {
+      assertArrayEquals(value(0), t.get(key(0), BloomFilter.hash(key(0))));
+      // The first data block starts the file.
+      BlockCache.Pin pin = new BlockCache.Pin();
+      assertTrue(cache.acquire(BlockCache.key(1, 0), pin));
+      BlockIterator cached = new BlockIterator().resetKept(pin.data(), pin.length());
+      cache.release(pin);
+      assertTrue(cached.seekExact(key(3), BloomFilter.hash(key(3))));
+      long hits = cache.hits();
+      KvIterator it = t.iterator(0);
+      it.seekToFirst();
+      for (int i = 0; i < 2_000; i++) {
+        assertArrayEquals(key(i), it.key());
+        assertArrayEquals(value(i), it.value());
+        it.next();
+      }
+      assertFalse(it.valid());
+      assertTrue(cache.hits() > hits, "the scan read the block the get cached");
+      for (int i = 0; i < 2_000; i += 7) {
+        assertArrayEquals(value(i), t.get(key(i), BloomFilter.hash(key(i))), "key " + i);
+      }
+    }
+  }
+
+  /**
+   * A data block whose checksum holds but whose restarts do not is a corruption error naming the
+   * table when the cache takes it in, for a get and for a scan, and is never cached.
+   */
+  @Test
+  void aMalformedDataBlockWithAValidChecksumIsACorruptionError() throws IOException {
+    Path path = dir.resolve("000001.sst");
+    TableOptions opts =
+        TableOptions.builder().blockSize(1024).restartInterval(4).bloomBitsPerKey(0).build();
+    TableBuilder b = new TableBuilder(path, opts);
+    BlockBuilder same = new BlockBuilder(4);
+    for (int i = 0; i < 10; i++) {
+      b.add(key(i), value(i));
+      same.add(key(i), value(i));
+    }
+    b.finish(1, Long.MAX_VALUE, Long.MAX_VALUE, Collections.emptyMap());
+    // The table's only data block starts the file: payload, type byte, CRC32C of both.
+    int payload = same.finish().length;
+    byte[] file = Files.readAllBytes(path);
+    Bytes.putInt(file, payload - 4, 1 << 20);
+    Bytes.putInt(file, payload + 1, Crc.crc32c(file, 0, payload + 1));
+    Files.write(path, file);
+    BlockCache cache = new BlockCache(1 << 20);
+    try (Table t = Table.open(path, 1, cache, TableReadOptions.builder().build())) {
+      for (int round = 0; round < 2; round++) {
+        CorruptionException get =
+            assertThrows(CorruptionException.class, () -> t.get(key(3), BloomFilter.hash(key(3))));
+        assertTrue(get.getMessage().contains(path.toString()), get.getMessage());
+        KvIterator it = t.iterator(0);
+        CorruptionException scan = assertThrows(CorruptionException.class, it::seekToFirst);
+        assertTrue(scan.getMessage().contains(path.toString()), scan.getMessage());
+        it.close();
+      }
+      assertFalse(cache.acquire(BlockCache.key(1, 0), new BlockCache.Pin()), "never cached");
     }
   }
 
