@@ -104,6 +104,13 @@ final class S3Errors {
     return new IOException("S3 request failed" + where + ": " + error.getMessage(), error);
   }
 
+  /** Whether {@code error} ended at a deadline or an interrupt, where no retry or probe helps. */
+  static boolean isDeadlineOrAbort(SdkException error) {
+    return error instanceof ApiCallTimeoutException
+        || error instanceof ApiCallAttemptTimeoutException
+        || error instanceof AbortedException;
+  }
+
   private static String serviceMessage(S3Exception error) {
     if (error.awsErrorDetails() != null && error.awsErrorDetails().errorMessage() != null) {
       return error.awsErrorDetails().errorMessage();

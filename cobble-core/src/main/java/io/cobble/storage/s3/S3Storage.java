@@ -21,6 +21,7 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.core.sync.ResponseTransformer;
@@ -332,7 +333,7 @@ public final class S3Storage implements Storage {
       }
       throw errors.translate("conditional upload", location.describe(path), e);
     } catch (SdkException e) {
-      throw errors.translate("conditional upload", location.describe(path), e);
+      throw uploadFailure("conditional upload", path, e);
     }
   }
 
@@ -353,7 +354,7 @@ public final class S3Storage implements Storage {
     try {
       client.putObject(b -> b.bucket(location.bucket()).key(key), body);
     } catch (SdkException e) {
-      throw errors.translate("upload", location.describe(path), e);
+      throw uploadFailure("upload", path, e);
     }
   }
 
@@ -376,8 +377,30 @@ public final class S3Storage implements Storage {
               body)
           .eTag();
     } catch (SdkException e) {
-      throw errors.translate("upload of part " + partNumber + " of", location.describe(path), e);
+      throw uploadFailure("upload of part " + partNumber + " of", path, e);
     }
+  }
+
+  /**
+   * A store that refuses an upload may answer and close the connection before reading the body, and
+   * the client then sees only a broken connection. A request without a body learns the store's
+   * verdict, so a refused credential is reported as such instead of as a network error.
+   */
+  private IOException uploadFailure(String operation, String path, SdkException error) {
+    if (error instanceof SdkClientException && !S3Errors.isDeadlineOrAbort(error)) {
+      try {
+        client.headBucket(b -> b.bucket(location.bucket()));
+      } catch (S3Exception verdict) {
+        if (verdict.statusCode() == 401 || verdict.statusCode() == 403) {
+          IOException denied = errors.translate(operation, location.describe(path), verdict);
+          denied.addSuppressed(error);
+          return denied;
+        }
+      } catch (SdkException probeFailed) {
+        error.addSuppressed(probeFailed);
+      }
+    }
+    return errors.translate(operation, location.describe(path), error);
   }
 
   void completeMultipart(String path, String uploadId, List<CompletedPart> parts)

@@ -119,6 +119,22 @@ class S3StorageFailureTest {
     }
   }
 
+  /**
+   * A store that refuses a request may answer and close the connection before reading its body; a
+   * large body then fails to send, and the client sees only a broken connection.
+   */
+  @Test
+  void wrongSecretOnALargeUploadIsAccessDenied() throws IOException {
+    Map<String, String> options = options(S3.server().endpoint());
+    options.put("secret_access_key", WRONG_SECRET);
+    try (Storage storage = open(BUCKET, options)) {
+      AccessDeniedException failure =
+          assertDenied(() -> storage.publishAtomically("large", new byte[32 << 20]));
+      assertTrue(failure.getMessage().contains("secret_access_key"), failure::getMessage);
+      assertNoSecret(fullText(failure));
+    }
+  }
+
   @Test
   void wrongAccessKeyIsAccessDenied() throws IOException {
     Map<String, String> options = options(S3.server().endpoint());
