@@ -21,13 +21,19 @@ import java.util.List;
  * are read in place from the sources' buffers ({@link KvIterator#keyArray()}); the current key is
  * kept in a reused buffer, so moving allocates nothing but the decoded column values.
  *
- * <p>Each source's key is also held as two words (its first 15 bytes big-endian, zero-padded, then
- * its length clipped to 15), so most comparisons of the heap read two longs instead of two slices
- * of the sources' blocks; only keys that share their first 15 bytes compare in full.
+ * <p>Each source's key is also held as three words (its first 24 bytes big-endian, zero-padded), so
+ * the heap's comparisons read three adjacent longs and the key lengths instead of two slices of the
+ * sources' blocks; only keys longer than 24 bytes that share their first 24 compare in full. Keyed
+ * state's map entries (family and bucket, key, namespace, user key: 23 bytes for long keys) of one
+ * key share much more than their first 15 bytes, and the sources of a compaction meet at the same
+ * key often, so a shorter prefix sent most of their comparisons to the full compare.
  */
 public final class RowMergingIterator implements AutoCloseable {
-  /** Key bytes held in the two prefix words; the last byte holds the clipped key length. */
-  private static final int PREFIX_BYTES = 15;
+  /** Key bytes held in the prefix words. */
+  private static final int PREFIX_BYTES = 24;
+
+  /** Longs per source in {@link #prefix}. */
+  private static final int WORDS = 3;
 
   private static final VarHandle LONG_BE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
@@ -42,8 +48,8 @@ public final class RowMergingIterator implements AutoCloseable {
   private byte[][] keys = new byte[0][];
   private int[] keyOffsets = new int[0];
   private int[] keyLengths = new int[0];
-  private long[] prefix0 = new long[0];
-  private long[] prefix1 = new long[0];
+  // Each source's prefix words: source s's at [s * WORDS, s * WORDS + WORDS).
+  private long[] prefix = new long[0];
   private int heapSize;
   // Keys at or after this bound (null = none) never enter the heap: a bounded scan neither merges
   // nor decodes the row just past its range.
@@ -55,6 +61,7 @@ public final class RowMergingIterator implements AutoCloseable {
   private int keyLength;
   private long key0;
   private long key1;
+  private long key2;
   private boolean valid;
   // Pass-through: the current row kept encoded (a copy of one source's row, or a list folded by
   // copying bytes) until row() asks.
@@ -92,8 +99,7 @@ public final class RowMergingIterator implements AutoCloseable {
       this.keys = new byte[count][];
       this.keyOffsets = new int[count];
       this.keyLengths = new int[count];
-      this.prefix0 = new long[count];
-      this.prefix1 = new long[count];
+      this.prefix = new long[count * WORDS];
     }
     System.arraycopy(sources, 0, this.sources, 0, count);
     System.arraycopy(names, 0, this.names, 0, count);
@@ -137,46 +143,65 @@ public final class RowMergingIterator implements AutoCloseable {
     keys[s] = k;
     keyOffsets[s] = off;
     keyLengths[s] = len;
-    if (len >= 16 && off >= 0 && off + 16 <= k.length) {
-      prefix0[s] = (long) LONG_BE.get(k, off);
-      prefix1[s] = ((long) LONG_BE.get(k, off + 8) & ~0xFFL) | PREFIX_BYTES;
-    } else {
-      prefix0[s] = word(k, off, len, 0);
-      prefix1[s] = (word(k, off, len, 8) & ~0xFFL) | Math.min(len, PREFIX_BYTES);
-    }
+    int at = s * WORDS;
+    prefix[at] = word(k, off, len, 0);
+    prefix[at + 1] = word(k, off, len, 8);
+    prefix[at + 2] = word(k, off, len, 16);
   }
 
   /** Bytes {@code from} to {@code from + 7} of the key slice, big-endian, zero past its end. */
   private static long word(byte[] k, int off, int len, int from) {
+    int left = len - from;
+    if (left <= 0) {
+      return 0;
+    }
+    int at = off + from;
+    if (at >= 0 && at + 8 <= k.length) {
+      long w = (long) LONG_BE.get(k, at);
+      // Bytes past the key (its value, the next entry) are masked off.
+      return left >= 8 ? w : w & (-1L << (64 - 8 * left));
+    }
     long w = 0;
     for (int i = 0; i < 8; i++) {
       w <<= 8;
-      if (from + i < len) {
-        w |= k[off + from + i] & 0xFFL;
+      if (i < left) {
+        w |= k[at + i] & 0xFFL;
       }
     }
     return w;
   }
 
   /**
-   * Orders source {@code s}'s key against the key whose prefix words are {@code w0}, {@code w1} and
-   * whose bytes are the given slice, like {@link Bytes#compare}; only the sign is meaningful.
+   * Orders source {@code s}'s key against the key whose prefix words are {@code w0} to {@code w2}
+   * and whose bytes are the given slice, like {@link Bytes#compare}; only the sign is meaningful.
    */
-  private int compareTo(int s, long w0, long w1, byte[] k, int off, int len) {
-    int c = Long.compareUnsigned(prefix0[s], w0);
+  private int compareTo(int s, long w0, long w1, long w2, byte[] k, int off, int len) {
+    int at = s * WORDS;
+    int c = Long.compareUnsigned(prefix[at], w0);
     if (c != 0) {
       return c;
     }
-    long p1 = prefix1[s];
-    c = Long.compareUnsigned(p1, w1);
-    if (c != 0 || (p1 & 0xFF) < PREFIX_BYTES) {
+    c = Long.compareUnsigned(prefix[at + 1], w1);
+    if (c != 0) {
       return c;
     }
-    return Bytes.compare(keys[s], keyOffsets[s], keyLengths[s], k, off, len);
+    c = Long.compareUnsigned(prefix[at + 2], w2);
+    if (c != 0) {
+      return c;
+    }
+    int sLen = keyLengths[s];
+    if (sLen <= PREFIX_BYTES && len <= PREFIX_BYTES) {
+      // Equal zero-padded prefixes: the shorter key is a prefix of the longer one.
+      return Integer.compare(sLen, len);
+    }
+    return Bytes.compare(keys[s], keyOffsets[s], sLen, k, off, len);
   }
 
   private boolean less(int a, int b) {
-    int c = compareTo(a, prefix0[b], prefix1[b], keys[b], keyOffsets[b], keyLengths[b]);
+    int at = b * WORDS;
+    int c =
+        compareTo(
+            a, prefix[at], prefix[at + 1], prefix[at + 2], keys[b], keyOffsets[b], keyLengths[b]);
     return c < 0 || (c == 0 && a < b);
   }
 
@@ -333,7 +358,7 @@ public final class RowMergingIterator implements AutoCloseable {
 
   /** Whether the heap entry at {@code i} exists and is positioned on the current key. */
   private boolean atKey(int i) {
-    return i < heapSize && compareTo(heap[i], key0, key1, key, 0, keyLength) == 0;
+    return i < heapSize && compareTo(heap[i], key0, key1, key2, key, 0, keyLength) == 0;
   }
 
   /** Moves the heap's top source past the current key. */
@@ -366,8 +391,9 @@ public final class RowMergingIterator implements AutoCloseable {
       key = new byte[Math.max(keyLength, key.length * 2)];
     }
     System.arraycopy(keys[top], keyOffsets[top], key, 0, keyLength);
-    key0 = prefix0[top];
-    key1 = prefix1[top];
+    key0 = prefix[top * WORDS];
+    key1 = prefix[top * WORDS + 1];
+    key2 = prefix[top * WORDS + 2];
     if (passThrough) {
       KvIterator s = sources[top];
       // Any other source at this key is a child of the top (ties order by source index).

@@ -179,9 +179,15 @@ final class Arena {
     }
     int w = full;
     if ((n & 7) != 0) {
+      int tail = start + 8 * full;
       long last = 0;
-      for (int i = full * 8; i < n; i++) {
-        last |= (page[start + i] & 0xFFL) << (56 - 8 * (i & 7));
+      if (tail + 8 <= page.length) {
+        // The bytes after the key (its value, or the next record) are read and masked off.
+        last = (long) LONG_BE.get(page, tail) & (-1L << (64 - 8 * (n & 7)));
+      } else {
+        for (int i = full * 8; i < n; i++) {
+          last |= (page[start + i] & 0xFFL) << (56 - 8 * (i & 7));
+        }
       }
       dst[at + w++] = last;
     }

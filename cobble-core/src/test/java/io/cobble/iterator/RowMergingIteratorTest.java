@@ -287,16 +287,16 @@ class RowMergingIteratorTest {
   /**
    * Model: a TreeMap with its own comparator holding each key's newest put. Seeded random sources
    * ({@code -Dcobble.test.seed}) under keys drawn to stress the merge's prefix words (lengths
-   * around 15 and 16, long shared prefixes, zero bytes that tie with padding): every key once, in
-   * order, with the newest source's value, from the first key or from a seek, pass-through on or
-   * off.
+   * around 8, 16 and 24, long shared prefixes, zero bytes that tie with padding, keys served in
+   * place between bytes of 0xFF): every key once, in order, with the newest source's value, from
+   * the first key or from a seek, pass-through on or off.
    */
   @Test
   void mergesLikeATreeMapOfTheNewestPuts() {
     long seed = Long.getLong("cobble.test.seed", System.nanoTime());
     java.util.Random random = new java.util.Random(seed);
     byte[] alphabet = {0, 0, 1, (byte) 0x7F, (byte) 0x80, (byte) 0xFF};
-    int[] lengths = {0, 1, 7, 8, 14, 15, 16, 17, 24};
+    int[] lengths = {0, 1, 7, 8, 14, 15, 16, 17, 22, 23, 24, 25, 31};
     for (int round = 0; round < 300; round++) {
       byte[][] pool = new byte[1 + random.nextInt(60)][];
       for (int i = 0; i < pool.length; i++) {

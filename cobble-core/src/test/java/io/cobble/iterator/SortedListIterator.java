@@ -2,6 +2,7 @@ package io.cobble.iterator;
 
 import io.cobble.util.Bytes;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /** A sorted in-memory source for iterator tests; records whether it was closed. */
@@ -15,8 +16,32 @@ final class SortedListIterator implements KvIterator {
     if (!entries.isEmpty() && Bytes.compare(entries.get(entries.size() - 1)[0], key) >= 0) {
       throw new IllegalArgumentException("keys must ascend");
     }
-    entries.add(new byte[][] {key, value});
+    // The key is also served in place from a larger array, between bytes of 0xFF, as blocks hold
+    // keys between other bytes: a merge that reads past a key's end sees them.
+    byte[] inPlace = new byte[padding(key) + key.length + 8];
+    Arrays.fill(inPlace, (byte) 0xFF);
+    System.arraycopy(key, 0, inPlace, padding(key), key.length);
+    entries.add(new byte[][] {key, value, inPlace});
     return this;
+  }
+
+  private static int padding(byte[] key) {
+    return 1 + key.length % 3;
+  }
+
+  @Override
+  public byte[] keyArray() {
+    return entries.get(at)[2];
+  }
+
+  @Override
+  public int keyOffset() {
+    return padding(entries.get(at)[0]);
+  }
+
+  @Override
+  public int keyLength() {
+    return entries.get(at)[0].length;
   }
 
   @Override

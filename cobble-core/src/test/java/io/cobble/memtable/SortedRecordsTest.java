@@ -192,7 +192,6 @@ class SortedRecordsTest {
     assertFalse(SortedRecords.packVaryingBytes(longKeys, addrs, 2, new long[6]));
   }
 
-  /** Unsigned lexicographic order, shorter first on a shared prefix: the model's comparator. */
   /**
    * Adds one record per slot of {@code keys}, each with a key drawn from {@code pool} (stored in
    * {@code keys}) and its insertion index as value; returns their addresses.
@@ -230,6 +229,7 @@ class SortedRecordsTest {
     return Bytes.getInt(arena.value(packed[i * SortedRecords.STRIDE + 2]), 0);
   }
 
+  /** Unsigned lexicographic order, shorter first on a shared prefix: the model's comparator. */
   private static int lexicographic(byte[] a, byte[] b) {
     for (int i = 0; i < Math.min(a.length, b.length); i++) {
       int d = (a[i] & 0xFF) - (b[i] & 0xFF);
@@ -314,6 +314,30 @@ class SortedRecordsTest {
     assertArrayEquals(b, a);
     assertEquals(0x0102030405060708L, a[0]);
     assertEquals(0x090A0B0C0D0EFF0FL, a[1]);
+  }
+
+  /**
+   * A key's last partial word is read as a whole word and masked, so the bytes after the key (here
+   * a value of 0xFF bytes) never show; at a page's end, where no whole word fits, it is read byte
+   * by byte with the same result.
+   */
+  @Test
+  void keyWordsEndAtTheKeyWithOrWithoutRoomAfterIt() {
+    byte[] key = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    Arena full = new Arena();
+    // The first page is 16 KiB: the filler leaves exactly one 19-byte record (8 + 11 + 0).
+    full.add(new byte[1], 1, new byte[16384 - 19 - 9], 0, 16384 - 19 - 9);
+    long atEnd = full.add(key, key.length, Bytes.EMPTY, 0, 0);
+    Arena roomy = new Arena();
+    byte[] ones = new byte[8];
+    Arrays.fill(ones, (byte) 0xFF);
+    long inside = roomy.add(key, key.length, ones, 0, ones.length);
+    long[] a = new long[3];
+    long[] b = new long[3];
+    assertEquals(11, full.keyWords(atEnd, a, 0, 3));
+    assertEquals(11, roomy.keyWords(inside, b, 0, 3));
+    assertArrayEquals(new long[] {0x0102030405060708L, 0x090A0B0000000000L, 0}, a);
+    assertArrayEquals(a, b);
   }
 
   @Test
