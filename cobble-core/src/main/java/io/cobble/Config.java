@@ -49,6 +49,7 @@ public final class Config {
   private final MemTableType memtableType;
   private final long memtableCapacity;
   private final int memtableBufferCount;
+  private final boolean lendIdleMemtableBuffers;
   private final CompactionPolicy compactionPolicy;
   private final int l0FileLimit;
   private final int writeStallLimit;
@@ -108,6 +109,7 @@ public final class Config {
     memtableType = parse(EngineOptions.MEMTABLE_TYPE);
     memtableCapacity = parse(EngineOptions.MEMTABLE_CAPACITY);
     memtableBufferCount = parse(EngineOptions.MEMTABLE_BUFFER_COUNT);
+    lendIdleMemtableBuffers = parse(EngineOptions.LEND_IDLE_MEMTABLE_BUFFERS);
     compactionPolicy = parse(EngineOptions.COMPACTION_POLICY);
     l0FileLimit = parse(EngineOptions.L0_FILE_LIMIT);
     EngineOption<Integer> stall = EngineOptions.WRITE_STALL_LIMIT;
@@ -359,6 +361,11 @@ public final class Config {
 
   public int memtableBufferCount() {
     return memtableBufferCount;
+  }
+
+  /** See {@link EngineOptions#LEND_IDLE_MEMTABLE_BUFFERS}. */
+  public boolean lendIdleMemtableBuffers() {
+    return lendIdleMemtableBuffers;
   }
 
   public CompactionPolicy compactionPolicy() {

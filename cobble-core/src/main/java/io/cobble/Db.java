@@ -103,11 +103,13 @@ public final class Db implements AutoCloseable {
       Storage sharedVolume,
       Storage remotePrimary) {
     MemoryPool pool = config.memoryPool();
+    BlockCache own = null;
     if (cache == null && pool != null) {
       cache = pool.cache();
       cacheIds = pool.cacheIds();
     } else if (cache == null) {
-      cache = new BlockCache(config.blockCacheSize());
+      own = new BlockCache(config.blockCacheSize());
+      cache = own;
     }
     state = ShardRecovery.recover(dir, config, cache, cacheIds, sharedVolume, remotePrimary);
     versions = state.versions;
@@ -117,6 +119,9 @@ public final class Db implements AutoCloseable {
     pointReader = new PointReader(versions, clock, loader);
     compactor = new CompactionScheduler(state);
     flusher = new Flusher(state, compactor);
+    if (own != null && config.lendIdleMemtableBuffers() && config.blockCacheSize() > 0) {
+      flusher.lendIdleBuffers(own);
+    }
     if (pool != null) {
       flusher.sharing(pool);
       pooled = pool.join(new PoolShard(state, flusher));

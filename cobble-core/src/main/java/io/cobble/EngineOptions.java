@@ -54,6 +54,16 @@ public final class EngineOptions {
           "Memtables in memory (active + immutable); memory is bounded by capacity × count and"
               + " writes wait while all are full.");
 
+  public static final EngineOption<Boolean> LEND_IDLE_MEMTABLE_BUFFERS =
+      EngineOption.bool(
+          "memory.lend-idle-memtable-buffers",
+          false,
+          "Let the block cache use the memtable buffers no sealed memtable holds (memtable.capacity"
+              + " × (memory.memtable-buffer-count - 1), less the sealed memtables), evicting when a"
+              + " memtable is sealed, so a Db that is read more than written caches in its whole"
+              + " memory. No effect when block-cache.size is 0 or the Db shares a memory pool (a"
+              + " pool lends its idle write budget itself). The Flink state backend turns it on.");
+
   public static final EngineOption<CompactionPolicy> COMPACTION_POLICY =
       EngineOption.enumeration(
           "compaction.policy",
@@ -347,6 +357,7 @@ public final class EngineOptions {
               MEMTABLE_TYPE,
               MEMTABLE_CAPACITY,
               MEMTABLE_BUFFER_COUNT,
+              LEND_IDLE_MEMTABLE_BUFFERS,
               COMPACTION_POLICY,
               L0_FILE_LIMIT,
               WRITE_STALL_LIMIT,

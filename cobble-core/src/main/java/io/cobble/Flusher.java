@@ -1,5 +1,6 @@
 package io.cobble;
 
+import io.cobble.cache.BlockCache;
 import io.cobble.compaction.OutputWriter;
 import io.cobble.memtable.MemTable;
 import io.cobble.row.Layouts;
@@ -45,6 +46,9 @@ final class Flusher {
   private final AtomicLong flushes = new AtomicLong();
   // Told when a flush frees memtable memory; null unless the Db shares a MemoryPool.
   private volatile MemoryPool pool;
+  // The Db's own cache, lent the memtable buffers no sealed memtable holds; null with a pool, whose
+  // cache the pool lends to, or with a cache other Dbs share.
+  private volatile BlockCache lendingTo;
   private final AtomicLong bytes = new AtomicLong();
 
   Flusher(ShardState state, CompactionScheduler compactions) {
@@ -82,6 +86,7 @@ final class Flusher {
     imms.add(old);
     imms.addAll(v.immutables());
     state.versions.apply(new VersionEdit().memtables(state.newMemTable(), imms));
+    lendIdle();
     schedule();
   }
 
@@ -97,6 +102,41 @@ final class Flusher {
     }
     rotateMemTable();
     return true;
+  }
+
+  /**
+   * Lends {@code cache}, the Db's own, the memtable buffers the sealed memtables leave idle (the
+   * active memtable keeps its whole capacity), as a pool lends its write budget ({@link
+   * MemoryPool}): a Db that is read and seldom written caches in its whole memory. The loan
+   * shrinks, evicting at once, when a memtable is sealed, before the next active one is written,
+   * and grows back when a flush drops one.
+   */
+  void lendIdleBuffers(BlockCache cache) {
+    this.lendingTo = cache;
+    lendIdle();
+  }
+
+  private void lendIdle() {
+    BlockCache cache = lendingTo;
+    if (cache == null) {
+      return;
+    }
+    // Writer (sealing) and flush thread (dropping) both lend: each reads the version inside the
+    // lock, so the last loan is the one of the latest version.
+    synchronized (cache) {
+      long idle =
+          (state.config.memtableBufferCount() - 1L) * state.config.memtableCapacity()
+              - sealedBytes(state.versions.current());
+      cache.lend(Math.max(0, idle));
+    }
+  }
+
+  private static long sealedBytes(Version v) {
+    long bytes = 0;
+    for (MemTable m : v.immutables()) {
+      bytes += m.approximateBytes();
+    }
+    return bytes;
   }
 
   /** Tells {@code pool} whenever a flush frees memtable memory. */
@@ -190,6 +230,7 @@ final class Flusher {
         if (shared != null) {
           shared.freed();
         }
+        lendIdle();
       } catch (Throwable t) {
         state.mutex.lock();
         try {

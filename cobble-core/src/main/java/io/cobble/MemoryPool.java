@@ -22,6 +22,13 @@ import java.util.function.LongUnaryOperator;
  * least half, the largest active memtable is sealed and flushed; when all memtables reach it,
  * writers wait until flushes free memory. A writer checks before each write, so the memtables
  * exceed the budget by at most one write per member.
+ *
+ * <p>What the memtables leave of the write budget, less one step of headroom, is {@link
+ * BlockCache#lend lent} to the cache in steps of a sixteenth of the budget, as RocksDB's block
+ * cache holds what its {@code WriteBufferManager}'s memtables do not: a Db that is read and seldom
+ * written caches up to the whole pool. The loan is recomputed at each write's check, after each
+ * flush and when a Db joins or leaves; the writer whose memtables cross a step shrinks it, and the
+ * cache evicts before that memory is written, so memtables and cache together stay within the pool.
  */
 public final class MemoryPool {
   // Cache keys hold 24 bits of table id (see BlockCache#key).
@@ -30,6 +37,7 @@ public final class MemoryPool {
   private final long writeBufferBytes;
   private final BlockCache cache;
   private final long cacheBytes;
+  private final long lendStep;
   // Replaced on join and leave, so a writer's check walks a plain array and allocates nothing.
   private volatile Member[] members = new Member[0];
   private final AtomicLong nextCacheId = new AtomicLong();
@@ -52,6 +60,7 @@ public final class MemoryPool {
     this.writeBufferBytes = writeBufferBytes;
     this.cacheBytes = blockCacheBytes;
     this.cache = new BlockCache(blockCacheBytes);
+    this.lendStep = Math.max(1, writeBufferBytes / 16);
   }
 
   /** The budget for the memtables of all member Dbs. */
@@ -83,6 +92,33 @@ public final class MemoryPool {
     return bytes;
   }
 
+  /** Write-budget bytes the memtables leave idle, lent to the cache beyond its capacity. */
+  public long lentToCache() {
+    return cache.lent();
+  }
+
+  /**
+   * Lends the cache what memtables holding {@code memtables} bytes leave of the write budget, less
+   * one step of headroom, rounded down to whole steps (so the cache resizes once per step). A
+   * changed loan is recomputed under the lock from the members' memtables as they are then, so a
+   * caller's stale figure (a flush thread's, while another member writes) is never the last word.
+   */
+  private void lendIdle(long memtables) {
+    if (cacheBytes > 0 && loan(memtables) != cache.lent()) {
+      synchronized (this) {
+        long loan = loan(memtableUsage());
+        if (loan != cache.lent()) {
+          cache.lend(loan);
+        }
+      }
+    }
+  }
+
+  private long loan(long memtables) {
+    long idle = writeBufferBytes - memtables - lendStep;
+    return idle <= 0 ? 0 : idle / lendStep * lendStep;
+  }
+
   /** Bytes of blocks in the shared cache. */
   public long blockCacheUsage() {
     return cache.usage();
@@ -109,6 +145,7 @@ public final class MemoryPool {
       grown[members.length] = m;
       members = grown;
     }
+    lendIdle(memtableUsage());
     return m;
   }
 
@@ -132,6 +169,7 @@ public final class MemoryPool {
         largestBytes = a;
       }
     }
+    lendIdle(total);
     boolean flush =
         active >= writeBufferBytes / 8 * 7
             || (total >= writeBufferBytes && active >= writeBufferBytes / 2);
@@ -152,6 +190,7 @@ public final class MemoryPool {
    * bounded wait), so this never blocks a flush thread on another Db.
    */
   void freed() {
+    lendIdle(memtableUsage());
     for (Member m : members) {
       m.shard.wakeWriters();
     }
@@ -209,10 +248,11 @@ public final class MemoryPool {
             Member[] shrunk = Arrays.copyOf(now, now.length - 1);
             System.arraycopy(now, i + 1, shrunk, i, now.length - i - 1);
             members = shrunk;
-            return;
+            break;
           }
         }
       }
+      lendIdle(memtableUsage());
     }
   }
 }

@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * first, and the array of an entry that {@link #get} handed out is never recycled.
  *
  * <p>Part of the capacity can be {@link #reserve reserved} for blocks a table keeps outside the LRU
- * order (a read-only table's resident blocks); the LRU then holds that much less.
+ * order (a read-only table's resident blocks); the LRU then holds that much less. Memory of another
+ * budget that is idle for now can be {@link #lend lent} to the LRU on top of the capacity.
  */
 public final class BlockCache {
   private static final int SHARDS = 16;
@@ -27,6 +28,7 @@ public final class BlockCache {
   private final Shard[] shards = new Shard[SHARDS];
   private final long capacity;
   private final AtomicLong reserved = new AtomicLong();
+  private volatile long lent;
 
   public BlockCache(long capacityBytes) {
     this.capacity = capacityBytes;
@@ -65,13 +67,31 @@ public final class BlockCache {
     resizeShards();
   }
 
+  /**
+   * Lets the LRU hold {@code bytes} beyond the capacity (memory of another budget that nothing uses
+   * right now), replacing what was lent before; a smaller loan evicts at once, before the lender
+   * uses the memory it took back.
+   */
+  public void lend(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("cannot lend " + bytes + " bytes");
+    }
+    lent = bytes;
+    resizeShards();
+  }
+
+  /** Bytes {@link #lend lent} to the LRU beyond the capacity. */
+  public long lent() {
+    return lent;
+  }
+
   /** Bytes set aside by {@link #reserve}. */
   public long reserved() {
     return reserved.get();
   }
 
   private synchronized void resizeShards() {
-    long each = (capacity - reserved.get()) / SHARDS;
+    long each = (capacity + lent - reserved.get()) / SHARDS;
     for (Shard s : shards) {
       s.resize(each);
     }

@@ -35,6 +35,9 @@ final class EngineConfigMapping {
         Config.builder()
             .set(EngineOptions.MEMTABLE_CAPACITY.key(), memtable)
             .set(EngineOptions.MEMTABLE_BUFFER_COUNT.key(), s.memtableBufferCount())
+            // As RocksDB's block cache holds what its write buffer manager leaves (with a slot's
+            // pool, the pool lends instead).
+            .set(EngineOptions.LEND_IDLE_MEMTABLE_BUFFERS.key(), true)
             .set(EngineOptions.BLOCK_CACHE_SIZE.key(), blockCache)
             .set(EngineOptions.MEMTABLE_TYPE.key(), s.memtableType())
             .set(EngineOptions.COMPACTION_POLICY.key(), s.compactionPolicy())

@@ -144,6 +144,8 @@ class BackendMemoryTest {
       assertEquals(String.valueOf(SLOT / 16), engine.get("memtable.capacity"));
       assertEquals("4", engine.get("memory.memtable-buffer-count"));
       assertEquals(String.valueOf(SLOT - 4 * (SLOT / 16)), engine.get("block-cache.size"));
+      // A backend of its own lends its cache the idle memtable buffers, as a pool does.
+      assertEquals("true", engine.get("memory.lend-idle-memtable-buffers"));
     } finally {
       memory.close();
     }
