@@ -126,17 +126,9 @@ final class Flusher {
     synchronized (cache) {
       long idle =
           (state.config.memtableBufferCount() - 1L) * state.config.memtableCapacity()
-              - sealedBytes(state.versions.current());
+              - state.versions.current().sealedBytes();
       cache.lend(Math.max(0, idle));
     }
-  }
-
-  private static long sealedBytes(Version v) {
-    long bytes = 0;
-    for (MemTable m : v.immutables()) {
-      bytes += m.approximateBytes();
-    }
-    return bytes;
   }
 
   /** Tells {@code pool} whenever a flush frees memtable memory. */

@@ -1,10 +1,8 @@
 package io.cobble;
 
 import io.cobble.cache.BlockCache;
-import io.cobble.memtable.MemTable;
 import io.cobble.version.Version;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -78,18 +76,9 @@ public final class MemoryPool {
     long used = 0;
     for (Member m : members) {
       Version v = m.shard.current();
-      used += v.active().approximateBytes() + sealedBytes(v);
+      used += v.active().approximateBytes() + v.sealedBytes();
     }
     return used;
-  }
-
-  private static long sealedBytes(Version v) {
-    List<MemTable> sealed = v.immutables();
-    long bytes = 0;
-    for (int i = 0; i < sealed.size(); i++) {
-      bytes += sealed.get(i).approximateBytes();
-    }
-    return bytes;
   }
 
   /** Write-budget bytes the memtables leave idle, lent to the cache beyond its capacity. */
@@ -163,7 +152,7 @@ public final class MemoryPool {
       Version v = m.shard.current();
       long a = v.active().approximateBytes();
       active += a;
-      total += a + sealedBytes(v);
+      total += a + v.sealedBytes();
       if (a > largestBytes) {
         largest = m;
         largestBytes = a;

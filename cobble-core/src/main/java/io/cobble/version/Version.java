@@ -54,6 +54,15 @@ public final class Version {
     return immutables;
   }
 
+  /** Bytes held by the sealed memtables, waiting for their flush. */
+  public long sealedBytes() {
+    long bytes = 0;
+    for (int i = 0; i < immutables.size(); i++) {
+      bytes += immutables.get(i).approximateBytes();
+    }
+    return bytes;
+  }
+
   /** Most L0 files of any tree: part of the write-stall condition. */
   public int maxL0Files() {
     return maxL0Files;
