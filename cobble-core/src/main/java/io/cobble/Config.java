@@ -1,6 +1,7 @@
 package io.cobble;
 
 import io.cobble.merge.MergeOperatorResolver;
+import io.cobble.sst.SharedTables;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -41,6 +42,7 @@ public final class Config {
   private final boolean scratchRestore;
   private final boolean backgroundMetadata;
   private final boolean residentBlocks;
+  private final SharedTables sharedTables;
   private final MemoryPool memoryPool;
 
   private final int totalBuckets;
@@ -95,7 +97,9 @@ public final class Config {
       boolean scratchRestore,
       boolean backgroundMetadata,
       boolean residentBlocks,
-      MemoryPool memoryPool) {
+      MemoryPool memoryPool,
+      SharedTables sharedTables) {
+    this.sharedTables = sharedTables;
     this.scratchRestore = scratchRestore;
     this.backgroundMetadata = backgroundMetadata;
     this.residentBlocks = residentBlocks;
@@ -216,6 +220,7 @@ public final class Config {
     b.backgroundMetadata = backgroundMetadata;
     b.residentBlocks = residentBlocks;
     b.memoryPool = memoryPool;
+    b.sharedTables = sharedTables;
     return b;
   }
 
@@ -322,6 +327,11 @@ public final class Config {
   /** See {@link Builder#residentBlocks}. */
   public boolean residentBlocks() {
     return residentBlocks;
+  }
+
+  /** See {@link Builder#sharedTables}; null when the Db opens its own. */
+  public SharedTables sharedTables() {
+    return sharedTables;
   }
 
   public MergeOperatorResolver mergeOperatorResolver() {
@@ -538,6 +548,7 @@ public final class Config {
     private boolean backgroundMetadata;
     private boolean residentBlocks;
     private MemoryPool memoryPool;
+    private SharedTables sharedTables;
 
     private Builder() {}
 
@@ -616,6 +627,16 @@ public final class Config {
     }
 
     /**
+     * Opens the tables the manifest names through {@code tables}, which hands out the table another
+     * Db over the same files already opened: for read-only Dbs over successive snapshots (see
+     * {@link SharedTables}). Not a configuration key: the reader sets it.
+     */
+    public Builder sharedTables(SharedTables tables) {
+      this.sharedTables = tables;
+      return this;
+    }
+
+    /**
      * Makes the Db share {@code pool}'s block cache and memtable budget with the other Dbs on it
      * instead of sizing its own ({@code block-cache.size} is then unused); null for its own.
      */
@@ -662,7 +683,8 @@ public final class Config {
           scratchRestore,
           backgroundMetadata,
           residentBlocks,
-          memoryPool);
+          memoryPool,
+          sharedTables);
     }
   }
 }

@@ -12,10 +12,12 @@ import io.cobble.memtable.VecMemTable;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.Layouts;
 import io.cobble.row.ValueLoader;
+import io.cobble.sst.SharedTables;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableOptions;
 import io.cobble.sst.TableReadOptions;
 import io.cobble.sst.WrittenMetadata;
+import io.cobble.storage.DataFile;
 import io.cobble.storage.Storage;
 import io.cobble.util.DirectIo;
 import io.cobble.version.RemotePrimary;
@@ -227,8 +229,15 @@ final class ShardState {
             .mmapReads(config.mmapReadsEnabled())
             .residentBlocks(config.residentBlocks())
             .build();
-    return Table.open(
-        versions.tableFile(number), size, cacheIds.applyAsLong(number), cache, options, written);
+    DataFile file = versions.tableFile(number);
+    SharedTables shared = config.sharedTables();
+    if (shared != null && fromManifest && size >= 0) {
+      return shared.open(
+          file,
+          size,
+          () -> Table.open(file, size, cacheIds.applyAsLong(number), cache, options, null));
+    }
+    return Table.open(file, size, cacheIds.applyAsLong(number), cache, options, written);
   }
 
   /** Sets the prefix filter length (table-key bytes, 0 = none) of {@code family}'s new tables. */

@@ -13,6 +13,7 @@ import io.cobble.snapshot.BucketRange;
 import io.cobble.snapshot.ShardSnapshot;
 import io.cobble.snapshot.SnapshotRestore;
 import io.cobble.snapshot.SnapshotStore;
+import io.cobble.sst.SharedTables;
 import io.cobble.storage.Storage;
 import io.cobble.util.ColumnsSink;
 import java.io.IOException;
@@ -58,13 +59,13 @@ public final class ReadOnlyDb implements AutoCloseable {
   public static ReadOnlyDb open(Storage volume, String shardId, long snapshotId, Config config) {
     ShardSnapshot s = new SnapshotStore(volume).require(shardId, snapshotId);
     BlockCache cache = new BlockCache(config.blockCacheSize());
-    return open(volume, s, config, cache, n -> n, null, 1);
+    return open(volume, s, config, cache, n -> n, null, null, 1);
   }
 
   /** Opens the newest intact snapshot of {@code shardId}. */
   public static ReadOnlyDb openLatest(Storage volume, String shardId, Config config) {
     ShardSnapshot s = new SnapshotStore(volume).requireLatest(shardId);
-    return open(volume, s, config, new BlockCache(config.blockCacheSize()), n -> n, null, 1);
+    return open(volume, s, config, new BlockCache(config.blockCacheSize()), n -> n, null, null, 1);
   }
 
   /**
@@ -72,6 +73,8 @@ public final class ReadOnlyDb implements AutoCloseable {
    *     the blocks point reads bring in ({@link Config.Builder#residentBlocks}) only when that many
    *     shards of {@code s}'s size would fit in the memory {@code cache} can set aside, so that a
    *     table much larger than the cache leaves the whole cache to its LRU order
+   * @param tables the tables earlier Dbs of the caller have open, which this one reuses for the
+   *     files it lists too; null to open every file anew
    */
   static ReadOnlyDb open(
       Storage volume,
@@ -80,6 +83,7 @@ public final class ReadOnlyDb implements AutoCloseable {
       BlockCache cache,
       LongUnaryOperator cacheIds,
       RowCache rowCache,
+      SharedTables tables,
       int shards) {
     Config readOnly =
         Config.builder()
@@ -94,6 +98,7 @@ public final class ReadOnlyDb implements AutoCloseable {
             .clock(config.clock())
             .mergeOperatorResolver(config.mergeOperatorResolver())
             .residentBlocks(s.dataBytes() <= cache.reservable() / Math.max(1, shards))
+            .sharedTables(tables)
             .build();
     Path scratch;
     try {

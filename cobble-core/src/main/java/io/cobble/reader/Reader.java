@@ -9,6 +9,7 @@ import io.cobble.snapshot.GlobalSnapshot;
 import io.cobble.snapshot.ShardSnapshot;
 import io.cobble.snapshot.SnapshotStore;
 import io.cobble.sst.MemoryOnlyReads;
+import io.cobble.sst.SharedTables;
 import io.cobble.storage.Storage;
 import io.cobble.util.ColumnsSink;
 import java.util.ArrayList;
@@ -24,7 +25,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * share one block cache. Scans can be cut into {@link ScanSplit}s per shard and bucket range.
  *
  * <p>{@link #refresh()} retires the shards the new snapshot no longer uses; they are closed at the
- * following refresh (or {@link #close()}), so reads that started before a refresh can finish.
+ * following refresh (or {@link #close()}), so reads that started before a refresh can finish. The
+ * shard snapshots a refresh moves to reuse the open tables of the files they still list ({@link
+ * SharedTables}): their metadata and kept blocks stay in memory, and only new files are read.
  */
 public final class Reader implements AutoCloseable {
   /** What {@link #getInMemory} returns when the answer needs storage; compare by identity. */
@@ -38,6 +41,7 @@ public final class Reader implements AutoCloseable {
   // Null when row-cache.size is 0.
   private final RowCache rowCache;
   private final AtomicLong cacheIds = new AtomicLong(1);
+  private final SharedTables tables = new SharedTables();
   private final Map<String, ReadOnlyDb> shards = new ConcurrentHashMap<>();
   private final List<ReadOnlyDb> retired = new ArrayList<>();
   private volatile GlobalSnapshot global;
@@ -82,6 +86,11 @@ public final class Reader implements AutoCloseable {
   /** The cache of point-read results every shard of this reader shares; null without one. */
   public RowCache rowCache() {
     return rowCache;
+  }
+
+  /** Tables its shards hold open, each file counted once however many shards list it. */
+  int openTables() {
+    return tables.size();
   }
 
   /** Shards opened so far (they open on first use). */
@@ -236,6 +245,7 @@ public final class Reader implements AutoCloseable {
         cache,
         n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()),
         null,
+        tables,
         global.parts().size());
   }
 
@@ -286,6 +296,7 @@ public final class Reader implements AutoCloseable {
               cache,
               n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()),
               rowCache,
+              tables,
               global.parts().size());
         });
   }

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Reader of one table file. Thread-safe. Its bytes come from a {@link BlockSource} (a local file,
@@ -39,6 +40,10 @@ public final class Table implements AutoCloseable {
   private final PinnedMetadata metadata;
   // Null when the file has no prefix filter (format version 1 or 2, or written without one).
   private final PrefixFilter prefixFilter;
+  // Who holds the table open: the opener, plus each retain(); the last close closes it.
+  private final AtomicInteger holders = new AtomicInteger(1);
+  // Run once, after the last holder closed the table; null when nobody is told.
+  private volatile Runnable afterLastClose;
 
   private Table(
       DataFile file,
@@ -676,8 +681,31 @@ public final class Table implements AutoCloseable {
     return p == null || p.resident == null ? 0 : p.resident.used();
   }
 
+  /**
+   * Adds a holder, who closes the table once like the opener; false (nothing added) when the last
+   * holder already closed it. Lets read-only Dbs over successive snapshots share the table of a
+   * file they all list ({@link SharedTables}).
+   */
+  boolean retain() {
+    for (int h = holders.get(); h > 0; h = holders.get()) {
+      if (holders.compareAndSet(h, h + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Runs {@code action} after the last holder closed the table. */
+  void afterLastClose(Runnable action) {
+    this.afterLastClose = action;
+  }
+
+  /** Releases this holder's hold; the last one closes the file and drops its cached blocks. */
   @Override
   public void close() {
+    if (holders.decrementAndGet() != 0) {
+      return;
+    }
     closeQuietly();
     PinnedMetadata.Blocks p = metadata.loaded();
     if (p != null && p.resident != null) {
@@ -685,6 +713,10 @@ public final class Table implements AutoCloseable {
     }
     if (cache != null) {
       cache.evictFile(fileNumber);
+    }
+    Runnable action = afterLastClose;
+    if (action != null) {
+      action.run();
     }
   }
 }
