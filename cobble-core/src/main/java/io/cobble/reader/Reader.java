@@ -237,14 +237,22 @@ public final class Reader implements AutoCloseable {
    */
   public ReadOnlyDb open(ShardSnapshot manifest) {
     checkOpen();
+    return openShard(manifest, null);
+  }
+
+  /**
+   * A read-only Db over {@code s} on this reader's cache and open tables; its files get cache ids
+   * of their own, unless a table open for an earlier snapshot serves them.
+   */
+  private ReadOnlyDb openShard(ShardSnapshot s, RowCache rows) {
     Map<Long, Long> ids = new ConcurrentHashMap<>();
     return ReadOnlyDb.open(
         volume,
-        manifest,
+        s,
         config,
         cache,
         n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()),
-        null,
+        rows,
         tables,
         global.parts().size());
   }
@@ -285,20 +293,7 @@ public final class Reader implements AutoCloseable {
   private ReadOnlyDb shard(String shardId, long snapshotId) {
     checkOpen();
     return shards.computeIfAbsent(
-        key(shardId, snapshotId),
-        k -> {
-          ShardSnapshot s = store.require(shardId, snapshotId);
-          Map<Long, Long> ids = new ConcurrentHashMap<>();
-          return ReadOnlyDb.open(
-              volume,
-              s,
-              config,
-              cache,
-              n -> ids.computeIfAbsent(n, x -> cacheIds.getAndIncrement()),
-              rowCache,
-              tables,
-              global.parts().size());
-        });
+        key(shardId, snapshotId), k -> openShard(store.require(shardId, snapshotId), rowCache));
   }
 
   /**
