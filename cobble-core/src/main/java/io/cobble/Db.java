@@ -119,6 +119,7 @@ public final class Db implements AutoCloseable {
     pointReader = new PointReader(versions, clock, loader);
     compactor = new CompactionScheduler(state);
     flusher = new Flusher(state, compactor);
+    state.rotation(flusher::rotateIfRoom);
     if (own != null && config.lendIdleMemtableBuffers() && config.blockCacheSize() > 0) {
       flusher.lendIdleBuffers(own);
     }

@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongUnaryOperator;
 
 /**
@@ -65,6 +66,10 @@ final class ShardState {
   // A memtable's prefix filter takes 1/256 of its capacity: 128 KB for 32 MB, about 16 bits per
   // prefix for maps of ten 50-byte rows per key.
   private static final int MEMTABLE_BYTES_PER_FILTER_BYTE = 256;
+  // A vec memtable of at least 1/4 of its capacity whose writes stop when scans start is sealed
+  // rather than converted: flushing it early costs one smaller L0 table, once per change from
+  // writing to scanning (the next memtable starts as a skiplist when scans go on).
+  private static final int SEAL_FOR_SCANS_FRACTION = 4;
   private volatile boolean closed;
   private volatile Throwable backgroundError;
   // A volume Db.open(VolumeSet, ...) opened for files used in place there; closed with the Db.
@@ -76,6 +81,8 @@ final class ShardState {
   private MemTableType nextAdaptiveType = MemTableType.VEC;
   // Records the last sealed memtable held: the next one's index starts that large.
   private int lastSealedEntries;
+  // Seals the active memtable when the buffers leave room (the Db's flusher); none until it exists.
+  private volatile BooleanSupplier rotation = () -> false;
 
   ShardState(
       Path dir,
@@ -168,7 +175,33 @@ final class ShardState {
     m.prefixFilter(
         new MemTablePrefixFilter(
             config.memtableCapacity() / MEMTABLE_BYTES_PER_FILTER_BYTE, this::familyPrefixLength));
+    if (m instanceof AdaptiveMemTable) {
+      ((AdaptiveMemTable) m)
+          .sealForScans(config.memtableCapacity() / SEAL_FOR_SCANS_FRACTION, this::sealForScans);
+    }
     return m;
+  }
+
+  /** Lets scans seal the active memtable through {@code rotation} (see {@link #sealForScans}). */
+  void rotation(BooleanSupplier rotation) {
+    this.rotation = rotation;
+  }
+
+  /**
+   * Seals {@code m} for the scans that found it large, unordered and no longer written, when it is
+   * still the active memtable, the shard is healthy and the buffers leave room for one more sealed
+   * memtable; false otherwise. Takes the mutex.
+   */
+  private boolean sealForScans(MemTable m) {
+    mutex.lock();
+    try {
+      return !closed
+          && backgroundError == null
+          && versions.current().active() == m
+          && rotation.getAsBoolean();
+    } finally {
+      mutex.unlock();
+    }
   }
 
   private MemTable newMemTableOfType(long id) {

@@ -8,6 +8,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 
 /**
  * Memtable that picks its index from the observed operation mix.
@@ -26,7 +27,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * because later scans would otherwise sort the whole memtable again after every write; the
  * conversion sorts once (radix sort for the usual fixed-width keys) and links the sorted rows in
  * one pass. A sealed memtable is never converted: the flush thread sorts it once, and that sorted
- * view also serves its scans.
+ * view also serves its scans. A large vec memtable whose writes stop when scans start is sealed
+ * instead, when its Db allows ({@link #sealForScans}): a skiplist of tens of megabytes costs a
+ * short scan three dependent cache misses per level of its seek, where the table the flush writes
+ * costs a few.
  *
  * <p>An iterator keeps reading the index it was created on, as of its creation: a conversion fills
  * a new index and leaves the old one untouched, and writes after it go to the new one only. A
@@ -56,6 +60,12 @@ public final class AdaptiveMemTable extends MemTable {
   private final boolean lockPerPut;
   // Under writerLock.
   private int conversions;
+  // Asked to seal this memtable once scans find it at least sealForScansBytes large and unwritten.
+  private Predicate<MemTable> sealForScans;
+  private long sealForScansBytes = Long.MAX_VALUE;
+  // The records the memtable held when a scan first read its sorted view instead of converting;
+  // -1 before.
+  private volatile int viewedAt = -1;
 
   public AdaptiveMemTable(long id, RowCombiner combiner, MemTableType initial) {
     this(id, combiner, initial, 0);
@@ -130,6 +140,18 @@ public final class AdaptiveMemTable extends MemTable {
     return type;
   }
 
+  /**
+   * Lets scans of this memtable, while it is unordered and holds at least {@code minBytes}, read
+   * its sorted view and, once writes have paused, ask {@code sealer} to seal it (true when it did)
+   * instead of converting it to a skiplist (see {@link #readsSortedView}). The flush reuses the
+   * sorted view, and later scans find the rows in the table it writes. Before the memtable is
+   * shared.
+   */
+  public void sealForScans(long minBytes, Predicate<MemTable> sealer) {
+    this.sealForScansBytes = minBytes;
+    this.sealForScans = sealer;
+  }
+
   /** Converts to a skiplist, loading the current sorted rows in order. */
   private void convertToSkipList() {
     writerLock.lock();
@@ -202,10 +224,37 @@ public final class AdaptiveMemTable extends MemTable {
   /** An iterator for a user scan; flush and compaction use {@link #iterator()} and do not count. */
   public KvIterator scanIterator() {
     scans.increment();
-    if (type != MemTableType.SKIPLIST && !sealed) {
+    if (type != MemTableType.SKIPLIST && !sealed && !readsSortedView()) {
       convertToSkipList();
     }
     return super.iterator();
+  }
+
+  /**
+   * Whether the scan reads the current vec index's sorted view instead of converting it: true for
+   * the first scan of a memtable large enough for {@link #sealForScans}, and for a later one when
+   * no write came since, the writes having paused; that one also asks the Db to seal the memtable,
+   * and if there is no room yet (the memtable sealed before it is still being flushed), a later
+   * scan asks again. A scan after a write converts, so a memtable that is written between scans is
+   * sorted at most once more than before, and only one whose writes stop is sealed early.
+   */
+  private boolean readsSortedView() {
+    if (sealForScans == null
+        || !(delegate instanceof VecMemTable)
+        || delegate.doApproximateBytes() < sealForScansBytes) {
+      return false;
+    }
+    int entries = delegate.entryCount();
+    int viewed = viewedAt;
+    if (viewed == -1) {
+      viewedAt = entries;
+      return true;
+    }
+    if (viewed != entries) {
+      return false;
+    }
+    sealForScans.test(this);
+    return true;
   }
 
   @Override

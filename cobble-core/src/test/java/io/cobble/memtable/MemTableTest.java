@@ -272,6 +272,88 @@ class MemTableTest {
     assertEquals(1, m.conversions());
   }
 
+  /**
+   * Scans of a large write-only memtable read its sorted view, sorted once, instead of converting
+   * it; the second scan with no write in between asks the Db to seal it, and each later one asks
+   * again while there is no room. A write between scans makes the next scan convert, unsealed.
+   * Below the size threshold the first scan converts and the Db is never asked.
+   */
+  @Test
+  void scansOfALargeVecMemtableWhoseWritesStoppedSealIt() {
+    int[] asked = new int[1];
+    AdaptiveMemTable sealed = filledVec(1000);
+    sealed.sealForScans(
+        1,
+        m -> {
+          asked[0]++;
+          m.seal();
+          return true;
+        });
+    assertEquals(1000, countRows(sealed.scanIterator()));
+    assertEquals(0, asked[0], "the first scan does not know yet whether writes go on");
+    assertEquals(1000, countRows(sealed.scanIterator()));
+    assertEquals(1, asked[0]);
+    assertEquals(0, sealed.conversions());
+    assertEquals(1, ((VecMemTable) sealed.delegate()).sorts(), "the sorted view is built once");
+
+    asked[0] = 0;
+    AdaptiveMemTable waiting = filledVec(1000);
+    waiting.sealForScans(
+        1,
+        m -> {
+          asked[0]++;
+          return false;
+        });
+    for (int scan = 0; scan < 3; scan++) {
+      assertEquals(1000, countRows(waiting.scanIterator()));
+    }
+    assertEquals(2, asked[0], "each scan after the first asks again for room");
+    assertEquals(0, waiting.conversions());
+    assertEquals(1, ((VecMemTable) waiting.delegate()).sorts());
+    byte[] k = "new".getBytes(StandardCharsets.UTF_8);
+    put(waiting, k, k.length, new byte[] {1});
+    assertEquals(1001, countRows(waiting.scanIterator()));
+    assertEquals(2, asked[0]);
+    assertEquals(1, waiting.conversions(), "a write made the view stale: converted");
+    assertEquals(MemTableType.SKIPLIST, waiting.currentType());
+
+    asked[0] = 0;
+    AdaptiveMemTable written = filledVec(1000);
+    written.sealForScans(1, m -> ++asked[0] > 0);
+    assertEquals(1000, countRows(written.scanIterator()));
+    put(written, k, k.length, new byte[] {1});
+    assertEquals(1001, countRows(written.scanIterator()));
+    assertEquals(0, asked[0], "writes go on: never sealed");
+    assertEquals(1, written.conversions());
+
+    AdaptiveMemTable small = filledVec(1000);
+    small.sealForScans(1L << 30, m -> ++asked[0] > 0);
+    assertEquals(1000, countRows(small.scanIterator()));
+    assertEquals(0, asked[0]);
+    assertEquals(1, small.conversions());
+  }
+
+  private static AdaptiveMemTable filledVec(int rows) {
+    AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.VEC);
+    for (int i = 0; i < rows; i++) {
+      byte[] k = String.format("k%05d", i).getBytes(StandardCharsets.UTF_8);
+      put(m, k, k.length, new byte[] {(byte) i});
+    }
+    return m;
+  }
+
+  /** The rows of {@code it} from the first, checked to be in strictly ascending key order. */
+  private static int countRows(KvIterator it) {
+    int n = 0;
+    byte[] prev = null;
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      assertTrue(prev == null || Bytes.compare(prev, it.key()) < 0);
+      prev = it.key();
+      n++;
+    }
+    return n;
+  }
+
   @Test
   void writeOnlyMixStartsNextMemtableAsVec() {
     AdaptiveMemTable m = new AdaptiveMemTable(1, TestMemTables.CONCAT, MemTableType.SKIPLIST);
