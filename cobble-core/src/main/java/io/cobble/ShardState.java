@@ -189,14 +189,15 @@ final class ShardState {
 
   /**
    * Seals {@code m} for the scans that found it large, unordered and no longer written, when it is
-   * still the active memtable, the shard is healthy and the buffers leave room for one more sealed
-   * memtable; false otherwise. Takes the mutex.
+   * still the active memtable, the shard is healthy and not frozen, and the buffers leave room for
+   * one more sealed memtable; false otherwise. Takes the mutex.
    */
   private boolean sealForScans(MemTable m) {
     mutex.lock();
     try {
       return !closed
           && backgroundError == null
+          && !versions.frozen()
           && versions.current().active() == m
           && rotation.getAsBoolean();
     } finally {
