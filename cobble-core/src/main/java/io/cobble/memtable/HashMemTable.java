@@ -10,7 +10,9 @@ import java.util.Arrays;
  * Point-read memtable: open addressing over record numbers. Each record's key hash is kept beside
  * its address, so a probe touches the arena only on a hash match and a rehash never reads the
  * arena. Ordered access (flush, scans) sorts a snapshot of the addresses, cached until the next
- * write.
+ * write. An update appends a new record linked to the version it replaces ({@link Arena#older}), so
+ * a snapshot taken while the writer runs reads each key as of one moment: the newest address
+ * published when it began, older versions standing in for any record appended later.
  *
  * <p>Lock-free reads (see {@link MemTable}): a new key's hash and address are written before its
  * slot is release-stored; an update release-stores the new record's address over the old one; a
@@ -23,19 +25,20 @@ public class HashMemTable extends MemTable {
   private volatile int[] table = new int[1 << 12];
   private volatile long[] records = new long[1024];
   private volatile int[] hashes = new int[1024];
-  // Written by the writer with release stores, read with acquire loads (see COUNT, WRITES).
+  // Written by the writer with release stores, read with acquire loads (see COUNT, PUBLISHED).
   private int count;
-  private long writes;
+  // The newest record's address: the moment a snapshot reads as of.
+  private long published = Arena.NONE;
   private volatile Sorted sorted;
 
   private static final VarHandle COUNT;
-  private static final VarHandle WRITES;
+  private static final VarHandle PUBLISHED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       COUNT = l.findVarHandle(HashMemTable.class, "count", int.class);
-      WRITES = l.findVarHandle(HashMemTable.class, "writes", long.class);
+      PUBLISHED = l.findVarHandle(HashMemTable.class, "published", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -84,10 +87,10 @@ public class HashMemTable extends MemTable {
     return arena.compareKey((long) LONGS.getAcquire(records, record), key, keyLen) == 0;
   }
 
-  /** Appends the fold of a delta onto the key's older row; returns its address. */
-  private long combined(byte[] key, int keyLen, byte[] older, byte[] row, int rowLen) {
-    byte[] combined = combiner.combine(key, older, Arrays.copyOf(row, rowLen));
-    return arena.add(key, keyLen, combined, 0, combined.length);
+  /** Appends the fold of a delta onto the key's row at {@code older}; returns its address. */
+  private long combined(byte[] key, int keyLen, long older, byte[] row, int rowLen) {
+    byte[] combined = combiner.combine(key, arena.value(older), Arrays.copyOf(row, rowLen));
+    return arena.add(key, keyLen, combined, 0, combined.length, older);
   }
 
   @Override
@@ -98,12 +101,13 @@ public class HashMemTable extends MemTable {
     int n = t[s];
     long[] recs = records;
     if (n != 0) {
+      long older = recs[n - 1];
       long addr =
           replacesOlder
-              ? arena.add(key, keyLen, row, 0, rowLen)
-              : combined(key, keyLen, arena.value(recs[n - 1]), row, rowLen);
+              ? arena.add(key, keyLen, row, 0, rowLen, older)
+              : combined(key, keyLen, older, row, rowLen);
       LONGS.setRelease(recs, n - 1, addr);
-      WRITES.setRelease(this, writes + 1);
+      PUBLISHED.setRelease(this, addr);
       return;
     }
     int c = count;
@@ -113,10 +117,11 @@ public class HashMemTable extends MemTable {
       records = recs;
     }
     hashes[c] = hash;
-    recs[c] = arena.add(key, keyLen, row, 0, rowLen);
+    long addr = arena.add(key, keyLen, row, 0, rowLen);
+    recs[c] = addr;
     INTS.setRelease(t, s, c + 1);
     COUNT.setRelease(this, c + 1);
-    WRITES.setRelease(this, writes + 1);
+    PUBLISHED.setRelease(this, addr);
     if ((c + 1) * 2 > t.length) {
       rehash(t);
     }
@@ -166,30 +171,37 @@ public class HashMemTable extends MemTable {
 
   @Override
   protected Cursor cursor() {
-    // Read the write count first: a snapshot taken after it holds at least those writes, so it
-    // may be reused while the count is unchanged.
-    long w = (long) WRITES.getAcquire(this);
+    // The mark first: the count read after it covers every key it published, and a record
+    // appended after it is read as the version it replaced, or skipped for a new key.
+    long mark = (long) PUBLISHED.getAcquire(this);
     Sorted s = sorted;
-    if (s == null || s.writes != w) {
+    if (s == null || s.mark != mark) {
       int c = entryCount();
       long[] recs = records;
       long[] addrs = new long[c];
+      int kept = 0;
       for (int i = 0; i < c; i++) {
-        addrs[i] = (long) LONGS.getAcquire(recs, i);
+        long r = (long) LONGS.getAcquire(recs, i);
+        while (r > mark) {
+          r = arena.older(r);
+        }
+        if (r != Arena.NONE) {
+          addrs[kept++] = r;
+        }
       }
-      s = new Sorted(w, SortedRecords.sort(arena, addrs, c));
+      s = new Sorted(mark, SortedRecords.sort(arena, addrs, kept));
       sorted = s;
     }
     return new SortedRecords.ArrayCursor(arena, s.addrs, null, s.addrs.length);
   }
 
-  /** Sorted record addresses as of a write count. */
+  /** Sorted record addresses as of the newest address published then. */
   private static final class Sorted {
-    final long writes;
+    final long mark;
     final long[] addrs;
 
-    Sorted(long writes, long[] addrs) {
-      this.writes = writes;
+    Sorted(long mark, long[] addrs) {
+      this.mark = mark;
       this.addrs = addrs;
     }
   }

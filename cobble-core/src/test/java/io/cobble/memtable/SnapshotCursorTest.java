@@ -239,6 +239,52 @@ class SnapshotCursorTest {
     }
   }
 
+  /**
+   * A writer updates the first and the last key the memtable holds, in turn, while iterators open:
+   * at any moment the last key's round is the first key's or one less. The keys lie far apart in
+   * the memtable (many keys came between them), so an iterator that copied its rows one by one
+   * instead of as of one moment would find the last key a round or more ahead.
+   */
+  @ParameterizedTest
+  @EnumSource(MemTableType.class)
+  void rowsFarApartAreReadAsOfOneMoment(MemTableType type) throws Exception {
+    MemTable m = TestMemTables.create(type);
+    byte[] first = bytes("a");
+    byte[] last = bytes("z");
+    byte[] row = new byte[4];
+    m.put(first, first.length, row, row.length, true);
+    for (int k = 0; k < 100_000; k++) {
+      byte[] key = bytes("m" + k);
+      m.put(key, key.length, row, row.length, true);
+    }
+    m.put(last, last.length, row, row.length, true);
+    AtomicBoolean stop = new AtomicBoolean();
+    Thread writer =
+        new Thread(
+            () -> {
+              byte[] r = new byte[4];
+              for (int round = 1; round <= 300_000 && !stop.get(); round++) {
+                Bytes.putInt(r, 0, round);
+                m.put(first, first.length, r, r.length, true);
+                m.put(last, last.length, r, r.length, true);
+              }
+            });
+    writer.start();
+    try {
+      for (int scan = 0; scan < 20; scan++) {
+        KvIterator it = scanIterator(m);
+        it.seek(first);
+        int a = Bytes.getInt(it.value(), 0);
+        it.seek(last);
+        int z = Bytes.getInt(it.value(), 0);
+        assertTrue(z == a || z == a - 1, "scan " + scan + ": a at round " + a + ", z at " + z);
+      }
+    } finally {
+      stop.set(true);
+      writer.join();
+    }
+  }
+
   private static void write(MemTable m, int k, int round) {
     byte[] key = {'k', (byte) (k >>> 8), (byte) k};
     byte[] row = new byte[4];
