@@ -670,6 +670,31 @@ public final class Db implements AutoCloseable {
   }
 
   /**
+   * Whether the bucket holds no row whose key starts with the first {@code prefixLength} bytes of
+   * {@code prefix}: {@link #isEmpty(int, String, byte[], byte[])} over that prefix's keys, for a
+   * caller that builds its prefix in a reused buffer (a state backend's per-key probe). The probe's
+   * range keys are built in buffers of the calling thread, so it allocates nothing.
+   *
+   * @throws IllegalArgumentException as {@link #scan} does, or when {@code prefixLength} is not
+   *     within {@code prefix}
+   */
+  public boolean isEmptyWithPrefix(int bucket, String family, byte[] prefix, int prefixLength) {
+    checkOpen();
+    checkBucket(bucket);
+    ColumnLayout layout = layouts.require(family);
+    if (prefixLength < 0 || prefixLength > prefix.length) {
+      throw new IllegalArgumentException(
+          "prefix length " + prefixLength + " outside a " + prefix.length + "-byte buffer");
+    }
+    Version v = versions.acquire();
+    try {
+      return !RangeProbe.anyLiveWithPrefix(v, layout, loader, bucket, prefix, prefixLength, clock);
+    } finally {
+      v.unref();
+    }
+  }
+
+  /**
    * Declares that nothing will change this Db again (no writes, flushes, compactions or schema
    * changes) until it closes, as for a reader of a snapshot: point reads then use its one version
    * without counting references and skip its empty memtables. Compactions already running finish

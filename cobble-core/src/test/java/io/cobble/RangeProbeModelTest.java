@@ -125,23 +125,63 @@ class RangeProbeModelTest {
               end = t;
             }
           }
+          String at = "seed=" + seed + " step=" + step + " bucket=" + b;
           assertEquals(
               scanEmpty(db, b, start, end),
               db.isEmpty(b, FAMILY, start, end),
-              "seed="
-                  + seed
-                  + " step="
-                  + step
-                  + " bucket="
-                  + b
-                  + " range="
-                  + text(start)
-                  + ".."
-                  + text(end));
+              at + " range=" + text(start) + ".." + text(end));
           checks++;
+          byte[] p = key(random.nextInt(PREFIXES), random.nextInt(SUFFIXES));
+          int length = random.nextInt(p.length + 1);
+          assertEquals(
+              noRowStartsWith(db, b, Arrays.copyOf(p, length)),
+              db.isEmptyWithPrefix(b, FAMILY, p, length),
+              at + " prefix=" + text(p) + "/" + length);
         }
       }
       assertEquals(9_000, checks);
+    }
+  }
+
+  /** Whether the first row at or after {@code prefix} (a scan with no end) lacks the prefix. */
+  private static boolean noRowStartsWith(Db db, int bucket, byte[] prefix) {
+    try (ScanCursor c = db.scan(bucket, FAMILY, prefix, null, ScanOptions.defaults().maxRows(1))) {
+      if (!c.hasNext()) {
+        return true;
+      }
+      byte[] first = c.next().key();
+      return first.length < prefix.length
+          || !Arrays.equals(first, 0, prefix.length, prefix, 0, prefix.length);
+    }
+  }
+
+  /**
+   * A prefix probe reads only its prefix's keys where the prefix ends in 0xFF bytes, or is all
+   * 0xFF, or empty, in a buffer longer than the prefix.
+   */
+  @Test
+  void prefixProbesEndAfterTrailingFfBytesAndAtTheBucketsEnd() {
+    try (Db db = Db.open(dir, config("skiplist", new ManualClock(1_000_000)))) {
+      db.createFamily(FAMILY, Arrays.asList(ColumnSpec.of("v")));
+      byte ff = (byte) 0xFF;
+      db.put(0, FAMILY, new byte[] {'a', ff, ff, 1}, 0, bytes("x"));
+      db.put(1, FAMILY, new byte[] {ff, ff, 7}, 0, bytes("x"));
+      byte[] buffer = {'a', ff, ff, 1, 9, 9};
+      assertFalse(db.isEmptyWithPrefix(0, FAMILY, buffer, 3));
+      assertFalse(db.isEmptyWithPrefix(0, FAMILY, buffer, 4));
+      assertTrue(db.isEmptyWithPrefix(0, FAMILY, buffer, 5), "a prefix longer than the key");
+      assertFalse(db.isEmptyWithPrefix(0, FAMILY, buffer, 0), "an empty prefix is the bucket");
+      assertTrue(db.isEmptyWithPrefix(0, FAMILY, new byte[] {'a', ff, ff, 2}, 4));
+      assertTrue(db.isEmptyWithPrefix(0, FAMILY, new byte[] {'b'}, 1), "past the key");
+      byte[] allFf = {ff, ff, ff};
+      assertTrue(db.isEmptyWithPrefix(0, FAMILY, allFf, 2), "another bucket's key");
+      assertFalse(db.isEmptyWithPrefix(1, FAMILY, allFf, 2), "to the bucket's end");
+      assertTrue(db.isEmptyWithPrefix(1, FAMILY, allFf, 3));
+      db.flush();
+      db.compactAll();
+      assertFalse(db.isEmptyWithPrefix(0, FAMILY, buffer, 3), "in a table");
+      assertFalse(db.isEmptyWithPrefix(1, FAMILY, allFf, 2), "in a table, to the bucket's end");
+      assertTrue(db.isEmptyWithPrefix(1, FAMILY, allFf, 3), "in a table");
     }
   }
 

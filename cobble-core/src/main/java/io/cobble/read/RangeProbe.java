@@ -5,13 +5,13 @@ import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.iterator.KvIterator;
 import io.cobble.iterator.RowMergingIterator;
-import io.cobble.merge.MergeOperator;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.RowState;
 import io.cobble.row.ValueLoader;
 import io.cobble.util.ByteReader;
 import io.cobble.util.Bytes;
 import io.cobble.version.Version;
+import java.util.function.LongSupplier;
 
 /**
  * Answers whether a key range of one tree holds a live row, as a scan opened at the same moment
@@ -29,11 +29,14 @@ public final class RangeProbe {
   private static final ThreadLocal<RangeProbe> PROBES = ThreadLocal.withInitial(RangeProbe::new);
 
   private final ByteReader reader = new ByteReader();
-  private final RowState row = new RowState();
+  private final LongSupplier nowSupplier = this::now;
   private Clock clock;
   // The probe's time, read from the clock at the first row that expires (-1 until then): one time
   // for the whole probe, and no clock read (tens of ns on some VMs) for rows that never expire.
   private long now;
+  // The range of anyLiveWithPrefix, rebuilt per probe and reallocated only when its length changes.
+  private byte[] prefixLo = Bytes.EMPTY;
+  private byte[] prefixHi = Bytes.EMPTY;
 
   private RangeProbe() {}
 
@@ -65,6 +68,40 @@ public final class RangeProbe {
     } finally {
       p.clock = null;
     }
+  }
+
+  /**
+   * As {@link #anyLive} for the tree keys of {@code bucket} that start with the first {@code
+   * prefixLength} bytes of {@code prefix}, with the range built in this thread's buffers.
+   */
+  public static boolean anyLiveWithPrefix(
+      Version version,
+      ColumnLayout layout,
+      ValueLoader loader,
+      int bucket,
+      byte[] prefix,
+      int prefixLength,
+      Clock clock) {
+    RangeProbe p = PROBES.get();
+    byte[] lo = p.prefixLo.length == 2 + prefixLength ? p.prefixLo : new byte[2 + prefixLength];
+    lo[0] = (byte) (bucket >>> 8);
+    lo[1] = (byte) bucket;
+    System.arraycopy(prefix, 0, lo, 2, prefixLength);
+    p.prefixLo = lo;
+    // The first key after the prefix's keys: trailing 0xFF bytes dropped, the last byte incremented
+    // (the bucket bytes included, so an all-0xFF prefix ends at the bucket's end).
+    int last = lo.length - 1;
+    while (last >= 0 && lo[last] == (byte) 0xFF) {
+      last--;
+    }
+    byte[] hi = null;
+    if (last >= 0) {
+      hi = p.prefixHi.length == last + 1 ? p.prefixHi : new byte[last + 1];
+      System.arraycopy(lo, 0, hi, 0, last + 1);
+      hi[last]++;
+      p.prefixHi = hi;
+    }
+    return anyLive(version, layout, loader, lo, hi, clock);
   }
 
   private long now() {
@@ -120,22 +157,12 @@ public final class RangeProbe {
 
   private boolean putAlive(KvIterator s, ColumnLayout layout) {
     try {
-      row.decode(layout, s.valueArray(), s.valueOffset(), s.valueLength(), reader);
+      return RowState.hasLivePut(
+          layout, s.valueArray(), s.valueOffset(), s.valueLength(), reader, nowSupplier);
     } catch (CobbleException e) {
       throw e;
     } catch (RuntimeException e) {
       throw new CorruptionException("<scan source>", "cannot decode row: " + e.getMessage(), e);
     }
-    for (int c = 0; c < row.size(); c++) {
-      if (row.kind(c) != RowState.PUT) {
-        continue;
-      }
-      long expiry = row.expiry(c);
-      MergeOperator op = layout.operator(c);
-      if ((expiry == 0 || expiry > now()) && (op == null || !op.elementTtl())) {
-        return true;
-      }
-    }
-    return false;
   }
 }

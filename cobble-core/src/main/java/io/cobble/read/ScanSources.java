@@ -83,7 +83,10 @@ public final class ScanSources {
     if (version.active().mayHold(familyId, lo, hi)) {
       add(count++, new PrefixIterator(memIterator(version.active()), family), null);
     }
-    for (MemTable m : version.immutables()) {
+    // By index: a for-each would allocate the unmodifiable list's iterator on every scan.
+    List<MemTable> immutables = version.immutables();
+    for (int i = 0; i < immutables.size(); i++) {
+      MemTable m = immutables.get(i);
       if (m.mayHold(familyId, lo, hi)) {
         add(count++, new PrefixIterator(memIterator(m), family), null);
       }

@@ -4,6 +4,7 @@ import io.cobble.merge.MergeOperator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
 import java.util.Arrays;
+import java.util.function.LongSupplier;
 
 /**
  * Mutable per-column state of one row at one level of the tree, reused across reads.
@@ -156,6 +157,45 @@ public final class RowState {
       throw new IllegalStateException("trailing bytes in row");
     }
     return this;
+  }
+
+  /**
+   * Whether an encoded row has a column of {@code layout} written by a plain put that is alive at
+   * {@code now} (asked only for a put that expires) and whose merge operator, if any, does not
+   * expire elements: the same answer as checking {@link #kind}, {@link #expiry} and the operator
+   * after a {@link #decode}, read in place without copying any value. Throws as {@link #decode}
+   * does on a malformed row.
+   */
+  public static boolean hasLivePut(
+      ColumnLayout layout, byte[] buf, int off, int len, ByteReader r, LongSupplier now) {
+    r.reset(buf, off, len);
+    int n = r.readVarInt();
+    boolean live = false;
+    for (int k = 0; k < n; k++) {
+      int id = r.readVarInt();
+      int tag = r.readByte();
+      byte kind = (byte) (tag & 3);
+      if (kind == DELETE) {
+        continue;
+      }
+      if (kind != PUT && kind != MERGE) {
+        throw new IllegalStateException("bad column tag " + tag);
+      }
+      long exp = r.readVarLong();
+      if (kind == MERGE) {
+        r.readVarLong();
+      }
+      r.skip(r.readVarInt());
+      int pos = layout.position(id);
+      if (!live && kind == PUT && pos >= 0) {
+        MergeOperator op = layout.operator(pos);
+        live = (op == null || !op.elementTtl()) && (exp == 0 || exp > now.getAsLong());
+      }
+    }
+    if (r.hasRemaining()) {
+      throw new IllegalStateException("trailing bytes in row");
+    }
+    return live;
   }
 
   /**

@@ -200,8 +200,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   @Override
   public boolean isEmpty() {
     writePrefix(currentNamespace);
-    byte[] prefix = keyOut.getCopyOfBuffer();
-    return db.isEmpty(bucket(), family, prefix, RowKeys.prefixEnd(prefix));
+    return db.isEmptyWithPrefix(bucket(), family, keyOut.getSharedBuffer(), keyOut.length());
   }
 
   @Override
