@@ -330,12 +330,56 @@ public final class BlockIterator implements KvIterator {
     return lo;
   }
 
+  /**
+   * Positions on the first key at or after {@code target}. After the restart search, keys below the
+   * target are passed over in place the way {@link #seekExact} does (a key sharing more with its
+   * predecessor than that one shares with the target is below it too, uncompared), and only the key
+   * stopped at is built: its shared part equals the target's first bytes, so it is copied from
+   * there.
+   */
   @Override
   public void seek(byte[] target) {
-    seekToRestart(restartBefore(target));
-    while (valid && Bytes.compare(key, 0, keyLen, target, 0, target.length) < 0) {
-      next();
+    int offset = restart(restartBefore(target));
+    int previousLength = 0;
+    // Bytes the previous key (below the target) has in common with the target.
+    int matched = 0;
+    while (offset < restartsOffset) {
+      reader.reset(data, offset, restartsOffset - offset);
+      int shared = reader.readVarInt();
+      int unshared = reader.readVarInt();
+      int vlen = reader.readVarInt();
+      if (shared > previousLength) {
+        throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
+      }
+      int p = reader.position();
+      reader.skip(unshared);
+      reader.skip(vlen);
+      offset = p + unshared + vlen;
+      previousLength = shared + unshared;
+      if (shared > matched) {
+        continue;
+      }
+      int rest = target.length - shared;
+      int m = Bytes.mismatch(data, p, unshared, target, shared, rest);
+      if (m >= 0
+          && (m == unshared || (m < rest && (data[p + m] & 0xFF) < (target[shared + m] & 0xFF)))) {
+        matched = shared + m;
+        continue;
+      }
+      if (key.length < previousLength) {
+        key = Arrays.copyOf(key, Math.max(previousLength, key.length * 2));
+      }
+      System.arraycopy(target, 0, key, 0, shared);
+      System.arraycopy(data, p, key, shared, unshared);
+      keyLen = previousLength;
+      valueOff = p + unshared;
+      valueLen = vlen;
+      nextOffset = offset;
+      valid = true;
+      return;
     }
+    keyLen = 0;
+    valid = false;
   }
 
   /**

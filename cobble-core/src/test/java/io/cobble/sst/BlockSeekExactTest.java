@@ -86,9 +86,9 @@ class BlockSeekExactTest {
             assertArrayEquals(expected, actual, where);
           }
         }
-        // A kept block's cursor seeks by the words too, and walks on from there.
+        // Every form's cursor seeks (a kept block's by the words too), and walks on from there.
         byte[] ceiling = model.ceilingKey(probe);
-        for (BlockIterator it : new BlockIterator[] {kept, cached}) {
+        for (BlockIterator it : new BlockIterator[] {plain, kept, cached}) {
           String where = context + " seek " + Arrays.toString(probe);
           it.seek(probe);
           assertEquals(ceiling != null, it.valid(), where);
