@@ -40,6 +40,9 @@ public final class BlockIterator implements KvIterator {
   private int valueOff;
   private int valueLen;
   private int nextOffset;
+  // The key passBelow stopped at: bytes it shares with the previous key, and its own.
+  private int stopShared;
+  private int stopUnshared;
   private boolean valid;
 
   BlockIterator(Block block) {
@@ -331,19 +334,52 @@ public final class BlockIterator implements KvIterator {
   }
 
   /**
-   * Positions on the first key at or after {@code target}. After the restart search, keys below the
-   * target are passed over in place the way {@link #seekExact} does (a key sharing more with its
-   * predecessor than that one shares with the target is below it too, uncompared), and only the key
-   * stopped at is built: its shared part equals the target's first bytes, so it is copied from
-   * there.
+   * Positions on the first key at or after {@code target}, passing the keys below it in place
+   * ({@link #passBelow}) and building only the key it stops at: its shared part equals the target's
+   * first bytes, so it is copied from there.
    */
   @Override
   public void seek(byte[] target) {
-    int offset = restart(restartBefore(target));
+    if (passBelow(target, restart(restartBefore(target)), restartsOffset) == BEYOND) {
+      keyLen = 0;
+      valid = false;
+      return;
+    }
+    int length = stopShared + stopUnshared;
+    if (key.length < length) {
+      key = Arrays.copyOf(key, Math.max(length, key.length * 2));
+    }
+    System.arraycopy(target, 0, key, 0, stopShared);
+    System.arraycopy(data, valueOff - stopUnshared, key, stopShared, stopUnshared);
+    keyLen = length;
+    nextOffset = valueOff + valueLen;
+    valid = true;
+  }
+
+  /** {@link #passBelow} found a key equal to the target. */
+  private static final int EQUAL = 0;
+
+  /** {@link #passBelow} found a key after the target. */
+  private static final int AFTER = 1;
+
+  /** {@link #passBelow} reached its limit with every key below the target. */
+  private static final int BEYOND = 2;
+
+  /**
+   * Reads entries from {@code offset} (a restart) up to {@code limit} and stops at the first key at
+   * or after {@code target}, leaving its value in {@link #valueOff}/{@link #valueLen} and its
+   * shared and unshared lengths in {@link #stopShared}/{@link #stopUnshared}; returns {@link
+   * #EQUAL}, {@link #AFTER} or {@link #BEYOND}. Keys are compared in place, not rebuilt: while a
+   * key is below the target and differs from it first at byte {@code m}, a following key that
+   * shares more than {@code m} bytes with it is below the target too and is passed without a
+   * comparison; only a key sharing at most {@code m} bytes compares its own bytes, and only from
+   * the shared length on.
+   */
+  private int passBelow(byte[] target, int offset, int limit) {
     int previousLength = 0;
     // Bytes the previous key (below the target) has in common with the target.
     int matched = 0;
-    while (offset < restartsOffset) {
+    while (offset < limit) {
       reader.reset(data, offset, restartsOffset - offset);
       int shared = reader.readVarInt();
       int unshared = reader.readVarInt();
@@ -363,34 +399,25 @@ public final class BlockIterator implements KvIterator {
       int m = Bytes.mismatch(data, p, unshared, target, shared, rest);
       if (m >= 0
           && (m == unshared || (m < rest && (data[p + m] & 0xFF) < (target[shared + m] & 0xFF)))) {
+        // This key is still below the target (a proper prefix of it, or smaller at byte m).
         matched = shared + m;
         continue;
       }
-      if (key.length < previousLength) {
-        key = Arrays.copyOf(key, Math.max(previousLength, key.length * 2));
-      }
-      System.arraycopy(target, 0, key, 0, shared);
-      System.arraycopy(data, p, key, shared, unshared);
-      keyLen = previousLength;
+      stopShared = shared;
+      stopUnshared = unshared;
       valueOff = p + unshared;
       valueLen = vlen;
-      nextOffset = offset;
-      valid = true;
-      return;
+      return m < 0 ? EQUAL : AFTER;
     }
-    keyLen = 0;
-    valid = false;
+    return BEYOND;
   }
 
   /**
    * Point lookup: whether the block holds exactly {@code target}, leaving its value current for
    * {@link #valueTo} (but no key: the iterator is unpositioned afterwards). After the restart
-   * search, keys are compared in place instead of being rebuilt: while a key is below the target
-   * and differs from it first at byte {@code m}, a following key that shares more than {@code m}
-   * bytes with it is below the target too and is skipped without a comparison; only a key sharing
-   * at most {@code m} bytes compares its own bytes, and only from the shared length on. With a
-   * {@link DataBlockHash} index, {@code hash} ({@link BloomFilter#hash} of the target) picks the
-   * one restart group to scan, or answers "absent" from an empty bucket.
+   * search, keys are compared in place ({@link #passBelow}). With a {@link DataBlockHash} index,
+   * {@code hash} ({@link BloomFilter#hash} of the target) picks the one restart group to scan, or
+   * answers "absent" from an empty bucket.
    */
   boolean seekExact(byte[] target, long hash) {
     valid = false;
@@ -415,41 +442,7 @@ public final class BlockIterator implements KvIterator {
     if (lo < 0) {
       lo = restartBefore(target);
     }
-    int offset = restart(lo);
-    int previousLength = 0;
-    // Bytes the previous key (below the target) has in common with the target.
-    int matched = 0;
-    while (offset < limit) {
-      reader.reset(data, offset, restartsOffset - offset);
-      int shared = reader.readVarInt();
-      int unshared = reader.readVarInt();
-      int vlen = reader.readVarInt();
-      if (shared > previousLength) {
-        throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
-      }
-      int p = reader.position();
-      reader.skip(unshared);
-      reader.skip(vlen);
-      offset = p + unshared + vlen;
-      previousLength = shared + unshared;
-      if (shared > matched) {
-        continue;
-      }
-      int rest = target.length - shared;
-      int m = Bytes.mismatch(data, p, unshared, target, shared, rest);
-      if (m < 0) {
-        valueOff = p + unshared;
-        valueLen = vlen;
-        return true;
-      }
-      if (m == unshared || (m < rest && (data[p + m] & 0xFF) < (target[shared + m] & 0xFF))) {
-        // This key is still below the target (a proper prefix of it, or smaller at byte m).
-        matched = shared + m;
-        continue;
-      }
-      return false;
-    }
-    return false;
+    return passBelow(target, restart(lo), limit) == EQUAL;
   }
 
   @Override
