@@ -60,14 +60,7 @@ public final class RangeProbe {
    */
   public static boolean anyLive(
       Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi, Clock clock) {
-    RangeProbe p = PROBES.get();
-    p.clock = clock;
-    p.now = -1;
-    try {
-      return p.probe(version, layout, loader, lo, hi);
-    } finally {
-      p.clock = null;
-    }
+    return PROBES.get().probeAt(version, layout, loader, lo, hi, clock);
   }
 
   /**
@@ -88,20 +81,28 @@ public final class RangeProbe {
     lo[1] = (byte) bucket;
     System.arraycopy(prefix, 0, lo, 2, prefixLength);
     p.prefixLo = lo;
-    // The first key after the prefix's keys: trailing 0xFF bytes dropped, the last byte incremented
-    // (the bucket bytes included, so an all-0xFF prefix ends at the bucket's end).
-    int last = lo.length - 1;
-    while (last >= 0 && lo[last] == (byte) 0xFF) {
-      last--;
-    }
+    // The first key after the prefix's keys, the bucket bytes included: an all-0xFF prefix ends at
+    // the bucket's end.
+    int hiLength = Bytes.successorLength(lo, lo.length);
     byte[] hi = null;
-    if (last >= 0) {
-      hi = p.prefixHi.length == last + 1 ? p.prefixHi : new byte[last + 1];
-      System.arraycopy(lo, 0, hi, 0, last + 1);
-      hi[last]++;
+    if (hiLength > 0) {
+      hi = p.prefixHi.length == hiLength ? p.prefixHi : new byte[hiLength];
+      System.arraycopy(lo, 0, hi, 0, hiLength);
+      hi[hiLength - 1]++;
       p.prefixHi = hi;
     }
-    return anyLive(version, layout, loader, lo, hi, clock);
+    return p.probeAt(version, layout, loader, lo, hi, clock);
+  }
+
+  private boolean probeAt(
+      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi, Clock clock) {
+    this.clock = clock;
+    now = -1;
+    try {
+      return probe(version, layout, loader, lo, hi);
+    } finally {
+      this.clock = null;
+    }
   }
 
   private long now() {
