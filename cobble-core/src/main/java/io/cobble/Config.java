@@ -616,10 +616,10 @@ public final class Config {
     /**
      * Keeps each data block a point read brings in for as long as its table is open, in memory
      * reserved from the block cache (see {@code io.cobble.sst.ResidentBlocks}), instead of in the
-     * cache's LRU order: a read of a kept block takes no cache lookup and no pin. For a Db whose
-     * tables never change under its readers (a read-only Db over a snapshot); where the cache
-     * cannot hold them all, the rest go through the LRU as usual. Not a configuration key: the
-     * read-only Db sets it.
+     * cache's eviction order: a read of a kept block takes no cache lookup and no pin. For a Db
+     * whose tables never change under its readers (a read-only Db over a snapshot); where the cache
+     * cannot hold them all, the rest go through the evicting cache as usual. Not a configuration
+     * key: the read-only Db sets it.
      */
     public Builder residentBlocks(boolean resident) {
       this.residentBlocks = resident;

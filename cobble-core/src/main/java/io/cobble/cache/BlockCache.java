@@ -4,12 +4,12 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Cache of decoded blocks, charged by bytes and shared by every table of a Db, evicting the least
- * recently used; a hit on a block still in the most recent quarter of its shard leaves the order as
- * it is (see {@code Shard.touch}). Keys are {@code (file number, block offset)} packed into a long.
- * Each shard keeps its entries in parallel primitive arrays (an open-addressing index plus an
- * intrusive recency list), so a cached block costs no wrapper objects and a lookup allocates
- * nothing.
+ * Cache of decoded blocks, charged by bytes and shared by every table of a Db, evicting by second
+ * chance (CLOCK): a hit only marks its block referenced, and eviction, walking from the least
+ * recently inserted end, gives a referenced block another round at the front instead of dropping it
+ * (see {@code Shard.touch}). Keys are {@code (file number, block offset)} packed into a long. Each
+ * shard keeps its entries in parallel primitive arrays (an open-addressing index plus an intrusive
+ * order list), so a cached block costs no wrapper objects and a lookup allocates nothing.
  *
  * <p>Point reads {@link #acquire pin} the block they search and {@link #release} it afterwards.
  * Blocks that point reads bring in are decoded into arrays the cache hands out ({@link #allocate})
@@ -18,9 +18,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * keep the block for as long as they like, never sees one: it swaps the entry for an exact copy
  * first, and the array of an entry that {@link #get} handed out is never recycled.
  *
- * <p>Part of the capacity can be {@link #reserve reserved} for blocks a table keeps outside the LRU
- * order (a read-only table's resident blocks); the LRU then holds that much less. Memory of another
- * budget that is idle for now can be {@link #lend lent} to the LRU on top of the capacity.
+ * <p>Part of the capacity can be {@link #reserve reserved} for blocks a table keeps outside the
+ * eviction order (a read-only table's resident blocks); the evictable part then holds that much
+ * less. Memory of another budget that is idle for now can be {@link #lend lent} to the evictable
+ * part on top of the capacity.
  */
 public final class BlockCache {
   private static final int SHARDS = 16;
@@ -38,9 +39,10 @@ public final class BlockCache {
   }
 
   /**
-   * Sets {@code bytes} of the capacity aside for blocks held outside the LRU order, evicting from
-   * the LRU as needed; false (nothing reserved) when that would leave the LRU less than an eighth
-   * of the capacity, which scans and tables without a reservation keep using.
+   * Sets {@code bytes} of the capacity aside for blocks held outside the eviction order, evicting
+   * from the evictable part as needed; false (nothing reserved) when that would leave the evictable
+   * part less than an eighth of the capacity, which scans and tables without a reservation keep
+   * using.
    */
   public boolean reserve(long bytes) {
     long limit = reservable();
@@ -68,9 +70,9 @@ public final class BlockCache {
   }
 
   /**
-   * Lets the LRU hold {@code bytes} beyond the capacity (memory of another budget that nothing uses
-   * right now), replacing what was lent before; a smaller loan evicts at once, before the lender
-   * uses the memory it took back.
+   * Lets the evictable part hold {@code bytes} beyond the capacity (memory of another budget that
+   * nothing uses right now), replacing what was lent before; a smaller loan evicts at once, before
+   * the lender uses the memory it took back.
    */
   public void lend(long bytes) {
     if (bytes < 0) {
@@ -80,7 +82,7 @@ public final class BlockCache {
     resizeShards();
   }
 
-  /** Bytes {@link #lend lent} to the LRU beyond the capacity. */
+  /** Bytes {@link #lend lent} to the evictable part beyond the capacity. */
   public long lent() {
     return lent;
   }
@@ -105,7 +107,7 @@ public final class BlockCache {
     return shards[shardIndex(key)];
   }
 
-  /** The shard a key lives in; each shard has 1/16 of the capacity and its own LRU order. */
+  /** The shard a key lives in; each shard has 1/16 of the capacity and its own eviction order. */
   int shardIndex(long key) {
     long h = key * 0x9E3779B97F4A7C15L;
     return (int) (h >>> 60) & (SHARDS - 1);
@@ -196,7 +198,7 @@ public final class BlockCache {
     return n;
   }
 
-  /** Bytes the LRU holds plus those {@link #reserve reserved}. */
+  /** Bytes the evictable part holds plus those {@link #reserve reserved}. */
   public long usage() {
     long u = reserved.get();
     for (Shard s : shards) {
@@ -207,12 +209,12 @@ public final class BlockCache {
 
   /**
    * One shard's entries. An entry's metadata is packed into {@link #STRIDE} adjacent longs of
-   * {@code meta} (key; recency links; charge and index slot; block length, pin count and whether
-   * the array may be recycled; the tick of its last move to the front), so a lookup and its LRU
-   * update touch one cache line per entry involved instead of one per field. The charge (the
-   * array's length) is kept so eviction never touches the cold block it drops, and the slot so
-   * removal needs no probe for the victim or for the entry moved into its place. Blocks sit in
-   * {@code values} at the entry number.
+   * {@code meta} (key; order links; charge and index slot; block length, pin count and whether the
+   * array may be recycled; whether it was hit since it last came to the front), so a lookup and its
+   * mark touch one cache line per entry involved instead of one per field. The charge (the array's
+   * length) is kept so eviction never touches the cold block it drops, and the slot so removal
+   * needs no probe for the victim or for the entry moved into its place. Blocks sit in {@code
+   * values} at the entry number.
    */
   private static final class Shard {
     private static final int STRIDE = 5;
@@ -220,7 +222,7 @@ public final class BlockCache {
     private static final int LINKS = 1;
     private static final int INFO = 2;
     private static final int STATE = 3;
-    private static final int TICK = 4;
+    private static final int REFERENCED = 4;
     private static final long RECYCLABLE = 1;
     private static final long ONE_PIN = 2;
     private static final long PINS = 0xFFFFFFFEL;
@@ -237,8 +239,6 @@ public final class BlockCache {
     private int size;
     private int head = -1;
     private int tail = -1;
-    // Moves to the front so far; an entry's TICK is the count at its last move.
-    private long ticks;
     // Lookups ({@code get}, {@code acquire}) that found their block and that did not: counted
     // under the shard's lock, which each lookup holds anyway, rather than with an atomic of its
     // own.
@@ -424,34 +424,42 @@ public final class BlockCache {
       long state = ((long) length << 32) | (recyclable ? RECYCLABLE : 0);
       int i = probe(key);
       if (i >= 0) {
-        int e = index[i];
-        retire(values[e], charge(e), state(e));
-        usage += value.length - charge(e);
-        values[e] = value;
-        setInfo(e, value.length, i);
-        meta[e * STRIDE + STATE] = state;
-        unlink(e);
-        pushFront(e);
-      } else {
-        if (size == values.length) {
-          grow();
-          i = probe(key);
-        }
-        int e = size++;
-        meta[e * STRIDE + KEY] = key;
-        meta[e * STRIDE + STATE] = state;
-        values[e] = value;
-        setInfo(e, value.length, -1 - i);
-        usage += value.length;
-        pushFront(e);
-        index[-1 - i] = e;
+        remove(index[i]);
       }
-      evictOverCapacity();
+      // Room first, then the new entry: evicting after it could make the new entry, unmarked at
+      // the front, the victim once every older entry had its second chance.
+      evictOver(capacity - value.length);
+      if (size == values.length) {
+        grow();
+      }
+      i = probe(key);
+      int e = size++;
+      meta[e * STRIDE + KEY] = key;
+      meta[e * STRIDE + STATE] = state;
+      values[e] = value;
+      setInfo(e, value.length, -1 - i);
+      usage += value.length;
+      pushFront(e);
+      index[-1 - i] = e;
     }
 
     private void evictOverCapacity() {
-      while (usage > capacity && tail >= 0) {
-        remove(tail);
+      evictOver(capacity);
+    }
+
+    /** Evicts until the entries use at most {@code limit} bytes. */
+    private void evictOver(long limit) {
+      // Each second chance clears a mark, so after one round over the entries the tail is unmarked;
+      // the bound only guards the loop.
+      int chances = size;
+      while (usage > limit && tail >= 0) {
+        int e = tail;
+        if (meta[e * STRIDE + REFERENCED] != 0 && chances-- > 0) {
+          unlink(e);
+          pushFront(e);
+        } else {
+          remove(e);
+        }
       }
     }
 
@@ -551,20 +559,18 @@ public final class BlockCache {
     }
 
     /**
-     * A hit: moves {@code e} to the front unless it is still in the front quarter of the order. At
-     * most {@code ticks - TICK} entries were moved in front of it since its own move, so below a
-     * quarter of the entries it is among the most recent quarter and far from eviction; skipping
-     * the relink spares a hot block's hit the writes to its neighbours' links and the list head.
+     * A hit: marks {@code e} referenced, in the entry's own metadata, which the probe has just
+     * read. Moving it to the front (eviction does that, see {@link #evictOverCapacity}) would write
+     * the links of its two neighbours and of the list head: three more cache lines, cold when the
+     * hits are spread over more blocks than the CPU caches hold.
      */
     private void touch(int e) {
-      if (ticks - meta[e * STRIDE + TICK] >= (size >> 2)) {
-        unlink(e);
-        pushFront(e);
-      }
+      meta[e * STRIDE + REFERENCED] = 1;
     }
 
+    /** Puts {@code e} at the front, unmarked. */
     private void pushFront(int e) {
-      meta[e * STRIDE + TICK] = ++ticks;
+      meta[e * STRIDE + REFERENCED] = 0;
       setLinks(e, -1, head);
       if (head >= 0) {
         setPrev(head, e);

@@ -72,7 +72,7 @@ public final class ReadOnlyDb implements AutoCloseable {
    * @param shards how many shards the caller reads in all, {@code s}'s among them: its tables keep
    *     the blocks point reads bring in ({@link Config.Builder#residentBlocks}) only when that many
    *     shards of {@code s}'s size would fit in the memory {@code cache} can set aside, so that a
-   *     table much larger than the cache leaves the whole cache to its LRU order
+   *     table much larger than the cache leaves the whole cache to its eviction order
    * @param tables the tables earlier Dbs of the caller have open, which this one reuses for the
    *     files it lists too; null to open every file anew
    */

@@ -12,7 +12,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p>The memory comes out of the block cache's capacity ({@link BlockCache#reserve}) in eighths of
  * the table's file size, as kept blocks need it (a table only scanned sets nothing aside). When the
- * cache cannot set more aside, the blocks not kept yet go through the cache's LRU order as any
+ * cache cannot set more aside, the blocks not kept yet go through the cache's eviction order as any
  * table's do, and the reservation is tried again every {@link #RETRY_INTERVAL} such reads, so a
  * table opened while another snapshot's tables still held the memory gets its share once they
  * close.
@@ -20,7 +20,7 @@ import java.lang.invoke.VarHandle;
 final class ResidentBlocks {
   private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(byte[][].class);
 
-  /** Reads through the LRU between two attempts to reserve more memory. */
+  /** Reads through the evicting cache between two attempts to reserve more memory. */
   static final int RETRY_INTERVAL = 1024;
 
   private final byte[][] slots;

@@ -8,10 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.HashMap;
-import java.util.Iterator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class BlockCacheTest {
@@ -87,14 +88,14 @@ class BlockCacheTest {
   }
 
   /**
-   * Random puts, gets and file evictions against a model of the policy: same residents, same usage,
-   * after every operation. Exact LRU no longer applies: a hit on an entry moved to the front fewer
-   * than a quarter of the shard's entries ago leaves the order alone, so the model keeps, per
-   * shard, the recency order (an insertion-ordered map, least recent first), a move counter and
-   * each entry's count at its last move. Puts always move; a hit moves when the entry is outside
-   * the front quarter. A cache that never moved on hits, or always did (exact LRU), diverges from
-   * it: half the operations use a block put lately, which a hit finds in the front quarter, and the
-   * other half a block of a key space larger than the cache.
+   * Random puts, gets and file evictions against a model of second chance: same residents, same
+   * usage, after every operation. The model keeps, per shard, the order (an insertion-ordered map,
+   * the entry eviction reaches first at its head) and the entries hit since they last came to the
+   * front. A put drops the key's entry, evicts until the new block fits and puts it at the front
+   * unmarked; a hit only marks its entry; eviction takes the head, moving a marked head to the
+   * front unmarked instead. A cache that ignored hits (FIFO) or moved on every hit (exact LRU)
+   * diverges from it: half the operations use a block put lately, the other half a block of a key
+   * space larger than the cache.
    */
   @Test
   void matchesThePolicyModelUnderRandomOperations() {
@@ -118,17 +119,11 @@ class BlockCacheTest {
         byte[] v = new byte[1 + r.nextInt(small ? 300 : 1500)];
         cache.put(key, v);
         recent[i % recent.length] = key;
-        shard.moveToFront(key, v);
-        long used = shard.usage();
-        Iterator<byte[]> it = shard.order.values().iterator();
-        while (used > shardCapacity && it.hasNext()) {
-          used -= it.next().length;
-          it.remove();
-        }
+        shard.put(key, v, shardCapacity);
       } else if (op < 99) {
         byte[] expected = shard.order.get(key);
-        if (expected != null && shard.ticks - shard.tick.get(key) >= (shard.order.size() >> 2)) {
-          shard.moveToFront(key, expected);
+        if (expected != null) {
+          shard.referenced.add(key);
         }
         assertSame(expected, cache.get(key), "op " + i);
       } else {
@@ -136,6 +131,7 @@ class BlockCacheTest {
         cache.evictFile(file);
         for (ModelShard s : model.values()) {
           s.order.keySet().removeIf(k -> (k >>> 40) == file);
+          s.referenced.removeIf(k -> (k >>> 40) == file);
         }
       }
       long usage = 0;
@@ -146,9 +142,9 @@ class BlockCacheTest {
     }
   }
 
-  /** A hit outside the front quarter moves the entry: it outlives entries put after it. */
+  /** A hit on the entry eviction reaches next gives it a second chance: it outlives later puts. */
   @Test
-  void aHitOutsideTheFrontQuarterProtectsTheEntry() {
+  void aHitProtectsTheEntryFromTheNextEviction() {
     BlockCache cache = new BlockCache(16 * 8 * 100);
     long[] keys = sameShardKeys(cache, 9);
     for (int i = 0; i < 8; i++) {
@@ -177,13 +173,32 @@ class BlockCacheTest {
   /** One shard of the policy model. */
   private static final class ModelShard {
     final LinkedHashMap<Long, byte[]> order = new LinkedHashMap<>(16, 0.75f, false);
-    final Map<Long, Long> tick = new HashMap<>();
-    long ticks;
+    final Set<Long> referenced = new HashSet<>();
 
     void moveToFront(long key, byte[] v) {
       order.remove(key);
       order.put(key, v);
-      tick.put(key, ++ticks);
+      referenced.remove(key);
+    }
+
+    void put(long key, byte[] v, long capacity) {
+      order.remove(key);
+      referenced.remove(key);
+      evictOver(capacity - v.length);
+      order.put(key, v);
+    }
+
+    void evictOver(long capacity) {
+      long used = usage();
+      while (used > capacity && !order.isEmpty()) {
+        Map.Entry<Long, byte[]> head = order.entrySet().iterator().next();
+        if (referenced.contains(head.getKey())) {
+          moveToFront(head.getKey(), head.getValue());
+        } else {
+          used -= head.getValue().length;
+          order.remove(head.getKey());
+        }
+      }
     }
 
     long usage() {

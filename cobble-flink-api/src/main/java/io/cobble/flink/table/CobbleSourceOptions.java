@@ -55,7 +55,7 @@ public final class CobbleSourceOptions {
               "Block cache of one source reader, mainly for lookups. When the table's files fit"
                   + " in seven eighths of it, every data block a lookup reads stays in memory for"
                   + " as long as the reader reads that snapshot, with no eviction and no cache"
-                  + " lookup per read; a larger table, and scans, use it as an LRU cache. 0"
+                  + " lookup per read; a larger table, and scans, use it as an evicting cache. 0"
                   + " disables it.");
 
   public static final ConfigOption<MemorySize> SOURCE_ROW_CACHE_MEMORY =
