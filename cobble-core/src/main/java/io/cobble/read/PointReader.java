@@ -218,15 +218,16 @@ public final class PointReader {
       long hash = BloomFilter.hash(sstKey);
       Tree tree = v.tree(layout.familyId());
       int level0 = tree.level0Count();
+      int levels = tree.searchedLevels();
       for (int i = 0; i < level0; i++) {
         FileMeta f = tree.level0Holding(i, sstKey);
-        if (f != null && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
+        if (f != null && s.fold(f, sstKey, hash, false) && s.isFinal(projection)) {
           return true;
         }
       }
-      for (int level = 1; level < tree.searchedLevels(); level++) {
+      for (int level = 1; level < levels; level++) {
         FileMeta f = tree.find(level, sstKey);
-        if (f != null && s.fold(f, sstKey, hash) && s.isFinal(projection)) {
+        if (f != null && s.fold(f, sstKey, hash, level == levels - 1) && s.isFinal(projection)) {
           return true;
         }
       }
@@ -329,8 +330,14 @@ public final class PointReader {
       return k;
     }
 
-    boolean fold(FileMeta f, byte[] sstKey, long hash) {
+    /**
+     * Folds {@code f}'s row of the key, if any; {@code bottom}: {@code f} is of the tree's bottom
+     * level, whose bloom probes are skipped while they rule out almost nothing ({@link
+     * Table.GetScratch#bottomLevel}).
+     */
+    boolean fold(FileMeta f, byte[] sstKey, long hash, boolean bottom) {
       table = f.table().name();
+      tables.bottomLevel(bottom);
       try {
         return f.table().get(sstKey, hash, this, tables);
       } finally {

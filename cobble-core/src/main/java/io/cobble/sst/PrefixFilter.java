@@ -11,11 +11,16 @@ import io.cobble.util.Bytes;
  * <p>The filter holds one hash per distinct prefix. Keys shorter than {@code length} are left out:
  * no range that lies within one prefix can hold them. Stored as its own checksummed block; its
  * length and handle follow the properties in the properties block (format version 3).
+ *
+ * <p>Each filter judges whether its probes pay ({@link FilterUse}): one that rules out almost no
+ * range asked about (a state backend's bottom level holds every key that has state) answers "may
+ * hold" unprobed for most ranges, which costs a scan only the seek the filter would have saved.
  */
 public final class PrefixFilter {
   private final int length;
   private final byte[] bits;
   private final int trailer;
+  private final FilterUse use = new FilterUse();
 
   PrefixFilter(int length, byte[] bits) {
     this.length = length;
@@ -31,13 +36,18 @@ public final class PrefixFilter {
   /**
    * Whether the table may hold a key in {@code [lo, hi)} ({@code hi} null = unbounded). False only
    * when every key of the range starts with {@code lo}'s first {@link #length} bytes and no key of
-   * the table has that prefix.
+   * the table has that prefix, and the filter is probed for it ({@link FilterUse}).
    */
   public boolean mayHold(byte[] lo, byte[] hi) {
     if (!withinOnePrefix(lo, hi, length)) {
       return true;
     }
-    return BloomFilter.mayContain(bits, trailer, BloomFilter.hash(lo, 0, length));
+    if (!use.shouldProbe()) {
+      return true;
+    }
+    boolean may = BloomFilter.mayContain(bits, trailer, BloomFilter.hash(lo, 0, length));
+    use.record(!may);
+    return may;
   }
 
   /**

@@ -390,6 +390,30 @@ public final class Table implements AutoCloseable {
     final BlockIterator it = new BlockIterator();
     final ByteReader reader = new ByteReader();
     final BlockCache.Pin pin = new BlockCache.Pin();
+    private final FilterUse bottomFilter = new FilterUse();
+    private boolean bottom;
+
+    /**
+     * Marks the next gets as gets of a tree's bottom level (or not): their bloom probes are then
+     * judged by this thread's use of bottom-level filters ({@link FilterUse}) and skipped while
+     * they rule out almost nothing, as when every key read has a row there. Gets of other levels
+     * always probe: a level-0 file holds only one flush's keys.
+     */
+    public void bottomLevel(boolean bottom) {
+      this.bottom = bottom;
+    }
+
+    /** Whether this get should probe its table's bloom filter. */
+    boolean probeFilter() {
+      return !bottom || bottomFilter.shouldProbe();
+    }
+
+    /** Records a probe's answer, when the get is judged. */
+    void filterAnswered(boolean ruledOut) {
+      if (bottom) {
+        bottomFilter.record(ruledOut);
+      }
+    }
   }
 
   private static final ThreadLocal<GetScratch> GET_SCRATCH =
@@ -441,9 +465,13 @@ public final class Table implements AutoCloseable {
           return false;
         }
         int ordinal = p.topDecoded.ordinal(top);
-        if (bloom
-            && !BloomFilter.mayContain(p.filter[ordinal], p.filterTrailer[ordinal], keyHash)) {
-          return false;
+        if (bloom && g.probeFilter()) {
+          boolean may =
+              BloomFilter.mayContain(p.filter[ordinal], p.filterTrailer[ordinal], keyHash);
+          g.filterAnswered(!may);
+          if (!may) {
+            return false;
+          }
         }
         DecodedIndex index = p.indexDecoded[ordinal];
         int entry = index.lowerBound(key);
@@ -479,9 +507,14 @@ public final class Table implements AutoCloseable {
         if (bloom) {
           long filterOffset = r.readVarLong();
           int filterSize = r.readVarInt();
-          if (!BloomFilter.mayContain(
-              readBlock(filterOffset, filterSize, "filter partition", true), keyHash)) {
-            return false;
+          if (g.probeFilter()) {
+            boolean may =
+                BloomFilter.mayContain(
+                    readBlock(filterOffset, filterSize, "filter partition", true), keyHash);
+            g.filterAnswered(!may);
+            if (!may) {
+              return false;
+            }
           }
         }
         byte[] index = readBlock(indexOffset, indexSize, "index partition", true);

@@ -23,7 +23,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The table's {@link PrefixFilter}: which ranges it answers for, that it rules out prefixes the
  * table does not hold (and never one it holds), the format version that marks it, tables without it
- * (versions 1 and 2) still read, and a damaged filter block refused by name.
+ * (versions 1 and 2) still read, a damaged filter block refused by name, and the probes a filter
+ * skips while it rules nothing out.
  */
 class PrefixFilterTest {
   private static final int PREFIX = 5;
@@ -143,6 +144,59 @@ class PrefixFilterTest {
       assertEquals(0, t.prefixFilterLength());
       assertTrue(t.mayHoldRange(prefix(1), Bytes.successor(prefix(1))));
       assertArrayEquals(bytes("v6/1"), t.get(key(6, 1), BloomFilter.hash(key(6, 1))));
+    }
+  }
+
+  /** How many of the odd (absent) prefixes {@code from, from + 2, ...} the table rules out. */
+  private static int ruledOutOfAbsent(Table t, int queries) {
+    int ruledOut = 0;
+    for (int i = 0; i < queries; i++) {
+      int p = 2 * (i % 100) + 1;
+      if (!t.mayHoldRange(prefix(p), Bytes.successor(prefix(p)))) {
+        ruledOut++;
+      }
+    }
+    return ruledOut;
+  }
+
+  @Test
+  void aFilterThatRulesNothingOutProbesOnlySamplesUntilItRulesOutAgain() throws IOException {
+    Path path = write("000003.sst", withFilter(true));
+    try (Table t = open(path)) {
+      for (int i = 0; i < FilterUse.WINDOW; i++) {
+        int p = 2 * (i % 100);
+        assertTrue(t.mayHoldRange(prefix(p), Bytes.successor(prefix(p))), "held prefix " + p);
+      }
+      // A window of held prefixes: from now on only one range in SAMPLE is probed, so absent
+      // prefixes are mostly answered "may hold" unprobed (a filter probing each would rule out
+      // about 99 % of them).
+      int sampled = ruledOutOfAbsent(t, 20 * FilterUse.SAMPLE);
+      assertTrue(sampled <= 22, "absent prefixes ruled out while sampling: " + sampled);
+      // A window of samples that rule out is enough to probe every range again.
+      ruledOutOfAbsent(t, FilterUse.WINDOW * FilterUse.SAMPLE);
+      int probed = ruledOutOfAbsent(t, 100);
+      assertTrue(probed >= 90, "absent prefixes ruled out after probing resumed: " + probed);
+    }
+  }
+
+  @Test
+  void aFilterThatRulesOutOneRangeInEightKeepsProbingEveryRange() throws IOException {
+    Path path = write("000004.sst", withFilter(false));
+    try (Table t = open(path)) {
+      int absent = 0;
+      int ruledOut = 0;
+      for (int i = 0; i < 8 * FilterUse.WINDOW; i++) {
+        boolean held = i % 8 != 0;
+        int p = held ? 2 * (i % 100) : 2 * (i % 100) + 1;
+        boolean may = t.mayHoldRange(prefix(p), Bytes.successor(prefix(p)));
+        if (held) {
+          assertTrue(may, "a held prefix must never be ruled out: " + p);
+        } else {
+          absent++;
+          ruledOut += may ? 0 : 1;
+        }
+      }
+      assertTrue(ruledOut >= absent * 9 / 10, "ruled out " + ruledOut + " of " + absent);
     }
   }
 
