@@ -3,28 +3,28 @@ package io.cobble.sst;
 /**
  * Whether probing a filter pays, judged from its recent answers. A probe costs a cache miss on the
  * filter's bits and pays only when it rules a key or range out, which saves a table search; a
- * filter asked about keys its table nearly always holds (the bottom level of a state backend, whose
- * keys all have state there, or a lookup table probed with keys it holds) rules out almost nothing.
- * So after a {@link #WINDOW} of probes of which fewer than {@link #MIN_REJECTIONS} ruled out, only
- * one call in {@link #SAMPLE} probes, and probing every call resumes after a window of those
- * samples that ruled out enough. Skipping a probe never changes an answer: "may hold" only costs
- * the search.
+ * filter asked about keys its table always holds (the bottom level of a state backend, whose keys
+ * all have state there) rules out nothing. So after a {@link #WINDOW} of probes none of which ruled
+ * out, only one call in {@link #SAMPLE} probes, and the first sampled probe that rules out brings
+ * back probing every call.
+ *
+ * <p>The rule is strict on purpose: an unprobed miss searches the table, and when the table's block
+ * is not in memory that is a storage read the filter would have saved. Skipping only after a window
+ * with no rejection, and resuming at the first sampled one, bounds those reads to about as many as
+ * the misses themselves: when fewer than one call in {@link #WINDOW} misses, or {@link #SAMPLE}
+ * misses at each change of the workload. Skipping a probe never changes an answer.
  *
  * <p>Plain fields: an instance shared by threads is updated racily, and a lost count only shifts
  * when the rule switches.
  */
 final class FilterUse {
-  /** Probes judged together. */
+  /** Probes that must all find their key or range possible before probes are skipped. */
   static final int WINDOW = 256;
 
-  /** Probes of a window that must rule out for probing every call to pay. */
-  static final int MIN_REJECTIONS = WINDOW / 16;
-
-  /** While probes do not pay, one call in this many still probes, to notice when they do. */
+  /** While skipping, one call in this many still probes, to notice a rejection. */
   static final int SAMPLE = 16;
 
   private int probes;
-  private int rejections;
   private boolean sampling;
   private int unprobed;
 
@@ -40,12 +40,11 @@ final class FilterUse {
   /** Records a probe's answer. */
   void record(boolean ruledOut) {
     if (ruledOut) {
-      rejections++;
-    }
-    if (++probes >= WINDOW) {
-      sampling = rejections < MIN_REJECTIONS;
+      sampling = false;
       probes = 0;
-      rejections = 0;
+    } else if (!sampling && ++probes >= WINDOW) {
+      sampling = true;
+      probes = 0;
     }
   }
 }

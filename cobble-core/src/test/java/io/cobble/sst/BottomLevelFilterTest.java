@@ -87,9 +87,9 @@ class BottomLevelFilterTest {
       assertTrue(
           sampling <= probing - gets + 2 * gets / FilterUse.SAMPLE,
           "lookups of held keys: " + sampling + " while sampling, " + probing + " probing");
-      // Absent keys: unprobed, each reads the top index, index partition and data block; once a
-      // window of samples ruled them out, each reads only the top index and the filter.
-      lookups(t, cache, bottom, 1, FilterUse.WINDOW * FilterUse.SAMPLE);
+      // Absent keys: unprobed, each reads the top index, index partition and data block, until a
+      // sampled probe rules one out; from then on each reads only the top index and the filter.
+      lookups(t, cache, bottom, 1, FilterUse.SAMPLE);
       long absent = lookups(t, cache, bottom, 1, gets);
       assertTrue(absent <= 2 * gets + gets / 10, "lookups of absent keys: " + absent);
       // Gets not judged as bottom-level ones always probe: their counts are as before.
