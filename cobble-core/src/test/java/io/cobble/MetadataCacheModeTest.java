@@ -59,7 +59,9 @@ class MetadataCacheModeTest {
 
   /**
    * Block-cache lookups per point read: only the data block when metadata is kept decoded (eager,
-   * lazy); top-level index, filter, index partition and data block when it is off.
+   * lazy); top-level index, filter, index partition and data block when it is off. Counted over
+   * fewer gets than the window (256 probes) after which a bottom-level bloom filter that ruled
+   * nothing out stops being probed ({@code sst.FilterUse}); the other gets only check values.
    */
   @ParameterizedTest
   @CsvSource({"eager, 1", "lazy, 1", "off, 4", "EAGER, 1", "Off, 4"})
@@ -67,11 +69,15 @@ class MetadataCacheModeTest {
     build();
     try (SingleDb db = SingleDb.open(dir, config(mode))) {
       assertEquals(MetadataCacheMode.parse("m", mode), db.db().config().metadataCacheMode());
-      for (int i = 0; i < KEYS; i++) {
+      int counted = 200;
+      for (int i = 0; i < counted; i++) {
         assertArrayEquals(value(i), db.get(key(i)), "key " + i);
       }
       DbMetrics m = db.metrics();
-      assertEquals((long) KEYS * lookupsPerGet, m.cacheHits() + m.cacheMisses(), m.toString());
+      assertEquals((long) counted * lookupsPerGet, m.cacheHits() + m.cacheMisses(), m.toString());
+      for (int i = counted; i < KEYS; i++) {
+        assertArrayEquals(value(i), db.get(key(i)), "key " + i);
+      }
     }
   }
 
