@@ -58,11 +58,13 @@ public final class EngineOptions {
       EngineOption.bool(
           "memory.lend-idle-memtable-buffers",
           false,
-          "Let the block cache use the memtable buffers no sealed memtable holds (memtable.capacity"
-              + " × (memory.memtable-buffer-count - 1), less the sealed memtables), evicting when a"
-              + " memtable is sealed, so a Db that is read more than written caches in its whole"
-              + " memory. No effect when block-cache.size is 0 or the Db shares a memory pool (a"
-              + " pool lends its idle write budget itself). The Flink state backend turns it on.");
+          "Let the block cache use what the memtables leave of their buffers (memtable.capacity ×"
+              + " memory.memtable-buffer-count, less the active and sealed memtables and one"
+              + " sixteenth of headroom), taken back a sixteenth at a time as the active memtable"
+              + " grows and when a memtable is sealed, so a Db that is read more than written caches"
+              + " in its whole memory. No effect when block-cache.size is 0 or the Db shares a"
+              + " memory pool (a pool lends its idle write budget itself). The Flink state backend"
+              + " turns it on.");
 
   public static final EngineOption<CompactionPolicy> COMPACTION_POLICY =
       EngineOption.enumeration(

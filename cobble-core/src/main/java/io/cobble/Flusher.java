@@ -49,6 +49,8 @@ final class Flusher {
   // The Db's own cache, lent the memtable buffers no sealed memtable holds; null with a pool, whose
   // cache the pool lends to, or with a cache other Dbs share.
   private volatile BlockCache lendingTo;
+  // The active memtable's size past which a write shrinks the loan (see writing).
+  private volatile long lendBoundary = Long.MAX_VALUE;
   private final AtomicLong bytes = new AtomicLong();
 
   Flusher(ShardState state, CompactionScheduler compactions) {
@@ -105,15 +107,26 @@ final class Flusher {
   }
 
   /**
-   * Lends {@code cache}, the Db's own, the memtable buffers the sealed memtables leave idle (the
-   * active memtable keeps its whole capacity), as a pool lends its write budget ({@link
-   * MemoryPool}): a Db that is read and seldom written caches in its whole memory. The loan
-   * shrinks, evicting at once, when a memtable is sealed, before the next active one is written,
-   * and grows back when a flush drops one.
+   * Lends {@code cache}, the Db's own, what the memtables leave of their buffers (capacity × buffer
+   * count) less one step of headroom, in steps of a sixteenth, as a pool lends its write budget
+   * ({@link MemoryPool}): a Db that is read and seldom written caches in its whole memory. The loan
+   * shrinks, evicting at once, when a memtable is sealed and as the active one grows into the
+   * headroom ({@link #writing}), and grows back when a flush drops one.
    */
   void lendIdleBuffers(BlockCache cache) {
     this.lendingTo = cache;
     lendIdle();
+  }
+
+  /**
+   * Called before each write with the active memtable's size: takes a step of the loan back once
+   * the active memtable has grown into the headroom the loan leaves, so memtables and cache stay
+   * within the Db's memory.
+   */
+  void writing(long activeBytes) {
+    if (activeBytes > lendBoundary) {
+      lendIdle();
+    }
   }
 
   private void lendIdle() {
@@ -121,13 +134,22 @@ final class Flusher {
     if (cache == null) {
       return;
     }
-    // Writer (sealing) and flush thread (dropping) both lend: each reads the version inside the
-    // lock, so the last loan is the one of the latest version.
+    // Writer and flush thread both lend: each reads the version inside the lock, so the last loan
+    // is the one of the latest version.
     synchronized (cache) {
-      long idle =
-          (state.config.memtableBufferCount() - 1L) * state.config.memtableCapacity()
-              - state.versions.current().sealedBytes();
-      cache.lend(Math.max(0, idle));
+      Version v = state.versions.current();
+      long buffers = state.config.memtableBufferCount() * state.config.memtableCapacity();
+      long step = Math.max(1, buffers / 16);
+      long sealed = v.sealedBytes();
+      long idle = buffers - v.active().approximateBytes() - sealed - step;
+      long loan = idle <= 0 ? 0 : idle / step * step;
+      if (loan != cache.lent()) {
+        cache.lend(loan);
+      }
+      // The active memtable may grow until memtables and loan leave one step of the buffers: past
+      // that, the next write takes a step back. With nothing lent there is nothing to take back
+      // until a seal or flush lends again.
+      lendBoundary = loan == 0 ? Long.MAX_VALUE : buffers - sealed - loan - step;
     }
   }
 

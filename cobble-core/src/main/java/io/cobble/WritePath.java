@@ -325,7 +325,9 @@ final class WritePath {
             v.immutables().size() + v.maxL0Files() > config.writeStallLimit()
                 || (pool != null && !pool.admit(pooled));
         if (!stall) {
-          if (v.active().approximateBytes() < config.memtableCapacity()) {
+          long active = v.active().approximateBytes();
+          if (active < config.memtableCapacity()) {
+            flusher.writing(active);
             return;
           }
           if (v.immutables().size() < config.memtableBufferCount() - 1) {

@@ -463,9 +463,11 @@ public final class RowMergingIterator implements AutoCloseable {
     }
   }
 
-  /** Closes the sources and forgets them (a pooled iterator keeps no scan's sources alive). */
-  public void closeAndClear() {
-    close();
+  /**
+   * Forgets the sources without closing them, for their owner, which closes them (a pooled iterator
+   * keeps no scan's sources alive).
+   */
+  public void clear() {
     Arrays.fill(sources, 0, count, null);
     Arrays.fill(names, 0, count, null);
     Arrays.fill(keys, 0, count, null);

@@ -29,6 +29,8 @@ public final class RangeProbe {
   private static final ThreadLocal<RangeProbe> PROBES = ThreadLocal.withInitial(RangeProbe::new);
 
   private final ByteReader reader = new ByteReader();
+  // A probe never runs inside another on its thread, so it keeps sources of its own.
+  private final ScanSources sources = ScanSources.unpooled();
   private final LongSupplier nowSupplier = this::now;
   private Clock clock;
   // The probe's time, read from the clock at the first row that expires (-1 until then): one time
@@ -114,13 +116,13 @@ public final class RangeProbe {
 
   private boolean probe(
       Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi) {
-    ScanSources sources = ScanSources.acquire();
     try {
-      RowMergingIterator merged = sources.open(version, layout, loader, lo, hi);
-      int decided = firstSourceDecides(sources, layout, lo, hi);
+      sources.choose(version, layout, lo, hi);
+      int decided = firstSourceDecides(layout, lo, hi);
       if (decided >= 0) {
         return decided == 1;
       }
+      RowMergingIterator merged = sources.merge(layout, loader);
       merged.upperBound(hi).seek(lo);
       while (merged.valid()) {
         if (hi != null
@@ -140,7 +142,7 @@ public final class RangeProbe {
   }
 
   /** 1 when live, 0 when no source has a key in range, -1 when the full merge must decide. */
-  private int firstSourceDecides(ScanSources sources, ColumnLayout layout, byte[] lo, byte[] hi) {
+  private int firstSourceDecides(ColumnLayout layout, byte[] lo, byte[] hi) {
     for (int i = 0; i < sources.sourceCount(); i++) {
       KvIterator s = sources.source(i);
       s.seek(lo);

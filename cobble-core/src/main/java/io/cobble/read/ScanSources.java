@@ -45,6 +45,14 @@ public final class ScanSources {
     this.pooled = pooled;
   }
 
+  /**
+   * A set of its own for a caller that never opens two scans at once (a thread's {@link
+   * RangeProbe}): it skips the pool's thread-local lookup on each use.
+   */
+  static ScanSources unpooled() {
+    return new ScanSources(false);
+  }
+
   /** This thread's set when it is free, else a new one; give it back with {@link #release}. */
   public static ScanSources acquire() {
     ScanSources s = POOL.get();
@@ -75,6 +83,16 @@ public final class ScanSources {
    */
   public RowMergingIterator open(
       Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi) {
+    choose(version, layout, lo, hi);
+    return merge(layout, loader);
+  }
+
+  /**
+   * Chooses the sources {@link #open(Version, ColumnLayout, ValueLoader, byte[], byte[])} merges,
+   * without merging them: {@link #source} reads them one at a time, and {@link #merge} merges them
+   * when one at a time does not do.
+   */
+  void choose(Version version, ColumnLayout layout, byte[] lo, byte[] hi) {
     int familyId = layout.familyId();
     if (family[0] != (byte) (familyId >>> 8) || family[1] != (byte) familyId) {
       family = new byte[] {(byte) (familyId >>> 8), (byte) familyId};
@@ -118,9 +136,13 @@ public final class ScanSources {
       }
     }
     sourceCount = count;
+  }
+
+  /** The merge of the sources {@link #choose} chose, unpositioned. */
+  RowMergingIterator merge(ColumnLayout layout, ValueLoader loader) {
     // The pooled merge starts each scan decoding rows; a scan that reads them in place turns
     // pass-through on.
-    return merged.reset(sources, names, count, layout, loader).passThrough(false);
+    return merged.reset(sources, names, sourceCount, layout, loader).passThrough(false);
   }
 
   private static boolean outside(FileMeta f, byte[] lo, byte[] hi) {
@@ -191,7 +213,11 @@ public final class ScanSources {
    * version, and makes this thread's set available to its next scan.
    */
   public void release() {
-    merged.closeAndClear();
+    // The chosen sources, merged or not (a range probe may never merge them).
+    for (int i = 0; i < sourceCount; i++) {
+      sources[i].close();
+    }
+    merged.clear();
     Arrays.fill(sources, null);
     Arrays.fill(names, null);
     sourceCount = 0;
