@@ -770,30 +770,37 @@ public final class CobbleKeyedStateCore<K> {
           }
           cursor = db.scan(keyGroup++, family, null, null, ScanOptions.defaults());
         }
-        if (!cursor.hasNext()) {
+        // In place: only the key is needed, so a row is not decoded (a list's value not copied)
+        // unless judging it live takes that.
+        if (!cursor.advance()) {
           cursor.close();
           cursor = null;
           continue;
         }
-        byte[] key = cursor.next().key();
-        byte[] prefix = prefixOf(key);
-        if (last == null || !java.util.Arrays.equals(last, prefix)) {
-          last = prefix;
-          next = prefix;
+        byte[] key = cursor.keyArray();
+        int from = cursor.keyOffset();
+        int end = prefixEnd(key, from, cursor.keyLength());
+        if (last == null || !java.util.Arrays.equals(last, 0, last.length, key, from, end)) {
+          last = java.util.Arrays.copyOfRange(key, from, end);
+          next = last;
         }
       }
       return true;
     }
 
-    private byte[] prefixOf(byte[] key) {
+    /**
+     * Where the (key, namespace) prefix of the row key at {@code key[from, from + length)} ends.
+     */
+    private int prefixEnd(byte[] key, int from, int length) {
       try {
-        in.setBuffer(key);
+        in.setBuffer(key, from, length);
         RowKeys.skipSized(in);
         RowKeys.skipSized(in);
-        int end = in.getPosition();
-        return end == key.length ? key : java.util.Arrays.copyOf(key, end);
+        return in.getPosition();
       } catch (IOException e) {
         throw new FlinkRuntimeException("cannot decode a row key of " + family, e);
+      } finally {
+        in.releaseArrays();
       }
     }
 

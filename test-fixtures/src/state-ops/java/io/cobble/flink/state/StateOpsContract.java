@@ -508,6 +508,74 @@ public abstract class StateOpsContract {
   }
 
   /**
+   * {@code getKeys} yields each key with state once, read in place: a map's several rows per key
+   * collapse to one key, a list read from compacted tables and from memtable merges counts once,
+   * and keys whose rows were all removed after compaction are not yielded.
+   */
+  @Test
+  void getKeysYieldsEachLiveKeyOnceOverTablesAndMemtables() throws Exception {
+    try (MockEnvironment env = env()) {
+      AbstractKeyedStateBackend<Integer> backend =
+          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
+      try {
+        MapState<Integer, String> map =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new MapStateDescriptor<>("keys-m", Integer.class, String.class));
+        ListState<Integer> list =
+            backend.getPartitionedState(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                new ListStateDescriptor<>("keys-l", Integer.class));
+        Db db = db(backend);
+        for (int k = 0; k < KEYS; k++) {
+          backend.setCurrentKey(k);
+          for (int u = 0; u < 4; u++) {
+            map.put(u, "m" + u);
+          }
+          list.add(k);
+        }
+        db.flush();
+        db.compactAll();
+        db.waitForCompactions();
+        List<Integer> mapKeys = new ArrayList<>();
+        List<Integer> listKeys = new ArrayList<>();
+        for (int k = 0; k < KEYS; k++) {
+          backend.setCurrentKey(k);
+          if (k % 3 == 0) {
+            for (int u = 0; u < 4; u++) {
+              map.remove(u);
+            }
+          } else {
+            mapKeys.add(k);
+          }
+          if (k % 4 == 0) {
+            list.clear();
+          } else {
+            list.add(-k);
+            listKeys.add(k);
+          }
+        }
+        assertEquals(mapKeys, sortedKeys(backend, "keys-m"));
+        assertEquals(listKeys, sortedKeys(backend, "keys-l"));
+      } finally {
+        backend.dispose();
+      }
+    }
+  }
+
+  private static List<Integer> sortedKeys(
+      AbstractKeyedStateBackend<Integer> backend, String state) {
+    List<Integer> keys = new ArrayList<>();
+    try (java.util.stream.Stream<Integer> s = backend.getKeys(state, VoidNamespace.INSTANCE)) {
+      s.forEach(keys::add);
+    }
+    Collections.sort(keys);
+    return keys;
+  }
+
+  /**
    * A map state with fixed-length key and namespace serializers writes tables with a prefix filter
    * over (key group, key, namespace): 2 + 1 + 4 + 1 + 0 bytes for {@code Integer} keys and {@code
    * VoidNamespace}; a value state's tables carry none. Per-key iteration reads every entry back.
