@@ -43,8 +43,6 @@ import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.SnapshotStrategyRunner;
 import org.apache.flink.runtime.state.StateBackend;
 import org.apache.flink.runtime.state.StateBackendLoader;
-import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.runtime.state.memory.MemCheckpointStreamFactory;
 import org.apache.flink.runtime.state.ttl.TtlTimeProvider;
 import org.junit.jupiter.api.Test;
@@ -95,9 +93,9 @@ class CanonicalSavepointPointInTimeTest {
     try (MockEnvironment env = env()) {
       AbstractKeyedStateBackend<Integer> source = create(env, cobble(), Collections.emptyList());
       try {
-        ValueState<Long> value = state(source, VALUE);
-        ListState<Long> list = state(source, LIST);
-        MapState<Integer, String> map = state(source, MAP);
+        ValueState<Long> value = TestBackends.voidState(source, VALUE);
+        ListState<Long> list = TestBackends.voidState(source, LIST);
+        MapState<Integer, String> map = TestBackends.voidState(source, MAP);
         for (int k = 0; k < KEYS; k++) {
           source.setCurrentKey(k);
           value.update((long) k);
@@ -126,7 +124,7 @@ class CanonicalSavepointPointInTimeTest {
         RunnableFuture<SnapshotResult<KeyedStateHandle>> future = canonicalSavepoint(source);
         assertFalse(future.isDone(), "the rows must be written in the asynchronous phase");
 
-        ValueState<Long> late = state(source, LATE);
+        ValueState<Long> late = TestBackends.voidState(source, LATE);
         for (int k = 0; k < KEYS; k++) {
           source.setCurrentKey(k);
           value.update(-1L);
@@ -156,10 +154,10 @@ class CanonicalSavepointPointInTimeTest {
       AbstractKeyedStateBackend<Integer> restored =
           create(env, target, Collections.singletonList(savepoint));
       try {
-        ValueState<Long> value = state(restored, VALUE);
-        ListState<Long> list = state(restored, LIST);
-        MapState<Integer, String> map = state(restored, MAP);
-        ValueState<Long> late = state(restored, LATE);
+        ValueState<Long> value = TestBackends.voidState(restored, VALUE);
+        ListState<Long> list = TestBackends.voidState(restored, LIST);
+        MapState<Integer, String> map = TestBackends.voidState(restored, MAP);
+        ValueState<Long> late = TestBackends.voidState(restored, LATE);
         for (int k = 0; k < KEYS + 20; k++) {
           restored.setCurrentKey(k);
           assertEquals(values.get(k), value.value(), "value of key " + k);
@@ -200,14 +198,6 @@ class CanonicalSavepointPointInTimeTest {
         new CheckpointOptions(
             SavepointType.savepoint(SavepointFormatType.CANONICAL),
             CheckpointStorageLocationReference.getDefault()));
-  }
-
-  private static <S extends org.apache.flink.api.common.state.State> S state(
-      AbstractKeyedStateBackend<Integer> backend,
-      org.apache.flink.api.common.state.StateDescriptor<S, ?> descriptor)
-      throws Exception {
-    return backend.getPartitionedState(
-        VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, descriptor);
   }
 
   /** This line's Cobble backend, through the line-neutral factory. */

@@ -514,55 +514,46 @@ public abstract class StateOpsContract {
    */
   @Test
   void getKeysYieldsEachLiveKeyOnceOverTablesAndMemtables() throws Exception {
-    try (MockEnvironment env = env()) {
-      AbstractKeyedStateBackend<Integer> backend =
-          create(env, new ManualTime(), new Gauges(), 1.0, Collections.emptyList());
-      try {
-        MapState<Integer, String> map =
-            backend.getPartitionedState(
-                VoidNamespace.INSTANCE,
-                VoidNamespaceSerializer.INSTANCE,
-                new MapStateDescriptor<>("keys-m", Integer.class, String.class));
-        ListState<Integer> list =
-            backend.getPartitionedState(
-                VoidNamespace.INSTANCE,
-                VoidNamespaceSerializer.INSTANCE,
-                new ListStateDescriptor<>("keys-l", Integer.class));
-        Db db = db(backend);
-        for (int k = 0; k < KEYS; k++) {
-          backend.setCurrentKey(k);
-          for (int u = 0; u < 4; u++) {
-            map.put(u, "m" + u);
-          }
-          list.add(k);
-        }
-        db.flush();
-        db.compactAll();
-        db.waitForCompactions();
-        List<Integer> mapKeys = new ArrayList<>();
-        List<Integer> listKeys = new ArrayList<>();
-        for (int k = 0; k < KEYS; k++) {
-          backend.setCurrentKey(k);
-          if (k % 3 == 0) {
+    seeded(
+        "getKeys",
+        (backend, rnd, seed) -> {
+          MapState<Integer, String> map =
+              TestBackends.voidState(
+                  backend, new MapStateDescriptor<>("keys-m", Integer.class, String.class));
+          ListState<Integer> list =
+              TestBackends.voidState(backend, new ListStateDescriptor<>("keys-l", Integer.class));
+          Db db = db(backend);
+          for (int k = 0; k < KEYS; k++) {
+            backend.setCurrentKey(k);
             for (int u = 0; u < 4; u++) {
-              map.remove(u);
+              map.put(u, "m" + u);
             }
-          } else {
-            mapKeys.add(k);
+            list.add(k);
           }
-          if (k % 4 == 0) {
-            list.clear();
-          } else {
-            list.add(-k);
-            listKeys.add(k);
+          db.flush();
+          db.compactAll();
+          db.waitForCompactions();
+          List<Integer> mapKeys = new ArrayList<>();
+          List<Integer> listKeys = new ArrayList<>();
+          for (int k = 0; k < KEYS; k++) {
+            backend.setCurrentKey(k);
+            if (rnd.nextInt(3) == 0) {
+              for (int u = 0; u < 4; u++) {
+                map.remove(u);
+              }
+            } else {
+              mapKeys.add(k);
+            }
+            if (rnd.nextInt(4) == 0) {
+              list.clear();
+            } else {
+              list.add(-k);
+              listKeys.add(k);
+            }
           }
-        }
-        assertEquals(mapKeys, sortedKeys(backend, "keys-m"));
-        assertEquals(listKeys, sortedKeys(backend, "keys-l"));
-      } finally {
-        backend.dispose();
-      }
-    }
+          assertEquals(mapKeys, sortedKeys(backend, "keys-m"), "seed " + seed);
+          assertEquals(listKeys, sortedKeys(backend, "keys-l"), "seed " + seed);
+        });
   }
 
   private static List<Integer> sortedKeys(

@@ -98,4 +98,15 @@ public final class TestBackends implements AutoCloseable {
     }
     envs.clear();
   }
+
+  /** {@code descriptor}'s state of {@code backend} in the void namespace. */
+  public static <S extends org.apache.flink.api.common.state.State> S voidState(
+      AbstractKeyedStateBackend<?> backend,
+      org.apache.flink.api.common.state.StateDescriptor<S, ?> descriptor)
+      throws Exception {
+    return backend.getPartitionedState(
+        org.apache.flink.runtime.state.VoidNamespace.INSTANCE,
+        org.apache.flink.runtime.state.VoidNamespaceSerializer.INSTANCE,
+        descriptor);
+  }
 }
