@@ -118,16 +118,17 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     }
     while (merged.valid()) {
       byte[] key = merged.keyArray();
-      int keyLength = merged.keyLength();
+      int from = merged.keyOffset() + 2;
+      int keyLength = merged.keyLength() - 2;
       if (resumeAfter != null
-          && Bytes.compare(key, 2, keyLength - 2, resumeAfter, 0, resumeAfter.length) <= 0) {
+          && Bytes.compare(key, from, keyLength, resumeAfter, 0, resumeAfter.length) <= 0) {
         merged.next();
         continue;
       }
       byte[][] values = merged.row().toUser(projection, now, loader);
       if (values != null) {
-        // The merged key buffer is reused by the next move: the row gets its own copy.
-        next = new Row(Arrays.copyOfRange(key, 2, keyLength), values);
+        // The merged key is read in place and moves on with the cursor: the row gets its own copy.
+        next = new Row(Arrays.copyOfRange(key, from, from + keyLength), values);
         merged.next();
         return true;
       }
@@ -173,10 +174,15 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
       return false;
     }
     while (merged.valid()) {
-      byte[] key = merged.keyArray();
-      int keyLength = merged.keyLength();
       if ((resumeAfter == null
-              || Bytes.compare(key, 2, keyLength - 2, resumeAfter, 0, resumeAfter.length) > 0)
+              || Bytes.compare(
+                      merged.keyArray(),
+                      keyOffset(),
+                      keyLength(),
+                      resumeAfter,
+                      0,
+                      resumeAfter.length)
+                  > 0)
           && locateValues()) {
         atRow = true;
         returned++;
@@ -208,7 +214,12 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   private boolean locateValues() {
     if (merged.hasEncodedRow()
         && RowState.inlinePuts(
-            layout, merged.encodedRow(), 0, merged.encodedLength(), positions, spans)) {
+            layout,
+            merged.encodedRow(),
+            merged.encodedOffset(),
+            merged.encodedLength(),
+            positions,
+            spans)) {
       decoded = null;
       return true;
     }
@@ -225,7 +236,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   }
 
   public int keyOffset() {
-    return 2;
+    return merged.keyOffset() + 2;
   }
 
   public int keyLength() {

@@ -135,7 +135,7 @@ public final class CompactionJob {
         if (++rows % ABANDON_CHECK_ROWS == 0 && abandoned.getAsBoolean()) {
           throw new CompactionAbandoned();
         }
-        if (!keepBucket.test(Bytes.getShort(it.keyArray(), 0))) {
+        if (!keepBucket.test(Bytes.getShort(it.keyArray(), it.keyOffset()))) {
           continue;
         }
         // A row one source decides, with inline values and nothing the bottom drops, is stored
@@ -144,10 +144,11 @@ public final class CompactionJob {
             && dead == null
             && out.addIfPlain(
                 it.keyArray(),
+                it.keyOffset(),
                 it.keyLength(),
                 layout,
                 it.encodedRow(),
-                0,
+                it.encodedOffset(),
                 it.encodedLength(),
                 bottom,
                 dropBefore)) {
@@ -182,7 +183,7 @@ public final class CompactionJob {
         if (row.isEmpty()) {
           continue;
         }
-        out.add(it.keyArray(), it.keyLength(), row);
+        out.add(it.keyArray(), it.keyOffset(), it.keyLength(), row);
       }
     }
   }

@@ -111,14 +111,15 @@ public final class OutputWriter implements AutoCloseable {
   }
 
   /**
-   * Adds an encoded row as it is, under a key given as the first {@code keyLen} bytes of {@code
-   * key}, when {@link RowState#plainExpiry} (at the bottom of the tree: {@link
+   * Adds an encoded row as it is, under a key given as the {@code keyLen} bytes of {@code key} at
+   * {@code keyOff}, when {@link RowState#plainExpiry} (at the bottom of the tree: {@link
    * RowState#plainBottomExpiry} with {@code dropBefore}, after {@link RowState#mergesToPuts})
    * vouches that decoding it and writing the result would store the same bytes; otherwise adds
    * nothing and returns false.
    */
   public boolean addIfPlain(
       byte[] key,
+      int keyOff,
       int keyLen,
       ColumnLayout layout,
       byte[] row,
@@ -144,22 +145,25 @@ public final class OutputWriter implements AutoCloseable {
     if (expiry == RowState.NOT_PLAIN) {
       return false;
     }
-    cutBefore(key, 0);
+    cutBefore(key, keyOff);
     startTable();
     noteExpiry(expiry);
     noteMergeWriteTime(row, rowOff, rowLen);
-    builder.add(key, 0, keyLen, row, rowOff, rowLen);
+    builder.add(key, keyOff, keyLen, row, rowOff, rowLen);
     afterAdd();
     return true;
   }
 
   public void add(byte[] key, RowState row) {
-    add(key, key.length, row);
+    add(key, 0, key.length, row);
   }
 
-  /** As {@link #add(byte[], RowState)} under the first {@code keyLen} bytes of {@code key}. */
-  public void add(byte[] key, int keyLen, RowState row) {
-    cutBefore(key, 0);
+  /**
+   * As {@link #add(byte[], RowState)} under the {@code keyLen} bytes of {@code key} at {@code
+   * keyOff}.
+   */
+  public void add(byte[] key, int keyOff, int keyLen, RowState row) {
+    cutBefore(key, keyOff);
     startTable();
     for (int i = 0; i < row.size(); i++) {
       byte kind = row.kind(i);
@@ -185,7 +189,7 @@ public final class OutputWriter implements AutoCloseable {
     noteExpiry(row.maxExpiry());
     rowBuf.reset();
     row.encode(rowBuf);
-    builder.add(key, 0, keyLen, rowBuf.array(), 0, rowBuf.size());
+    builder.add(key, keyOff, keyLen, rowBuf.array(), 0, rowBuf.size());
     afterAdd();
   }
 

@@ -27,6 +27,11 @@ import java.util.List;
  * state's map entries (family and bucket, key, namespace, user key: 23 bytes for long keys) of one
  * key share much more than their first 15 bytes, and the sources of a compaction meet at the same
  * key often, so a shorter prefix sent most of their comparisons to the full compare.
+ *
+ * <p>Over one source there is nothing to merge: its keys and rows are read where they lie, with no
+ * heap and no copy, and the source moves only when this iterator does. A per-key scan whose filters
+ * leave one source is the common case, so callers read the key and the encoded row at {@link
+ * #keyOffset()} and {@link #encodedOffset()}.
  */
 public final class RowMergingIterator implements AutoCloseable {
   /** Key bytes held in the prefix words. */
@@ -71,6 +76,15 @@ public final class RowMergingIterator implements AutoCloseable {
   private boolean pending;
   // Lists folded by copying bytes, when ConcatFold applies to the layout.
   private ConcatFold concatFold;
+  // The only source, when there is one: read in place (see the class comment). Its current key
+  // and row are noted once per move, so readers of them make no calls through the source's chain
+  // of iterators.
+  private KvIterator only;
+  private byte[] onlyKey;
+  private int onlyKeyOffset;
+  private byte[] onlyRow;
+  private int onlyRowOffset;
+  private int onlyRowLength;
 
   /** An iterator over no sources; {@link #reset} it onto some. */
   public RowMergingIterator() {}
@@ -116,6 +130,7 @@ public final class RowMergingIterator implements AutoCloseable {
     this.heapSize = 0;
     this.valid = false;
     this.upper = null;
+    this.only = count == 1 ? this.sources[0] : null;
     return this;
   }
 
@@ -257,14 +272,49 @@ public final class RowMergingIterator implements AutoCloseable {
     for (int i = 0; i < count; i++) {
       sources[i].seekToFirst();
     }
-    rebuild();
+    if (only != null) {
+      settleOnly();
+    } else {
+      rebuild();
+    }
   }
 
   public void seek(byte[] target) {
     for (int i = 0; i < count; i++) {
       sources[i].seek(target);
     }
-    rebuild();
+    if (only != null) {
+      settleOnly();
+    } else {
+      rebuild();
+    }
+  }
+
+  /**
+   * Takes the only source's position as the current row: valid below the upper bound, its row held
+   * encoded in place under pass-through (decoded on demand), else decoded now.
+   */
+  private void settleOnly() {
+    valid = only.valid();
+    if (valid) {
+      onlyKey = only.keyArray();
+      onlyKeyOffset = only.keyOffset();
+      keyLength = only.keyLength();
+      valid =
+          upper == null
+              || Bytes.compare(onlyKey, onlyKeyOffset, keyLength, upper, 0, upper.length) < 0;
+    }
+    if (valid) {
+      onlyRow = only.valueArray();
+      onlyRowOffset = only.valueOffset();
+      onlyRowLength = only.valueLength();
+    }
+    encodedSource = valid && passThrough ? 0 : -1;
+    pending = valid && passThrough;
+    if (valid && !passThrough) {
+      // Decoded while moving, as a merge without pass-through decodes.
+      decode(row, 0);
+    }
   }
 
   public boolean valid() {
@@ -273,12 +323,20 @@ public final class RowMergingIterator implements AutoCloseable {
 
   /** A copy of the current key. */
   public byte[] key() {
-    return Arrays.copyOf(key, keyLength);
+    int from = keyOffset();
+    return Arrays.copyOfRange(keyArray(), from, from + keyLength());
   }
 
-  /** The current key in place: the first {@link #keyLength()} bytes; valid until the next move. */
+  /**
+   * The current key in place: the {@link #keyLength()} bytes at {@link #keyOffset()}; valid until
+   * the next move.
+   */
   public byte[] keyArray() {
-    return key;
+    return only != null ? onlyKey : key;
+  }
+
+  public int keyOffset() {
+    return only != null ? onlyKeyOffset : 0;
   }
 
   public int keyLength() {
@@ -307,28 +365,41 @@ public final class RowMergingIterator implements AutoCloseable {
   }
 
   /**
-   * The current row's encoding in place: the first {@link #encodedLength()} bytes; valid until the
-   * next move, and only while {@link #hasEncodedRow}.
+   * The current row's encoding in place: the {@link #encodedLength()} bytes at {@link
+   * #encodedOffset()}; valid until the next move, and only while {@link #hasEncodedRow}.
    */
   public byte[] encodedRow() {
-    return encoded.array();
+    return only != null ? onlyRow : encoded.array();
+  }
+
+  public int encodedOffset() {
+    return only != null ? onlyRowOffset : 0;
   }
 
   public int encodedLength() {
-    return encoded.size();
+    return only != null ? onlyRowLength : encoded.size();
   }
 
   /** The combined row at the current key; valid until the next move. */
   public RowState row() {
     if (pending) {
       pending = false;
-      decodeCopy();
+      if (only != null) {
+        decode(row, 0);
+      } else {
+        decodeCopy();
+      }
     }
     return row;
   }
 
   public void next() {
-    advance();
+    if (only != null) {
+      only.next();
+      settleOnly();
+    } else {
+      advance();
+    }
   }
 
   private void decode(RowState into, int source) {
@@ -472,6 +543,9 @@ public final class RowMergingIterator implements AutoCloseable {
     Arrays.fill(names, 0, count, null);
     Arrays.fill(keys, 0, count, null);
     count = 0;
+    only = null;
+    onlyKey = null;
+    onlyRow = null;
     valid = false;
     upper = null;
   }

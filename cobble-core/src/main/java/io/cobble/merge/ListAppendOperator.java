@@ -96,6 +96,9 @@ public final class ListAppendOperator implements MergeOperator {
 
   @Override
   public void validateOperand(byte[] operand) {
+    if (uniform(operand)) {
+      return;
+    }
     try {
       ByteReader r = new ByteReader(operand);
       while (r.hasRemaining()) {
@@ -106,6 +109,29 @@ public final class ListAppendOperator implements MergeOperator {
           "list_append operand is not a valid list (use ListCodec.element/encode): "
               + e.getMessage());
     }
+  }
+
+  /**
+   * Whether {@code operand} is a list of elements that all have the first one's length, below 128
+   * bytes (one-byte lengths): lists of fixed-size values, the common case, are then checked without
+   * walking from length to length (each step's position depends on the length before it), since
+   * every element's length byte sits at a known stride.
+   */
+  static boolean uniform(byte[] operand) {
+    if (operand.length == 0) {
+      return true;
+    }
+    int length = operand[0];
+    int stride = length + 1;
+    if (length < 0 || operand.length % stride != 0) {
+      return false;
+    }
+    for (int p = stride; p < operand.length; p += stride) {
+      if (operand[p] != length) {
+        return false;
+      }
+    }
+    return true;
   }
 
   @Override

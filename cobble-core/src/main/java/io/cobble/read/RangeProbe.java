@@ -126,7 +126,9 @@ public final class RangeProbe {
       merged.upperBound(hi).seek(lo);
       while (merged.valid()) {
         if (hi != null
-            && Bytes.compare(merged.keyArray(), 0, merged.keyLength(), hi, 0, hi.length) >= 0) {
+            && Bytes.compare(
+                    merged.keyArray(), merged.keyOffset(), merged.keyLength(), hi, 0, hi.length)
+                >= 0) {
           return false;
         }
         RowState r = merged.row();

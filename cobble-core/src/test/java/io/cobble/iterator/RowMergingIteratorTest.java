@@ -215,6 +215,12 @@ class RowMergingIteratorTest {
     unbounded.next();
     assertThrows(CorruptionException.class, unbounded::next);
 
+    // One source is read in place, bound and all.
+    RowMergingIterator alone = merging(newest).upperBound(b("d"));
+    alone.seekToFirst();
+    assertEquals(Arrays.asList("a:a2|-", "c:merge(c2)|-"), drain(alone));
+    assertFalse(alone.valid());
+
     RowMergingIterator reset =
         merging(newest, oldest)
             .upperBound(b("d"))
@@ -275,7 +281,12 @@ class RowMergingIteratorTest {
         assertEquals(decided, actual.hasEncodedRow(), key + ", " + note);
         if (decided) {
           assertArrayEquals(
-              first, Arrays.copyOf(actual.encodedRow(), actual.encodedLength()), key + ", " + note);
+              first,
+              Arrays.copyOfRange(
+                  actual.encodedRow(),
+                  actual.encodedOffset(),
+                  actual.encodedOffset() + actual.encodedLength()),
+              key + ", " + note);
         }
         RowState r = actual.row();
         got.add(key + ":" + cell(r, 0) + "|" + cell(r, 1));

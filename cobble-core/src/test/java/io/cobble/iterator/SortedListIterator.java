@@ -18,11 +18,17 @@ final class SortedListIterator implements KvIterator {
     }
     // The key is also served in place from a larger array, between bytes of 0xFF, as blocks hold
     // keys between other bytes: a merge that reads past a key's end sees them.
-    byte[] inPlace = new byte[padding(key) + key.length + 8];
-    Arrays.fill(inPlace, (byte) 0xFF);
-    System.arraycopy(key, 0, inPlace, padding(key), key.length);
-    entries.add(new byte[][] {key, value, inPlace});
+    // Values likewise, so a reader that assumes a value starts its array reads the wrong bytes.
+    entries.add(
+        new byte[][] {key, value, padded(key, padding(key)), padded(value, padding(value))});
     return this;
+  }
+
+  private static byte[] padded(byte[] bytes, int padding) {
+    byte[] inPlace = new byte[padding + bytes.length + 8];
+    Arrays.fill(inPlace, (byte) 0xFF);
+    System.arraycopy(bytes, 0, inPlace, padding, bytes.length);
+    return inPlace;
   }
 
   private static int padding(byte[] key) {
@@ -42,6 +48,21 @@ final class SortedListIterator implements KvIterator {
   @Override
   public int keyLength() {
     return entries.get(at)[0].length;
+  }
+
+  @Override
+  public byte[] valueArray() {
+    return entries.get(at)[3];
+  }
+
+  @Override
+  public int valueOffset() {
+    return padding(entries.get(at)[1]);
+  }
+
+  @Override
+  public int valueLength() {
+    return entries.get(at)[1].length;
   }
 
   @Override

@@ -69,6 +69,77 @@ class MergeOperatorTest {
         IllegalArgumentException.class, () -> MergeOperators.resolve("list_append:max=x", null));
   }
 
+  /**
+   * A list operand is accepted exactly when it parses as length-prefixed elements to its last byte:
+   * seeded operands of equal-length elements (the fixed-stride check) and of mixed lengths, some
+   * with one byte changed or cut off, judged by a walk written here.
+   */
+  @Test
+  void listOperandIsAcceptedExactlyWhenItParsesAsElements() {
+    long seed = Long.getLong("cobble.test.seed", System.nanoTime());
+    java.util.Random random = new java.util.Random(seed);
+    MergeOperator op = MergeOperators.resolve("list_append", null);
+    int accepted = 0;
+    for (int round = 0; round < 20_000; round++) {
+      java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+      int elements = random.nextInt(6);
+      int fixed = random.nextBoolean() ? random.nextInt(3) * 60 : -1;
+      for (int i = 0; i < elements; i++) {
+        int length = fixed >= 0 ? fixed : random.nextInt(200);
+        if (length >= 128) {
+          out.write(0x80 | (length & 0x7F));
+          out.write(length >>> 7);
+        } else {
+          out.write(length);
+        }
+        out.write(new byte[length], 0, length);
+      }
+      byte[] operand = out.toByteArray();
+      if (operand.length > 0 && random.nextBoolean()) {
+        if (random.nextBoolean()) {
+          operand[random.nextInt(operand.length)] = (byte) random.nextInt(256);
+        } else {
+          operand = Arrays.copyOf(operand, random.nextInt(operand.length));
+        }
+      }
+      boolean parses = parsesAsElements(operand);
+      String what = "operand " + Arrays.toString(operand) + " (seed " + seed + ")";
+      if (parses) {
+        op.validateOperand(operand);
+        accepted++;
+      } else {
+        byte[] bad = operand;
+        assertThrows(IllegalArgumentException.class, () -> op.validateOperand(bad), what);
+      }
+    }
+    assertTrue(accepted > 5_000 && accepted < 18_000, "accepted " + accepted);
+  }
+
+  /** Walks varint-length-prefixed elements: true when the last one ends at the operand's end. */
+  private static boolean parsesAsElements(byte[] operand) {
+    int p = 0;
+    while (p < operand.length) {
+      long length = 0;
+      int shift = 0;
+      while (true) {
+        if (p == operand.length || shift > 63) {
+          return false;
+        }
+        int b = operand[p++] & 0xFF;
+        length |= (long) (b & 0x7F) << shift;
+        shift += 7;
+        if (b < 0x80) {
+          break;
+        }
+      }
+      if (length > operand.length - p) {
+        return false;
+      }
+      p += (int) length;
+    }
+    return true;
+  }
+
   @Test
   void elementTtlStoresExpiryPerElementAndFiltersOnRead() {
     MergeOperator op = MergeOperators.resolve("list_append:element_ttl=true", null);
