@@ -3,6 +3,7 @@ package io.cobble.flink.state;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
+import io.cobble.util.Bytes;
 import io.cobble.util.ValueSink;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -212,7 +213,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     while (true) {
       List<byte[]> keys = new ArrayList<>();
       ScanOptions options = ScanOptions.defaults().maxRows(CHUNK).startAfter(after);
-      try (ScanCursor c = db.scan(bucket, family, prefix, RowKeys.prefixEnd(prefix), options)) {
+      try (ScanCursor c = db.scan(bucket, family, prefix, Bytes.successor(prefix), options)) {
         while (c.hasNext()) {
           keys.add(c.next().key());
         }
@@ -232,7 +233,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     DataOutputSerializer out = new DataOutputSerializer(128);
     boolean any = false;
     try (ScanCursor c =
-        db.scan(keyGroup, family, prefix, RowKeys.prefixEnd(prefix), ScanOptions.defaults())) {
+        db.scan(keyGroup, family, prefix, Bytes.successor(prefix), ScanOptions.defaults())) {
       while (c.hasNext()) {
         Row row = c.next();
         byte[] key = row.key();
@@ -274,7 +275,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     RowIterator(int bucket, byte[] prefix) {
       this.bucket = bucket;
       this.prefix = prefix;
-      this.end = RowKeys.prefixEnd(prefix);
+      this.end = Bytes.successor(prefix);
     }
 
     /**

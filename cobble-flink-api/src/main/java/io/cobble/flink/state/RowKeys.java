@@ -65,16 +65,4 @@ final class RowKeys {
     int len = readVarInt(in);
     in.skipBytesToRead(len);
   }
-
-  /** The smallest key greater than every key that starts with {@code prefix}; null if none. */
-  static byte[] prefixEnd(byte[] prefix) {
-    byte[] end = prefix.clone();
-    for (int i = end.length - 1; i >= 0; i--) {
-      if (end[i] != (byte) 0xFF) {
-        end[i]++;
-        return java.util.Arrays.copyOf(end, i + 1);
-      }
-    }
-    return null;
-  }
 }

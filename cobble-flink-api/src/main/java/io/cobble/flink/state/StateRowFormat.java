@@ -1,5 +1,6 @@
 package io.cobble.flink.state;
 
+import io.cobble.util.Bytes;
 import java.io.IOException;
 import java.util.List;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -28,7 +29,7 @@ public final class StateRowFormat {
 
   /** The smallest key after every row key that starts with {@code prefix}; null if none. */
   public static byte[] prefixEnd(byte[] prefix) {
-    return RowKeys.prefixEnd(prefix);
+    return Bytes.successor(prefix);
   }
 
   public static <T> T decodeValue(byte[] raw, TypeSerializer<T> serializer) throws IOException {

@@ -515,7 +515,7 @@ public abstract class StateOpsContract {
   @Test
   void getKeysYieldsEachLiveKeyOnceOverTablesAndMemtables() throws Exception {
     seeded(
-        "getKeys",
+        "getKeysYieldsEachLiveKeyOnceOverTablesAndMemtables",
         (backend, rnd, seed) -> {
           MapState<Integer, String> map =
               TestBackends.voidState(
