@@ -272,17 +272,18 @@ public final class RowMergingIterator implements AutoCloseable {
     for (int i = 0; i < count; i++) {
       sources[i].seekToFirst();
     }
-    if (only != null) {
-      settleOnly();
-    } else {
-      rebuild();
-    }
+    settle();
   }
 
   public void seek(byte[] target) {
     for (int i = 0; i < count; i++) {
       sources[i].seek(target);
     }
+    settle();
+  }
+
+  /** Takes the sources' new positions: the only source's, or the heap rebuilt over all. */
+  private void settle() {
     if (only != null) {
       settleOnly();
     } else {
