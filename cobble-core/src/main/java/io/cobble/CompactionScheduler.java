@@ -48,6 +48,9 @@ final class CompactionScheduler {
   private int running;
   // Set by stop(): nothing is scheduled any more (a frozen Db). Under the mutex.
   private boolean stopped;
+  // Set when scans sealed the memtable of a shard whose writes stopped (see settleLevel0). Under
+  // the mutex.
+  private boolean settling;
 
   private final AtomicLong compactions = new AtomicLong();
   private final AtomicLong trivialMoves = new AtomicLong();
@@ -90,17 +93,40 @@ final class CompactionScheduler {
     return bytesOut.get();
   }
 
+  /**
+   * Folds every tree's level 0 into level 1 once the memtable scans just sealed is flushed, unless
+   * writes resume first. Scans seal a memtable only when the shard stopped being written (see
+   * {@code AdaptiveMemTable}); the files its last flushes left in level 0, fewer than {@code
+   * l0-file-limit}, would otherwise stay there while it is only read, and every scan of a key they
+   * hold would merge them with level 1 instead of reading one source. Under the mutex.
+   */
+  void settleLevel0() {
+    settling = true;
+    maybeSchedule();
+  }
+
   /** Starts due compactions for idle trees. Under the mutex. */
   void maybeSchedule() {
     if (stopped || state.closed() || state.backgroundError() != null) {
       return;
     }
     Version v = state.versions.current();
+    if (settling
+        && (v.active().entryCount() > 0 || (v.immutables().isEmpty() && level0Folded(v)))) {
+      // Written again, the usual policy decides; or folded.
+      settling = false;
+    }
+    // While the sealed memtable flushes, its flush schedules again when it is done.
+    boolean folding = settling && v.immutables().isEmpty();
     for (int fam = 0; fam < v.trees().size(); fam++) {
       if (compacting.contains(fam) || state.layouts().byId(fam) == null) {
         continue;
       }
-      Compaction c = picker.pick(v, fam, state.clock.nowMillis(), owned(), cleanupHold);
+      Compaction picked = picker.pick(v, fam, state.clock.nowMillis(), owned(), cleanupHold);
+      Compaction c =
+          picked == null && folding
+              ? picker.pickLevel0(v, fam, state.clock.nowMillis(), owned())
+              : picked;
       if (c == null) {
         continue;
       }
@@ -108,6 +134,15 @@ final class CompactionScheduler {
       running++;
       executor.execute(() -> runInBackground(c));
     }
+  }
+
+  private boolean level0Folded(Version v) {
+    for (int fam = 0; fam < v.trees().size(); fam++) {
+      if (state.layouts().byId(fam) != null && !v.tree(fam).level(0).isEmpty()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void runInBackground(Compaction c) {

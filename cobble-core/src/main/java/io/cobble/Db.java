@@ -119,7 +119,7 @@ public final class Db implements AutoCloseable {
     pointReader = new PointReader(versions, clock, loader);
     compactor = new CompactionScheduler(state);
     flusher = new Flusher(state, compactor);
-    state.rotation(flusher::rotateIfRoom);
+    state.rotation(this::sealForScans);
     if (own != null && config.lendIdleMemtableBuffers() && config.blockCacheSize() > 0) {
       flusher.lendIdleBuffers(own);
     }
@@ -246,6 +246,18 @@ public final class Db implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------- validation
+
+  /**
+   * Seals the active memtable for the scans that found it no longer written (under the mutex), and
+   * then lets compaction fold level 0: the shard is read now, not written.
+   */
+  private boolean sealForScans() {
+    if (!flusher.rotateIfRoom()) {
+      return false;
+    }
+    compactor.settleLevel0();
+    return true;
+  }
 
   private void checkOpen() {
     state.checkOpen();
