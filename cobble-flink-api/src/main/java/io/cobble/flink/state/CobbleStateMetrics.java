@@ -13,9 +13,10 @@ import org.apache.flink.metrics.MetricGroup;
 
 /**
  * The engine's gauges of one keyed backend, in the operator's metric group under {@code cobble}:
- * memory (memtables, block cache, the budget), level-0 files, table files and bytes, the estimated
- * bytes compaction still has to rewrite, write stalls, and the bytes checkpoints handed over. Each
- * gauge reads the shard when the reporter asks, so nothing is counted on the state access path.
+ * memory (memtables, block cache, the budget), block cache hits and misses, level-0 files, table
+ * files and bytes, the estimated bytes compaction still has to rewrite, write stalls, and the bytes
+ * checkpoints handed over. Each gauge reads the shard when the reporter asks, so nothing is counted
+ * on the state access path.
  */
 final class CobbleStateMetrics {
 
@@ -53,6 +54,8 @@ final class CobbleStateMetrics {
     g.gauge("blockCacheUsageBytes", m.engine(DbMetrics::cacheUsage));
     long cacheCapacity = pool != null ? pool.blockCacheBytes() : db.config().blockCacheSize();
     g.gauge("blockCacheCapacityBytes", (Gauge<Long>) () -> cacheCapacity);
+    g.gauge("blockCacheHits", m.engine(DbMetrics::cacheHits));
+    g.gauge("blockCacheMisses", m.engine(DbMetrics::cacheMisses));
     g.gauge("l0Files", m.engine(d -> d.filesPerLevel()[0]));
     g.gauge("liveFiles", m.engine(DbMetrics::liveFiles));
     g.gauge("liveBytes", m.engine(DbMetrics::liveBytes));

@@ -90,6 +90,15 @@ public abstract class StateOpsContract {
       db.flush();
       assertTrue(gauges.value("liveFiles") >= 1);
       assertEquals(gauges.value("liveFiles"), gauges.value("l0Files"));
+      long lookups = gauges.value("blockCacheHits") + gauges.value("blockCacheMisses");
+      for (int k = 0; k < KEYS; k++) {
+        backend.setCurrentKey(k);
+        assertEquals("value-" + k, state.value());
+      }
+      assertTrue(
+          gauges.value("blockCacheHits") + gauges.value("blockCacheMisses") >= lookups + KEYS,
+          "each read of a flushed value looks its block up in the cache");
+      assertTrue(gauges.value("blockCacheHits") > 0, "the table's blocks are read again");
       assertEquals(0, gauges.value("writeStalls"));
       assertTrue(gauges.value("pendingCompactionBytes") >= 0);
 

@@ -51,6 +51,8 @@ class CobbleStateBackendMetricsIT {
     "immutableMemtables",
     "blockCacheUsageBytes",
     "blockCacheCapacityBytes",
+    "blockCacheHits",
+    "blockCacheMisses",
     "l0Files",
     "liveFiles",
     "liveBytes",
