@@ -408,11 +408,15 @@ public final class Table implements AutoCloseable {
       return !bottom || bottomFilter.shouldProbe();
     }
 
-    /** Records a probe's answer, when the get is judged. */
-    void filterAnswered(boolean ruledOut) {
+    /**
+     * Whether a probe that answered {@code may} rules the key out; records the answer when the get
+     * is judged.
+     */
+    boolean ruledOut(boolean may) {
       if (bottom) {
-        bottomFilter.record(ruledOut);
+        bottomFilter.record(!may);
       }
+      return !may;
     }
   }
 
@@ -465,13 +469,11 @@ public final class Table implements AutoCloseable {
           return false;
         }
         int ordinal = p.topDecoded.ordinal(top);
-        if (bloom && g.probeFilter()) {
-          boolean may =
-              BloomFilter.mayContain(p.filter[ordinal], p.filterTrailer[ordinal], keyHash);
-          g.filterAnswered(!may);
-          if (!may) {
-            return false;
-          }
+        if (bloom
+            && g.probeFilter()
+            && g.ruledOut(
+                BloomFilter.mayContain(p.filter[ordinal], p.filterTrailer[ordinal], keyHash))) {
+          return false;
         }
         DecodedIndex index = p.indexDecoded[ordinal];
         int entry = index.lowerBound(key);
@@ -507,14 +509,11 @@ public final class Table implements AutoCloseable {
         if (bloom) {
           long filterOffset = r.readVarLong();
           int filterSize = r.readVarInt();
-          if (g.probeFilter()) {
-            boolean may =
-                BloomFilter.mayContain(
-                    readBlock(filterOffset, filterSize, "filter partition", true), keyHash);
-            g.filterAnswered(!may);
-            if (!may) {
-              return false;
-            }
+          if (g.probeFilter()
+              && g.ruledOut(
+                  BloomFilter.mayContain(
+                      readBlock(filterOffset, filterSize, "filter partition", true), keyHash))) {
+            return false;
           }
         }
         byte[] index = readBlock(indexOffset, indexSize, "index partition", true);
