@@ -247,18 +247,6 @@ public final class Db implements AutoCloseable {
 
   // ---------------------------------------------------------------- validation
 
-  /**
-   * Seals the active memtable for the scans that found it no longer written (under the mutex), and
-   * then lets compaction fold level 0: the shard is read now, not written.
-   */
-  private boolean sealForScans() {
-    if (!flusher.rotateIfRoom()) {
-      return false;
-    }
-    compactor.settleLevel0();
-    return true;
-  }
-
   private void checkOpen() {
     state.checkOpen();
   }
@@ -382,6 +370,18 @@ public final class Db implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------- flush and compaction
+
+  /**
+   * Seals the active memtable for the scans that found it no longer written (under the mutex), and
+   * then lets compaction fold level 0: the shard is read now, not written.
+   */
+  private boolean sealForScans() {
+    if (!flusher.rotateIfRoom()) {
+      return false;
+    }
+    compactor.settleLevel0();
+    return true;
+  }
 
   /**
    * Lets {@code filter} drop values during the compactions that start from now on (null removes
