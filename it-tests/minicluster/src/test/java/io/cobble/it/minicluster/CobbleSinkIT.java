@@ -130,15 +130,20 @@ class CobbleSinkIT {
       boolean updated = id <= 20;
       rows.put(
           id,
-          GenericRowData.of(
+          stored(
               id,
-              StringData.fromString((updated ? "u" : "n") + id),
+              (updated ? "u" : "n") + id,
               (int) id * (updated ? 100 : 1),
-              DecimalData.fromBigDecimal(
-                  updated ? BigDecimal.valueOf(-id) : BigDecimal.valueOf(id, 2), 10, 2)));
+              updated ? BigDecimal.valueOf(-id) : BigDecimal.valueOf(id, 2)));
     }
     rows.put(45L, GenericRowData.of(45L, null, null, null));
     return rows;
+  }
+
+  /** A row as the table stores it. */
+  private static RowData stored(long id, String name, int score, BigDecimal price) {
+    return GenericRowData.of(
+        id, StringData.fromString(name), score, DecimalData.fromBigDecimal(price, 10, 2));
   }
 
   private static Map<Long, RowData> expectedAfterLaterChanges() {
@@ -147,21 +152,9 @@ class CobbleSinkIT {
       rows.remove(id);
     }
     for (long id = 21; id <= 30; id++) {
-      rows.put(
-          id,
-          GenericRowData.of(
-              id,
-              StringData.fromString("v" + id),
-              (int) id * 7,
-              DecimalData.fromBigDecimal(BigDecimal.valueOf(id), 10, 2)));
+      rows.put(id, stored(id, "v" + id, (int) id * 7, BigDecimal.valueOf(id)));
     }
-    rows.put(
-        60L,
-        GenericRowData.of(
-            60L,
-            StringData.fromString("n60"),
-            60,
-            DecimalData.fromBigDecimal(BigDecimal.valueOf(60, 2), 10, 2)));
+    rows.put(60L, stored(60L, "n60", 60, BigDecimal.valueOf(60, 2)));
     return rows;
   }
 
@@ -173,20 +166,19 @@ class CobbleSinkIT {
     env = StreamExecutionEnvironment.getExecutionEnvironment();
     env.setParallelism(2);
     tEnv = StreamTableEnvironment.create(env);
-    tEnv.createTemporaryView("changes", changelog(false));
-    tEnv.createTemporaryView("later_changes", changelog(true));
+    tEnv.createTemporaryView("changes", changelog(CHANGES));
+    tEnv.createTemporaryView("later_changes", changelog(LATER_CHANGES));
   }
 
   /**
-   * {@link #CHANGES}, or {@link #LATER_CHANGES}, from one source subtask, which keeps each key's
-   * changes in order; the planner and the sink keep it.
+   * {@code changes} from one source subtask, which keeps each key's changes in order; the planner
+   * and the sink keep it.
    */
-  private org.apache.flink.table.api.Table changelog(boolean later) {
-    int length = (later ? LATER_CHANGES : CHANGES).length;
+  private org.apache.flink.table.api.Table changelog(org.apache.flink.types.Row[] changes) {
     return tEnv.fromChangelogStream(
-        env.fromSequence(0, length - 1)
+        env.fromSequence(0, changes.length - 1)
             .setParallelism(1)
-            .map(i -> (later ? LATER_CHANGES : CHANGES)[(int) (long) i])
+            .map(i -> changes[(int) (long) i])
             .returns(ROW_TYPE)
             .setParallelism(1));
   }
@@ -231,9 +223,9 @@ class CobbleSinkIT {
     insert("cobble_sink");
     assertEquals(expected(), readShards(table));
     // A later job resumes the shards it finds and lands its own deletes and updates on them.
-    // Flink's
-    // upsert materializer would drop them: its state starts empty in a new job, and it discards a
-    // retraction of a row it has not seen, so the changes go to the sink as from an upsert source.
+    // Flink's upsert materializer would drop them: its state starts empty in a new job, and it
+    // discards a retraction of a row it has not seen, so the changes go to the sink as from an
+    // upsert source.
     tEnv.getConfig().set("table.exec.sink.upsert-materialize", "NONE");
     insert("cobble_sink", "later_changes");
     assertEquals(expectedAfterLaterChanges(), readShards(table));
