@@ -6,16 +6,12 @@ import io.cobble.testing.S3ProxyExtension;
 import io.cobble.testing.S3ProxyServer;
 import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.fs.FileSystem;
@@ -151,41 +147,7 @@ class CobbleCheckpointPrimaryOnS3IT {
     return keys;
   }
 
-  /** Every stored object (and S3Proxy's side files), byte for byte. */
   private static void assertNoCredentialInAnyObject() throws IOException {
-    S3ProxyServer s3 = S3.server();
-    byte[][] secrets = {
-      s3.accessKey().getBytes(StandardCharsets.UTF_8),
-      s3.secretKey().getBytes(StandardCharsets.UTF_8)
-    };
-    List<Path> files;
-    try (Stream<Path> walk = Files.walk(s3.directory())) {
-      files = walk.filter(Files::isRegularFile).collect(Collectors.toList());
-    }
-    assertThat(files).as("objects on S3").isNotEmpty();
-    for (Path file : files) {
-      byte[] bytes;
-      try {
-        bytes = Files.readAllBytes(file);
-      } catch (java.nio.file.NoSuchFileException e) {
-        continue; // Discarded meanwhile by Flink's asynchronous checkpoint cleanup.
-      }
-      for (byte[] secret : secrets) {
-        assertThat(indexOf(bytes, secret)).as("a credential in %s", file).isEqualTo(-1);
-      }
-    }
-  }
-
-  private static int indexOf(byte[] haystack, byte[] needle) {
-    outer:
-    for (int i = 0; i + needle.length <= haystack.length; i++) {
-      for (int j = 0; j < needle.length; j++) {
-        if (haystack[i + j] != needle[j]) {
-          continue outer;
-        }
-      }
-      return i;
-    }
-    return -1;
+    CobbleStateBackendOnS3IT.assertNoCredentialInAnyObject(S3.server());
   }
 }
