@@ -299,8 +299,9 @@ class RowMergingIteratorTest {
    * Model: a TreeMap with its own comparator holding each key's newest put. Seeded random sources
    * ({@code -Dcobble.test.seed}) under keys drawn to stress the merge's prefix words (lengths
    * around 8, 16 and 24, long shared prefixes, zero bytes that tie with padding, keys served in
-   * place between bytes of 0xFF): every key once, in order, with the newest source's value, from
-   * the first key or from a seek, pass-through on or off.
+   * place between bytes of 0xFF), 1 to 16 sources: every key once, in order, with the newest
+   * source's value, from the first key or from a seek (and from a second seek part way through),
+   * pass-through on or off.
    */
   @Test
   void mergesLikeATreeMapOfTheNewestPuts() {
@@ -325,7 +326,8 @@ class RowMergingIteratorTest {
         }
         pool[i] = k;
       }
-      int n = 1 + random.nextInt(6);
+      // Up to 16 sources, so the heap has several levels below the root.
+      int n = 1 + random.nextInt(16);
       java.util.TreeMap<byte[], String> model =
           new java.util.TreeMap<>(RowMergingIteratorTest::lexicographic);
       SortedListIterator[] sources = new SortedListIterator[n];
@@ -355,12 +357,30 @@ class RowMergingIteratorTest {
       } else {
         it.seek(target);
       }
-      List<String> got = new ArrayList<>();
-      for (; it.valid(); it.next()) {
-        got.add(Arrays.toString(it.key()) + "=" + cell(it.row(), 1));
+      assertEquals(want, rest(it), "round " + round + " (seed " + seed + ")");
+      // Sought again part way through a second pass: the heap is rebuilt, nothing kept from
+      // where it stood.
+      it.seekToFirst();
+      for (int i = random.nextInt(model.size() + 1); i > 0 && it.valid(); i--) {
+        it.next();
       }
-      assertEquals(want, got, "round " + round + " (seed " + seed + ")");
+      byte[] again = pool[random.nextInt(pool.length)];
+      want.clear();
+      for (java.util.Map.Entry<byte[], String> e : model.tailMap(again, true).entrySet()) {
+        want.add(Arrays.toString(e.getKey()) + "=" + e.getValue());
+      }
+      it.seek(again);
+      assertEquals(want, rest(it), "round " + round + " again (seed " + seed + ")");
     }
+  }
+
+  /** The rows from the iterator's position on, as key=value of column 1. */
+  private static List<String> rest(RowMergingIterator it) {
+    List<String> got = new ArrayList<>();
+    for (; it.valid(); it.next()) {
+      got.add(Arrays.toString(it.key()) + "=" + cell(it.row(), 1));
+    }
+    return got;
   }
 
   /** Unsigned lexicographic order, shorter first on a shared prefix: the model's comparator. */
