@@ -425,7 +425,7 @@ class CobbleStateSettingsTest {
   @Test
   void listsAreWrittenInLargerBlocksThanPointReadFamilies() {
     Config c = settings().engineConfig(BUDGET);
-    assertEquals(16 << 10, c.blockSize(true));
+    assertEquals(32 << 10, c.blockSize(true));
     assertEquals(4 << 10, c.blockSize(false));
   }
 
