@@ -12,8 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.types.logical.BigIntType;
@@ -151,7 +153,8 @@ class CobbleSourceIT {
       env.getConfig().getConfiguration().setString("parallelism.default", "1");
       env.executeSql(
           ddl("t", "streaming", ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '100'"));
-      try (CloseableIterator<Row> rows = env.executeSql("SELECT id, name FROM t").collect()) {
+      TableResult follow = env.executeSql("SELECT id, name FROM t");
+      try (CloseableIterator<Row> rows = follow.collect()) {
         assertEquals(expectedNames(1, 20, "s1"), take(rows, 20));
         upsert(table, 2, "s2");
         upsert(table, 3, "s1"); // the same value again: not a change
@@ -166,6 +169,18 @@ class CobbleSourceIT {
         table.commit();
         assertEquals(expectedNames(22, 22, "s3"), take(rows, 1));
       }
+      // Closing the rows cancels the job, whose reader renews its pin in the table directory
+      // until it stops: wait, so the temporary directory is not removed while it writes there.
+      awaitStopped(follow);
+    }
+  }
+
+  private static void awaitStopped(TableResult result) throws Exception {
+    JobClient job = result.getJobClient().orElseThrow(() -> new AssertionError("no job"));
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+    while (!job.getJobStatus().get().isGloballyTerminalState()) {
+      assertTrue(System.nanoTime() < deadline, "the cancelled job did not stop within a minute");
+      Thread.sleep(20);
     }
   }
 
