@@ -7,8 +7,12 @@ import io.cobble.testing.S3ProxyServer;
 import io.cobble.testing.flink.LoopbackMiniCluster;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -159,21 +163,19 @@ class CobbleStateBackendOnS3IT {
     List<Path> files = new ArrayList<>();
     Files.walkFileTree(
         s3.directory(),
-        new java.nio.file.SimpleFileVisitor<Path>() {
+        new SimpleFileVisitor<Path>() {
           @Override
-          public java.nio.file.FileVisitResult visitFile(
-              Path file, java.nio.file.attribute.BasicFileAttributes attributes) {
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
             if (attributes.isRegularFile()) {
               files.add(file);
             }
-            return java.nio.file.FileVisitResult.CONTINUE;
+            return FileVisitResult.CONTINUE;
           }
 
           @Override
-          public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e)
-              throws IOException {
-            if (e instanceof java.nio.file.NoSuchFileException) {
-              return java.nio.file.FileVisitResult.CONTINUE;
+          public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+            if (e instanceof NoSuchFileException) {
+              return FileVisitResult.CONTINUE;
             }
             throw e;
           }
@@ -183,7 +185,7 @@ class CobbleStateBackendOnS3IT {
       byte[] bytes;
       try {
         bytes = Files.readAllBytes(file);
-      } catch (java.nio.file.NoSuchFileException e) {
+      } catch (NoSuchFileException e) {
         continue; // Discarded meanwhile by Flink's asynchronous checkpoint cleanup.
       }
       for (byte[] secret : secrets) {
