@@ -119,11 +119,7 @@ class CheckpointInspectionIT {
       assertThat(read.checkpointId()).isEqualTo(chk.getKey());
     }
 
-    job.cancel().get(1, TimeUnit.MINUTES);
-    while (!job.getJobStatus().get().isGloballyTerminalState()) {
-      assertThat(System.nanoTime()).as("the job ends").isLessThan(deadline);
-      Thread.sleep(20);
-    }
+    JobEnd.cancel(job);
     KeyedStateJob.blockAfterCheckpoints = 0;
     Path newest = jobDir.resolve("chk-" + last);
     assertThat(newest.resolve("_cobble-checkpoint"))

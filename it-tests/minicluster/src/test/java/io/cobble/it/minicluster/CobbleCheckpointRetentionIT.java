@@ -118,8 +118,7 @@ class CobbleCheckpointRetentionIT {
       assertThat(System.nanoTime()).as("%s completes", last).isLessThan(settled);
       Thread.sleep(20);
     }
-    job.cancel().get(1, TimeUnit.MINUTES);
-    waitUntilTerminal(job);
+    JobEnd.cancel(job);
     KeyedStateJob.blockAfterCheckpoints = 0;
 
     // Flink discards the subsumed checkpoints asynchronously: wait until only the retained remain.
@@ -165,14 +164,6 @@ class CobbleCheckpointRetentionIT {
     conf.put("state.storage.fs.memory-threshold", "0");
     conf.put("execution.checkpointing.data-inline-threshold", "0");
     return conf;
-  }
-
-  private static void waitUntilTerminal(JobClient job) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
-    while (!job.getJobStatus().get().isGloballyTerminalState()) {
-      assertThat(System.nanoTime()).as("the job ends within a minute").isLessThan(deadline);
-      Thread.sleep(20);
-    }
   }
 
   /** The completed checkpoints in the job's directory, oldest first. */

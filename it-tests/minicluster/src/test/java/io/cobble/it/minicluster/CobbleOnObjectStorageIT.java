@@ -222,14 +222,16 @@ class CobbleOnObjectStorageIT {
       streaming.executeSql(
           sourceDdl(
               "follow", table, ", 'scan.mode' = 'streaming', 'scan.poll-interval-ms' = '100'"));
-      try (CloseableIterator<Row> rows =
-          streaming.executeSql("SELECT id, name FROM follow").collect()) {
+      TableResult follow = streaming.executeSql("SELECT id, name FROM follow");
+      try (CloseableIterator<Row> rows = follow.collect()) {
         // The writer holds the second half back until the first half has been read.
         assertEquals(appended(0, batches / 2), take(rows, batches / 2 * ROWS_PER_BATCH));
         Batches.RELEASED.set(true);
         assertEquals(
             appended(batches / 2, batches), take(rows, (batches - batches / 2) * ROWS_PER_BATCH));
       }
+      // Closing the rows cancels the reader, which renews its pin on the table until it stops.
+      JobEnd.await(follow);
 
       TableEnvironment batch = TableEnvironment.create(EnvironmentSettings.inBatchMode());
       batch.executeSql(sourceDdl("snapshot", table, ", 'scan.mode' = 'batch'"));
@@ -251,7 +253,7 @@ class CobbleOnObjectStorageIT {
       expected.put(100000L, null);
       assertEquals(expected, joined);
     } finally {
-      write.cancel().get();
+      JobEnd.cancel(write);
     }
   }
 
@@ -284,7 +286,7 @@ class CobbleOnObjectStorageIT {
       // The gate let batch k through only after reads had seen k / 2 versions.
       assertTrue(seen.size() > (batches - 1) / 2, "versions read: " + seen);
     } finally {
-      write.cancel().get();
+      JobEnd.cancel(write);
     }
   }
 }

@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.TableResult;
@@ -171,16 +170,7 @@ class CobbleSourceIT {
       }
       // Closing the rows cancels the job, whose reader renews its pin in the table directory
       // until it stops: wait, so the temporary directory is not removed while it writes there.
-      awaitStopped(follow);
-    }
-  }
-
-  private static void awaitStopped(TableResult result) throws Exception {
-    JobClient job = result.getJobClient().orElseThrow(() -> new AssertionError("no job"));
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
-    while (!job.getJobStatus().get().isGloballyTerminalState()) {
-      assertTrue(System.nanoTime() < deadline, "the cancelled job did not stop within a minute");
-      Thread.sleep(20);
+      JobEnd.await(follow);
     }
   }
 

@@ -169,21 +169,13 @@ class CobbleStateBackendIT {
       }
       Thread.sleep(50);
     }
-    job.cancel().get(1, TimeUnit.MINUTES);
-    waitUntilTerminal(job);
+    JobEnd.cancel(job);
     latest = latestCompleted(jobDir);
     assertThat(latest)
         .as("a completed checkpoint of job at parallelism " + parallelism)
         .isPresent();
     assertThat(RESULTS).as("the job was cancelled before its end").isEmpty();
     return latest.get();
-  }
-
-  private static void waitUntilTerminal(JobClient job) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
-    while (!job.getJobStatus().get().isGloballyTerminalState() && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
   }
 
   private static Optional<Path> latestCompleted(Path jobDir) throws Exception {

@@ -117,11 +117,7 @@ class CobbleStateBackendMetricsIT {
       assertThat(value("cobble.writeStalls")).isNotNegative();
       assertThat(value("cobble.l0Files")).isNotNegative();
     } finally {
-      job.cancel().get(1, TimeUnit.MINUTES);
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
-      while (!job.getJobStatus().get().isGloballyTerminalState() && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
+      JobEnd.cancel(job);
       awaitCheckpointsDiscarded(dir.resolve("checkpoints").resolve(job.getJobID().toString()));
     }
   }
