@@ -135,25 +135,39 @@ final class Arena {
     byte[] page = pages[(int) (addr >>> 32)];
     int off = offset(addr);
     int len = Bytes.getInt(page, off);
-    int start = off + 8;
-    if (len >= NORMALIZED_BYTES && start + 16 <= page.length) {
-      dst[at] = (long) LONG_BE.get(page, start);
-      dst[at + 1] = ((long) LONG_BE.get(page, start + 8) & ~0xFFL) | NORMALIZED_BYTES;
-      return;
+    dst[at] = normalizedHigh(page, off + 8, len);
+    dst[at + 1] = normalizedLow(page, off + 8, len);
+  }
+
+  /**
+   * The first word of the normalized form ({@link #normalizedKey}) of the {@code len}-byte key at
+   * {@code b[start]}: its first eight bytes, big-endian, zero-padded.
+   */
+  static long normalizedHigh(byte[] b, int start, int len) {
+    if (len >= 8 && start + 8 <= b.length) {
+      return (long) LONG_BE.get(b, start);
     }
+    long w = 0;
+    for (int i = 0; i < Math.min(len, 8); i++) {
+      w |= (b[start + i] & 0xFFL) << (56 - 8 * i);
+    }
+    return w;
+  }
+
+  /**
+   * The second word of the normalized form ({@link #normalizedKey}) of the {@code len}-byte key at
+   * {@code b[start]}: its bytes 8 to 14, zero-padded, then {@code min(len, 15)}.
+   */
+  static long normalizedLow(byte[] b, int start, int len) {
     int n = Math.min(len, NORMALIZED_BYTES);
-    long w0 = 0;
-    long w1 = 0;
-    for (int i = 0; i < n; i++) {
-      long b = page[start + i] & 0xFFL;
-      if (i < 8) {
-        w0 |= b << (56 - 8 * i);
-      } else {
-        w1 |= b << (120 - 8 * i);
-      }
+    if (len >= NORMALIZED_BYTES && start + 16 <= b.length) {
+      return ((long) LONG_BE.get(b, start + 8) & ~0xFFL) | n;
     }
-    dst[at] = w0;
-    dst[at + 1] = w1 | n;
+    long w = 0;
+    for (int i = 8; i < n; i++) {
+      w |= (b[start + i] & 0xFFL) << (120 - 8 * i);
+    }
+    return w | n;
   }
 
   /** {@link Bytes#hash} of the record's key, read in place. */

@@ -8,7 +8,11 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Ordered memtable: a skiplist whose nodes are array slots. Node {@code n} stores its record
- * address in {@code records[n]} and its forward links in {@code links[linkBase[n] + level]}.
+ * address in {@code records[n]}, its forward links in {@code links[linkBase[n] + level]} and its
+ * key's normalized form ({@link Arena#normalizedKey}) in {@code words[2n]} and {@code words[2n +
+ * 1]}. A search compares those words, so a step costs a load from the node's slot instead of three
+ * dependent loads of the record in the arena; it reads the record only where the words tie (keys
+ * sharing their first 15 bytes), as the last steps of a search within one map state's entries do.
  *
  * <p>Lock-free reads (see {@link MemTable}): a new node's record, link base and own links are
  * written first, then it is spliced in level by level from the bottom with release stores, so a
@@ -40,6 +44,7 @@ public class SkipListMemTable extends MemTable {
 
   private final Arena arena = new Arena();
   private volatile long[] records = new long[1024];
+  private volatile long[] words = new long[2048];
   private volatile int[] linkBase = new int[1024];
   private volatile int[] links = new int[4096];
   private volatile int nodeCount;
@@ -62,6 +67,7 @@ public class SkipListMemTable extends MemTable {
       int n = records.length * 2;
       linkBase = Arrays.copyOf(linkBase, n);
       records = Arrays.copyOf(records, n);
+      words = Arrays.copyOf(words, 2 * n);
     }
     int[] l = links;
     if (linkCount + h > l.length) {
@@ -69,6 +75,9 @@ public class SkipListMemTable extends MemTable {
       links = l;
     }
     records[node] = record;
+    if (record != -1L) {
+      arena.normalizedKey(record, words, 2 * node);
+    }
     linkBase[node] = linkCount;
     Arrays.fill(l, linkCount, linkCount + h, -1);
     linkCount += h;
@@ -86,11 +95,13 @@ public class SkipListMemTable extends MemTable {
 
   /** Returns the first node with key >= target and fills {@link #prev} when requested. */
   private int findGreaterOrEqual(byte[] key, int keyLen, boolean fillPrev) {
+    long high = Arena.normalizedHigh(key, 0, keyLen);
+    long low = Arena.normalizedLow(key, 0, keyLen);
     int x = HEAD;
     for (int level = height - 1; level >= 0; level--) {
       while (true) {
         int n = link(x, level);
-        if (n >= 0 && arena.compareKey(record(n), key, keyLen) < 0) {
+        if (n >= 0 && compareNode(n, high, low, key, keyLen) < 0) {
           x = n;
         } else {
           if (fillPrev) {
@@ -104,6 +115,29 @@ public class SkipListMemTable extends MemTable {
       }
     }
     return -1;
+  }
+
+  /**
+   * Compares node {@code n}'s key with {@code key}, whose normalized form is {@code (high, low)}:
+   * by the node's words, and by its record only where they tie. A node reached through an acquire
+   * load of a link was complete before it was linked, words included, and {@link #words} is read
+   * after that load, so it holds them.
+   */
+  private int compareNode(int n, long high, long low, byte[] key, int keyLen) {
+    long[] w = words;
+    long nodeHigh = w[2 * n];
+    if (nodeHigh != high) {
+      return Long.compareUnsigned(nodeHigh, high);
+    }
+    long nodeLow = w[2 * n + 1];
+    if (nodeLow != low) {
+      return Long.compareUnsigned(nodeLow, low);
+    }
+    // Equal forms of keys shorter than 15 bytes are equal keys; longer ones tie on 15 bytes only.
+    if ((low & 0xFF) < Arena.NORMALIZED_BYTES) {
+      return 0;
+    }
+    return arena.compareKey(record(n), key, keyLen);
   }
 
   /** Appends the fold of a delta onto the key's row at {@code older}; returns its address. */
@@ -184,7 +218,7 @@ public class SkipListMemTable extends MemTable {
 
   @Override
   protected long doApproximateBytes() {
-    return arena.usedBytes() + (long) nodeCount * 12 + (long) linkCount * 4;
+    return arena.usedBytes() + (long) nodeCount * 28 + (long) linkCount * 4;
   }
 
   @Override

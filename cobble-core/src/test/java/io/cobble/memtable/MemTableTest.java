@@ -48,6 +48,71 @@ class MemTableTest {
       }
     }
     assertEquals(model.size(), countEntries(m));
+    KvIterator it = iteratesAs(m, model);
+    byte[] mid = key.apply(1500);
+    it.seek(mid);
+    assertArrayEquals(model.ceilingKey(mid), it.key());
+    assertTrue(m.approximateBytes() > 20_000);
+  }
+
+  /**
+   * Keys of 0 to 24 bytes over the bytes 0x00, 0x01, 0x7F, 0x80 and 0xFF, many sharing their first
+   * 15 bytes or differing only in trailing zeros: every memtable type orders, seeks and gets them
+   * as the JDK's unsigned array order says. A skiplist search compares each node's 16-byte
+   * normalized key first; a form that dropped the length byte, compared signed, or let a tie on 15
+   * bytes decide would misplace some of these keys.
+   */
+  @ParameterizedTest
+  @EnumSource(MemTableType.class)
+  void keysAroundTheNormalizedLengthSeekAsUnsignedOrder(MemTableType type) {
+    byte[] alphabet = {0x00, 0x01, 0x7F, (byte) 0x80, (byte) 0xFF};
+    Random r = new Random(7);
+    byte[][] stems = new byte[8][];
+    for (int i = 0; i < stems.length; i++) {
+      stems[i] = new byte[15];
+      for (int j = 0; j < 15; j++) {
+        stems[i][j] = alphabet[r.nextInt(alphabet.length)];
+      }
+    }
+    Function<Random, byte[]> keys =
+        rnd -> {
+          byte[] stem = stems[rnd.nextInt(stems.length)];
+          byte[] k = Arrays.copyOf(stem, rnd.nextInt(25));
+          for (int j = rnd.nextInt(k.length + 1); j < k.length; j++) {
+            k[j] = alphabet[rnd.nextInt(alphabet.length)];
+          }
+          return k;
+        };
+    MemTable m = TestMemTables.create(type);
+    TreeMap<byte[], byte[]> model = new TreeMap<>(Arrays::compareUnsigned);
+    for (int i = 0; i < 6_000; i++) {
+      byte[] k = keys.apply(r);
+      byte[] v = {(byte) i};
+      put(m, k, k.length, v);
+      model.merge(k, v, (a, b) -> TestMemTables.CONCAT.combine(k, a, b));
+    }
+    KvIterator it = iteratesAs(m, model);
+    for (int i = 0; i < 3_000; i++) {
+      byte[] target = keys.apply(r);
+      byte[] ceiling = model.ceilingKey(target);
+      it.seek(target);
+      if (ceiling == null) {
+        assertFalse(it.valid(), "seek past the last key");
+      } else {
+        assertArrayEquals(ceiling, it.key(), "seek " + Arrays.toString(target));
+      }
+      byte[] expect = model.get(target);
+      byte[] got = m.get(target, target.length);
+      if (expect == null) {
+        assertNull(got, "get " + Arrays.toString(target));
+      } else {
+        assertArrayEquals(expect, got, "get " + Arrays.toString(target));
+      }
+    }
+  }
+
+  /** Asserts that {@code m} iterates exactly the model's rows, in order; returns its iterator. */
+  private static KvIterator iteratesAs(MemTable m, TreeMap<byte[], byte[]> model) {
     KvIterator it = m.iterator();
     it.seekToFirst();
     for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
@@ -57,10 +122,7 @@ class MemTableTest {
       it.next();
     }
     assertFalse(it.valid());
-    byte[] mid = key.apply(1500);
-    it.seek(mid);
-    assertArrayEquals(model.ceilingKey(mid), it.key());
-    assertTrue(m.approximateBytes() > 20_000);
+    return it;
   }
 
   private static int countEntries(MemTable m) {

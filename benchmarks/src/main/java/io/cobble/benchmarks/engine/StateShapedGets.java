@@ -3,7 +3,10 @@ package io.cobble.benchmarks.engine;
 import io.cobble.Config;
 import io.cobble.Db;
 import io.cobble.DbMetrics;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
 import io.cobble.schema.ColumnSpec;
+import io.cobble.util.Bytes;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -16,32 +19,38 @@ import java.util.SplittableRandom;
 import java.util.stream.Stream;
 
 /**
- * Single-thread {@code Db.getColumn} over rows shaped like the keyed-state benchmark's ({@code
+ * Single-thread reads over rows shaped like the keyed-state benchmark's ({@code
  * benchmarks/flink-state}): 500,000 {@code Long} keys in the VoidNamespace, as value state (one row
  * per key, an 8-byte value) or map state (10 user keys per key, a null flag and an 8-byte value,
  * with the (key, namespace) prefix filter the backend sets for a map state), two buckets, and the
  * state backend's memory split of its default 128 MB (two 32 MB memtables, a 64 MB block cache).
- * Prints where the rows are after the load and the reading thread's CPU nanoseconds and allocated
- * bytes per get for each round, so that two builds can be compared on a shared machine (CPU time
- * leaves out the time a loaded machine deschedules the reader; the Flink layer and JMH are left out
- * too).
+ * The reads are {@code Db.getColumn} of one row ({@code value}, {@code map}), or per key what a map
+ * state's iteration ({@code scan}: a prefix scan read in place, as {@code CobbleMapState} reads it)
+ * or its {@code isEmpty} ({@code empty}) asks. Prints where the rows are after the load and the
+ * reading thread's CPU nanoseconds and allocated bytes per read for each round, so that two builds
+ * can be compared on a shared machine (CPU time leaves out the time a loaded machine deschedules
+ * the reader; the Flink layer and JMH are left out too).
  *
  * <p>Run: {@code java -Xms3g -Xmx3g -cp benchmarks.jar io.cobble.benchmarks.engine.StateShapedGets
- * [value|map] [rounds]} (defaults value and 5), the classpath of two builds in turn; {@code
- * -Dcobble.<engine option>=<value>} overrides an engine option, and {@code -Dsettle=true} waits for
- * compaction to finish after the load (steady state) before the gets, and {@code
- * -Dalternate-clock=true} gives the engine a clock that reads {@code System.currentTimeMillis} in
- * even rounds and returns a constant in odd ones (what a get pays for reading the clock).
+ * [value|map|scan|empty] [rounds]} (defaults value and 5), the classpath of two builds in turn;
+ * {@code -Dcobble.<engine option>=<value>} overrides an engine option, {@code -Dkeys=N} loads N
+ * keys instead of 500,000 (a few thousand keep every read in the CPU caches, which separates a
+ * read's own work from its memory stalls), {@code -Dflush=true} flushes the memtable after the load
+ * so the reads go to tables, {@code -Dsettle=true} waits for compaction to finish after the load
+ * (steady state) before the reads, and {@code -Dalternate-clock=true} gives the engine a clock that
+ * reads {@code System.currentTimeMillis} in even rounds and returns a constant in odd ones (what a
+ * get pays for reading the clock).
  */
 public final class StateShapedGets {
   private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
   private static final com.sun.management.ThreadMXBean ALLOC =
       (com.sun.management.ThreadMXBean) CPU;
-  private static final int KEYS = 500_000;
   private static final int GETS_PER_ROUND = 2_000_000;
   private static final String FAMILY = "state";
   // The (key, namespace) prefix of a map row: varint(8) key varint(1) namespace.
   private static final int MAP_PREFIX = 11;
+  // The chunk a map state's iterator reads per scan.
+  private static final ScanOptions SCAN_CHUNK = ScanOptions.defaults().maxRows(128);
 
   private StateShapedGets() {}
 
@@ -65,8 +74,14 @@ public final class StateShapedGets {
   }
 
   public static void main(String[] args) throws Exception {
-    boolean map = args.length > 0 && args[0].equals("map");
+    String shape = args.length > 0 ? args[0] : "value";
+    if (!Arrays.asList("value", "map", "scan", "empty").contains(shape)) {
+      throw new IllegalArgumentException(
+          "unknown read shape " + shape + ": use value, map, scan or empty");
+    }
+    boolean map = !shape.equals("value");
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    int keyCount = Integer.getInteger("keys", 500_000);
     int perKey = map ? 10 : 1;
     Path dir = Files.createTempDirectory("state-shaped-gets");
     Config.Builder builder =
@@ -97,13 +112,17 @@ public final class StateShapedGets {
       }
       SplittableRandom random = new SplittableRandom(1);
       byte[] value = new byte[map ? 9 : 8];
-      for (int k = 0; k < KEYS; k++) {
+      for (int k = 0; k < keyCount; k++) {
         for (int u = 0; u < perKey; u++) {
           putLong(value, value.length - 8, random.nextLong());
           db.put(k & 1, FAMILY, rowKey(k, map, u), 0, value);
         }
       }
       System.out.println("after the load: " + describe(db.metrics()));
+      if (Boolean.getBoolean("flush")) {
+        db.flush();
+        System.out.println("flushed: " + describe(db.metrics()));
+      }
       if (Boolean.getBoolean("settle")) {
         db.waitForCompactions();
         System.out.println("settled: " + describe(db.metrics()));
@@ -111,9 +130,14 @@ public final class StateShapedGets {
       long[] keys = new long[GETS_PER_ROUND];
       byte[][] rowKeys = new byte[GETS_PER_ROUND][];
       for (int i = 0; i < GETS_PER_ROUND; i++) {
-        keys[i] = random.nextInt(KEYS);
-        rowKeys[i] = rowKey(keys[i], map, random.nextInt(perKey));
+        keys[i] = random.nextInt(keyCount);
+        rowKeys[i] =
+            shape.equals("scan") || shape.equals("empty")
+                ? Arrays.copyOf(rowKey(keys[i], true, 0), MAP_PREFIX)
+                : rowKey(keys[i], map, random.nextInt(perKey));
       }
+      Reads reads = reads(db, shape);
+      long expected = shape.equals("scan") ? perKey : 1;
       long found = 0;
       for (int round = 0; round < rounds; round++) {
         systemClock[0] = round % 2 == 0;
@@ -124,22 +148,47 @@ public final class StateShapedGets {
         long allocStart = ALLOC.getThreadAllocatedBytes(self);
         long start = CPU.getCurrentThreadCpuTime();
         for (int i = 0; i < GETS_PER_ROUND; i++) {
-          if (db.getColumn((int) (keys[i] & 1), FAMILY, rowKeys[i], 0) != null) {
-            found++;
-          }
+          found += reads.read((int) (keys[i] & 1), rowKeys[i]);
         }
         long cpu = CPU.getCurrentThreadCpuTime() - start;
         long allocated = ALLOC.getThreadAllocatedBytes(self) - allocStart;
         System.out.printf(
-            "round %d: %.1f CPU ns per get, %.1f B allocated per get by the reading thread%n",
+            "round %d: %.1f CPU ns per read, %.1f B allocated per read by the reading thread%n",
             round, cpu / (double) GETS_PER_ROUND, allocated / (double) GETS_PER_ROUND);
       }
-      if (found != (long) rounds * GETS_PER_ROUND) {
-        throw new IllegalStateException("gets found " + found + " rows, expected every one");
+      if (found != expected * rounds * GETS_PER_ROUND) {
+        throw new IllegalStateException(
+            "reads found " + found + " rows, expected " + expected * rounds * GETS_PER_ROUND);
       }
       System.out.println("after the gets: " + describe(db.metrics()));
     } finally {
       deleteTree(dir);
+    }
+  }
+
+  /** One read of a key's row or rows; returns how many rows it found. */
+  private interface Reads {
+    long read(int bucket, byte[] key);
+  }
+
+  private static Reads reads(Db db, String shape) {
+    switch (shape) {
+      case "scan":
+        return (bucket, prefix) -> {
+          long rows = 0;
+          try (ScanCursor c =
+              db.scan(bucket, FAMILY, prefix, Bytes.successor(prefix), SCAN_CHUNK)) {
+            while (c.advance()) {
+              rows += c.valueLength(0) > 0 ? 1 : 0;
+            }
+          }
+          return rows;
+        };
+      case "empty":
+        return (bucket, prefix) ->
+            db.isEmptyWithPrefix(bucket, FAMILY, prefix, prefix.length) ? 0 : 1;
+      default:
+        return (bucket, key) -> db.getColumn(bucket, FAMILY, key, 0) != null ? 1 : 0;
     }
   }
 
