@@ -140,6 +140,20 @@ public class SkipListMemTable extends MemTable {
     return arena.compareKey(record(n), key, keyLen);
   }
 
+  /**
+   * Whether node {@code n}, which a search for {@code key} stopped at, holds exactly that key: a
+   * node whose words differ answers no without a load from the arena.
+   */
+  private boolean holds(int n, byte[] key, int keyLen) {
+    return compareNode(
+            n,
+            Arena.normalizedHigh(key, 0, keyLen),
+            Arena.normalizedLow(key, 0, keyLen),
+            key,
+            keyLen)
+        == 0;
+  }
+
   /** Appends the fold of a delta onto the key's row at {@code older}; returns its address. */
   private long combined(byte[] key, int keyLen, long older, byte[] row, int rowLen) {
     byte[] combined = combiner.combine(key, arena.value(older), Arrays.copyOf(row, rowLen));
@@ -149,7 +163,7 @@ public class SkipListMemTable extends MemTable {
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
     int n = findGreaterOrEqual(key, keyLen, true);
-    if (n >= 0 && arena.compareKey(records[n], key, keyLen) == 0) {
+    if (n >= 0 && holds(n, key, keyLen)) {
       long older = records[n];
       long addr =
           replacesOlder
@@ -194,24 +208,15 @@ public class SkipListMemTable extends MemTable {
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
     int n = findGreaterOrEqual(key, keyLen, false);
-    if (n >= 0) {
-      long r = record(n);
-      if (arena.compareKey(r, key, keyLen) == 0) {
-        return arena.value(r);
-      }
-    }
-    return null;
+    return n >= 0 && holds(n, key, keyLen) ? arena.value(record(n)) : null;
   }
 
   @Override
   protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
     int n = findGreaterOrEqual(key, keyLen, false);
-    if (n >= 0) {
-      long r = record(n);
-      if (arena.compareKey(r, key, keyLen) == 0) {
-        arena.valueTo(r, sink);
-        return true;
-      }
+    if (n >= 0 && holds(n, key, keyLen)) {
+      arena.valueTo(record(n), sink);
+      return true;
     }
     return false;
   }
