@@ -1,8 +1,7 @@
 package io.cobble.it.minicluster;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.table.api.TableResult;
 
@@ -12,8 +11,6 @@ import org.apache.flink.table.api.TableResult;
  * or JUnit to delete.
  */
 final class JobEnd {
-  private static final long LIMIT = TimeUnit.MINUTES.toNanos(1);
-
   private JobEnd() {}
 
   /** Cancels {@code job} and waits until it is globally terminal, failing after a minute. */
@@ -27,14 +24,16 @@ final class JobEnd {
     await(result.getJobClient().orElseThrow(() -> new AssertionError("the query has no job")));
   }
 
-  /** Waits until {@code job} is globally terminal, failing after a minute. */
+  /**
+   * Waits until {@code job} is globally terminal, failing after a minute. Waits on the job's result
+   * rather than polling its status: a per-job MiniCluster shuts down as soon as its job ends, and a
+   * status request after that fails.
+   */
   static void await(JobClient job) throws Exception {
-    long deadline = System.nanoTime() + LIMIT;
-    while (!job.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()) {
-      assertThat(System.nanoTime())
-          .as("job %s ends within a minute", job.getJobID())
-          .isLessThan(deadline);
-      Thread.sleep(20);
+    try {
+      job.getJobExecutionResult().handle((result, failure) -> null).get(1, TimeUnit.MINUTES);
+    } catch (TimeoutException e) {
+      throw new AssertionError("job " + job.getJobID() + " did not end within a minute", e);
     }
   }
 }
