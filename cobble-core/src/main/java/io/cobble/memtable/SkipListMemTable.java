@@ -93,10 +93,12 @@ public class SkipListMemTable extends MemTable {
     return (long) LONGS.getAcquire(records, node);
   }
 
-  /** Returns the first node with key >= target and fills {@link #prev} when requested. */
-  private int findGreaterOrEqual(byte[] key, int keyLen, boolean fillPrev) {
-    long high = Arena.normalizedHigh(key, 0, keyLen);
-    long low = Arena.normalizedLow(key, 0, keyLen);
+  /**
+   * Returns the first node with key >= target and fills {@link #prev} when requested; {@code (high,
+   * low)} is the target's normalized form ({@link Arena#normalizedHigh}, {@link
+   * Arena#normalizedLow}).
+   */
+  private int findGreaterOrEqual(byte[] key, int keyLen, long high, long low, boolean fillPrev) {
     int x = HEAD;
     for (int level = height - 1; level >= 0; level--) {
       while (true) {
@@ -141,17 +143,14 @@ public class SkipListMemTable extends MemTable {
   }
 
   /**
-   * Whether node {@code n}, which a search for {@code key} stopped at, holds exactly that key: a
-   * node whose words differ answers no without a load from the arena.
+   * The node holding exactly {@code key}, or -1: a node whose words differ from the key's answers
+   * no without a load from the arena.
    */
-  private boolean holds(int n, byte[] key, int keyLen) {
-    return compareNode(
-            n,
-            Arena.normalizedHigh(key, 0, keyLen),
-            Arena.normalizedLow(key, 0, keyLen),
-            key,
-            keyLen)
-        == 0;
+  private int findExact(byte[] key, int keyLen, boolean fillPrev) {
+    long high = Arena.normalizedHigh(key, 0, keyLen);
+    long low = Arena.normalizedLow(key, 0, keyLen);
+    int n = findGreaterOrEqual(key, keyLen, high, low, fillPrev);
+    return n >= 0 && compareNode(n, high, low, key, keyLen) == 0 ? n : -1;
   }
 
   /** Appends the fold of a delta onto the key's row at {@code older}; returns its address. */
@@ -162,8 +161,8 @@ public class SkipListMemTable extends MemTable {
 
   @Override
   protected void doPut(byte[] key, int keyLen, byte[] row, int rowLen, boolean replacesOlder) {
-    int n = findGreaterOrEqual(key, keyLen, true);
-    if (n >= 0 && holds(n, key, keyLen)) {
+    int n = findExact(key, keyLen, true);
+    if (n >= 0) {
       long older = records[n];
       long addr =
           replacesOlder
@@ -207,14 +206,14 @@ public class SkipListMemTable extends MemTable {
 
   @Override
   protected byte[] doGet(byte[] key, int keyLen) {
-    int n = findGreaterOrEqual(key, keyLen, false);
-    return n >= 0 && holds(n, key, keyLen) ? arena.value(record(n)) : null;
+    int n = findExact(key, keyLen, false);
+    return n >= 0 ? arena.value(record(n)) : null;
   }
 
   @Override
   protected boolean doGet(byte[] key, int keyLen, ValueSink sink) {
-    int n = findGreaterOrEqual(key, keyLen, false);
-    if (n >= 0 && holds(n, key, keyLen)) {
+    int n = findExact(key, keyLen, false);
+    if (n >= 0) {
       arena.valueTo(record(n), sink);
       return true;
     }
@@ -269,7 +268,13 @@ public class SkipListMemTable extends MemTable {
 
     @Override
     public void seek(byte[] target) {
-      settle(findGreaterOrEqual(target, target.length, false));
+      settle(
+          findGreaterOrEqual(
+              target,
+              target.length,
+              Arena.normalizedHigh(target, 0, target.length),
+              Arena.normalizedLow(target, 0, target.length),
+              false));
     }
 
     @Override

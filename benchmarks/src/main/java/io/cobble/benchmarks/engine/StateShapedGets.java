@@ -80,6 +80,8 @@ public final class StateShapedGets {
           "unknown read shape " + shape + ": use value, map, scan or empty");
     }
     boolean map = !shape.equals("value");
+    // scan and empty read a key's whole map by its (key, namespace) prefix.
+    boolean wholeMap = shape.equals("scan") || shape.equals("empty");
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     int keyCount = Integer.getInteger("keys", 500_000);
     int perKey = map ? 10 : 1;
@@ -132,7 +134,7 @@ public final class StateShapedGets {
       for (int i = 0; i < GETS_PER_ROUND; i++) {
         keys[i] = random.nextInt(keyCount);
         rowKeys[i] =
-            shape.equals("scan") || shape.equals("empty")
+            wholeMap
                 ? Arrays.copyOf(rowKey(keys[i], true, 0), MAP_PREFIX)
                 : rowKey(keys[i], map, random.nextInt(perKey));
       }
