@@ -1,7 +1,11 @@
 package io.cobble.cache;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Cache of decoded blocks, charged by bytes and shared by every table of a Db, evicting by second
@@ -18,6 +22,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * keep the block for as long as they like, never sees one: it swaps the entry for an exact copy
  * first, and the array of an entry that {@link #get} handed out is never recycled.
  *
+ * <p>A data block read with its table's {@link BlockRefs} is also referenced from there while it is
+ * cached, and later reads of it skip this cache's lock and probe: they pin it in its array's first
+ * {@link #RESERVED_BYTES}, which hold its pin count, a hit mark for the eviction order, what block
+ * it is and its length. Such an array is recycled only when the cache claims it there with no pin
+ * held; one still pinned when it leaves is dropped, as a pinned block always is.
+ *
  * <p>Part of the capacity can be {@link #reserve reserved} for blocks a table keeps outside the
  * eviction order (a read-only table's resident blocks); the evictable part then holds that much
  * less. Memory of another budget that is idle for now can be {@link #lend lent} to the evictable
@@ -25,6 +35,26 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class BlockCache {
   private static final int SHARDS = 16;
+
+  /**
+   * Bytes at the start of a data block's array that belong to the cache ({@link BlockRefs}); the
+   * block's own bytes follow them.
+   */
+  public static final int RESERVED_BYTES = 24;
+
+  private static final VarHandle INT =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.nativeOrder());
+  private static final VarHandle LONG =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.nativeOrder());
+  // The reserved bytes: pins by reference (CLAIMED once the cache took the array back for reuse),
+  // the hit mark of reads by reference, the block's identity (BlockRefs.identity) and its length.
+  private static final int PINS_AT = 0;
+  private static final int HIT_AT = 4;
+  private static final int IDENTITY_AT = 8;
+  private static final int LENGTH_AT = 16;
+  private static final int CLAIMED = -1;
+
+  private final LongAdder directHits = new LongAdder();
 
   private final Shard[] shards = new Shard[SHARDS];
   private final long capacity;
@@ -126,7 +156,15 @@ public final class BlockCache {
    * pinned) on a miss. A pinned block's array is not recycled until {@link #release}.
    */
   public boolean acquire(long key, Pin pin) {
-    return shard(key).acquire(key, pin);
+    return shard(key).acquire(key, pin, null, 0);
+  }
+
+  /**
+   * As {@link #acquire(long, Pin)} for data block {@code block} of the table of {@code refs}, which
+   * then references the cached block until it leaves the cache.
+   */
+  public boolean acquire(long key, Pin pin, BlockRefs refs, int block) {
+    return shard(key).acquire(key, pin, refs, block);
   }
 
   /** Unpins what {@link #acquire} or {@link #insertPinned} pinned. */
@@ -151,7 +189,16 @@ public final class BlockCache {
    * {@code data} goes back to the cache's spare arrays.
    */
   public void insertPinned(long key, byte[] data, int length, Pin pin) {
-    shard(key).insertPinned(key, data, length, pin);
+    shard(key).insertPinned(key, data, length, pin, null, 0);
+  }
+
+  /**
+   * As {@link #insertPinned(long, byte[], int, Pin)} for data block {@code block} of the table of
+   * {@code refs}, which then references the cached block until it leaves the cache; the block's
+   * bytes start after the first {@link #RESERVED_BYTES}.
+   */
+  public void insertPinned(long key, byte[] data, int length, Pin pin, BlockRefs refs, int block) {
+    shard(key).insertPinned(key, data, length, pin, refs, block);
   }
 
   /**
@@ -175,6 +222,40 @@ public final class BlockCache {
     }
   }
 
+  /**
+   * Pins {@code cached} for a read by reference when it still holds the block {@code identity}
+   * names; false (nothing pinned) when the cache claimed the array or it holds another block.
+   */
+  static boolean pinInPlace(byte[] cached, long identity) {
+    int p;
+    do {
+      p = (int) INT.getVolatile(cached, PINS_AT);
+      if (p < 0) {
+        return false;
+      }
+    } while (!INT.compareAndSet(cached, PINS_AT, p, p + 1));
+    // Read after the pin: an array the cache gave a new block since is seen with its new identity.
+    if ((long) LONG.get(cached, IDENTITY_AT) != identity) {
+      unpinInPlace(cached);
+      return false;
+    }
+    cached[HIT_AT] = 1;
+    return true;
+  }
+
+  static void unpinInPlace(byte[] cached) {
+    INT.getAndAdd(cached, PINS_AT, -1);
+  }
+
+  /** The length of the block {@link BlockRefs#pin} pinned, its reserved bytes included. */
+  public static int cachedLength(byte[] cached) {
+    return (int) INT.get(cached, LENGTH_AT);
+  }
+
+  void countDirectHit() {
+    directHits.increment();
+  }
+
   /** Drops every block of a file (called when the file is deleted). */
   public void evictFile(long fileNumber) {
     for (Shard s : shards) {
@@ -183,7 +264,7 @@ public final class BlockCache {
   }
 
   public long hits() {
-    long n = 0;
+    long n = directHits.sum();
     for (Shard s : shards) {
       n += s.hits();
     }
@@ -217,12 +298,14 @@ public final class BlockCache {
    * values} at the entry number.
    */
   private static final class Shard {
-    private static final int STRIDE = 5;
+    private static final int STRIDE = 6;
     private static final int KEY = 0;
     private static final int LINKS = 1;
     private static final int INFO = 2;
     private static final int STATE = 3;
     private static final int REFERENCED = 4;
+    // The block ordinal in its table of an entry that owners references.
+    private static final int OWNED = 5;
     private static final long RECYCLABLE = 1;
     private static final long ONE_PIN = 2;
     private static final long PINS = 0xFFFFFFFEL;
@@ -235,6 +318,8 @@ public final class BlockCache {
     private long usage;
     private long[] meta = new long[16 * STRIDE];
     private byte[][] values = new byte[16][];
+    // Per entry, the table references that name its block ({@link BlockRefs}), or null.
+    private BlockRefs[] owners = new BlockRefs[16];
     private int[] index = new int[32];
     private int size;
     private int head = -1;
@@ -333,7 +418,7 @@ public final class BlockCache {
       if ((state(e) & RECYCLABLE) != 0) {
         // The caller keeps the block: hand out an exact copy that is never recycled.
         byte[] exact = Arrays.copyOf(v, length(e));
-        retire(v, charge(e), state(e));
+        retire(v, charge(e), state(e), disown(e));
         usage += exact.length - charge(e);
         values[e] = exact;
         setInfo(e, exact.length, i);
@@ -344,7 +429,7 @@ public final class BlockCache {
       return v;
     }
 
-    synchronized boolean acquire(long key, Pin pin) {
+    synchronized boolean acquire(long key, Pin pin, BlockRefs refs, int block) {
       int i = probe(key);
       if (i < 0) {
         misses++;
@@ -353,6 +438,7 @@ public final class BlockCache {
       hits++;
       int e = index[i];
       touch(e);
+      own(e, refs, block);
       meta[e * STRIDE + STATE] += ONE_PIN;
       pin.key = key;
       pin.data = values[e];
@@ -389,12 +475,14 @@ public final class BlockCache {
       return spares.take(length, spareRoom());
     }
 
-    synchronized void insertPinned(long key, byte[] data, int length, Pin pin) {
+    synchronized void insertPinned(
+        long key, byte[] data, int length, Pin pin, BlockRefs refs, int block) {
       int i = probe(key);
       if (i >= 0) {
         spares.give(data, data.length, spareRoom());
         int e = index[i];
         touch(e);
+        own(e, refs, block);
         meta[e * STRIDE + STATE] += ONE_PIN;
         pin.key = key;
         pin.data = values[e];
@@ -415,6 +503,47 @@ public final class BlockCache {
       int e = index[probe(key)];
       meta[e * STRIDE + STATE] += ONE_PIN;
       pin.entry = e;
+      own(e, refs, block);
+    }
+
+    /**
+     * Lets {@code refs} reference entry {@code e}'s array as its data block {@code block}, unless
+     * it has an owner already or is not a recycled-array block. Its reserved bytes are set first
+     * and published by the release of the reference.
+     */
+    private void own(int e, BlockRefs refs, int block) {
+      if (refs == null || owners[e] != null || (state(e) & RECYCLABLE) == 0) {
+        return;
+      }
+      byte[] a = values[e];
+      a[HIT_AT] = 0;
+      LONG.set(a, IDENTITY_AT, refs.identity(block));
+      INT.set(a, LENGTH_AT, length(e));
+      // No reader pins by reference an array nobody references: the count is 0 or CLAIMED.
+      INT.setRelease(a, PINS_AT, 0);
+      owners[e] = refs;
+      meta[e * STRIDE + OWNED] = block;
+      refs.set(block, a);
+    }
+
+    /** Clears the reference to entry {@code e}'s array, if any; whether there was one. */
+    private boolean disown(int e) {
+      BlockRefs refs = owners[e];
+      if (refs == null) {
+        return false;
+      }
+      refs.clear((int) meta[e * STRIDE + OWNED], values[e]);
+      owners[e] = null;
+      return true;
+    }
+
+    /**
+     * Whether an array that was referenced can be reused: the cache claims it, unless a read by
+     * reference still holds a pin.
+     */
+    private static boolean claim(byte[] a) {
+      int p = (int) INT.getVolatile(a, PINS_AT);
+      return p == CLAIMED || (p == 0 && INT.compareAndSet(a, PINS_AT, 0, CLAIMED));
     }
 
     synchronized void put(long key, byte[] value, int length, boolean recyclable) {
@@ -454,7 +583,8 @@ public final class BlockCache {
       int chances = size;
       while (usage > limit && tail >= 0) {
         int e = tail;
-        if (meta[e * STRIDE + REFERENCED] != 0 && chances-- > 0) {
+        // Both marks are read, so both are cleared for the next round.
+        if ((hitByReference(e) | meta[e * STRIDE + REFERENCED] != 0) && chances-- > 0) {
           unlink(e);
           pushFront(e);
         } else {
@@ -463,12 +593,23 @@ public final class BlockCache {
       }
     }
 
+    /** Whether a read by reference hit entry {@code e} since its last chance; clears the mark. */
+    private boolean hitByReference(int e) {
+      if (owners[e] == null) {
+        return false;
+      }
+      byte[] a = values[e];
+      boolean hit = a[HIT_AT] != 0;
+      a[HIT_AT] = 0;
+      return hit;
+    }
+
     /**
      * Keeps an array leaving the cache ({@code length} bytes: its charge) for reuse when nobody can
-     * still be reading it.
+     * still be reading it; {@code referenced}: it was referenced by a table until now.
      */
-    private void retire(byte[] array, int length, long state) {
-      if ((state & RECYCLABLE) != 0 && (state & PINS) == 0) {
+    private void retire(byte[] array, int length, long state, boolean referenced) {
+      if ((state & RECYCLABLE) != 0 && (state & PINS) == 0 && (!referenced || claim(array))) {
         spares.give(array, length, spareRoom());
       }
     }
@@ -485,6 +626,7 @@ public final class BlockCache {
       int n = values.length * 2;
       meta = Arrays.copyOf(meta, n * STRIDE);
       values = Arrays.copyOf(values, n);
+      owners = Arrays.copyOf(owners, n);
       index = new int[n * 2];
       Arrays.fill(index, -1);
       for (int e = 0; e < size; e++) {
@@ -518,7 +660,7 @@ public final class BlockCache {
     /** Removes entry e, moving the last entry into its place to keep the arrays dense. */
     private void remove(int e) {
       usage -= charge(e);
-      retire(values[e], charge(e), state(e));
+      retire(values[e], charge(e), state(e), disown(e));
       unlink(e);
       deleteSlot(slot(e));
       int last = size - 1;
@@ -528,6 +670,7 @@ public final class BlockCache {
         int n = next(last);
         System.arraycopy(meta, last * STRIDE, meta, e * STRIDE, STRIDE);
         values[e] = values[last];
+        owners[e] = owners[last];
         if (p >= 0) {
           setNext(p, e);
         } else {
@@ -540,6 +683,7 @@ public final class BlockCache {
         }
       }
       values[last] = null;
+      owners[last] = null;
       size--;
     }
 

@@ -1,5 +1,6 @@
 package io.cobble.sst;
 
+import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.Bytes;
@@ -70,18 +71,23 @@ public final class BlockIterator implements KvIterator {
     return reset(raw, end - count * 4, count);
   }
 
-  /** Bytes of a kept form's header: four int32 fields, see {@link #kept}. */
-  private static final int KEPT_HEADER = 16;
+  /** Where a kept form's own header starts: after the bytes the block cache keeps for itself. */
+  private static final int HEADER_AT = BlockCache.RESERVED_BYTES;
+
+  /** Where a kept form's header ends: four int32 fields, see {@link #kept}. */
+  private static final int KEPT_HEADER = HEADER_AT + 16;
 
   /**
    * The bytes a table keeps for the decoded block {@code raw} ({@link ResidentBlocks}), and the
    * form the block cache holds data blocks in. What a point read needs first comes first, next to
    * the array's own header, so that finding the restart to scan from touches the block's first
-   * cache lines instead of its end: a header (the restart count, the common prefix length, where
-   * the entries end as a position in the kept array, and the hash index's bucket count), each
-   * restart's position, one search word per restart (the eight key bytes after the restart keys'
-   * common prefix, as {@link DecodedIndex} keeps them per index entry), that common prefix, then
-   * the block itself. Throws IllegalStateException when the block is malformed.
+   * cache lines instead of its end: bytes the block cache keeps for itself ({@link
+   * BlockCache#RESERVED_BYTES}, which this class never writes), a header (the restart count, the
+   * common prefix length, where the entries end as a position in the kept array, and the hash
+   * index's bucket count), each restart's position, one search word per restart (the eight key
+   * bytes after the restart keys' common prefix, as {@link DecodedIndex} keeps them per index
+   * entry), that common prefix, then the block itself. Throws IllegalStateException when the block
+   * is malformed.
    */
   static byte[] kept(byte[] raw) {
     BlockIterator it = new BlockIterator();
@@ -124,10 +130,10 @@ public final class BlockIterator implements KvIterator {
     int n = restartCount;
     int common = keptCommon;
     int base = (int) keptBase(n, common);
-    Bytes.putInt(out, 0, n);
-    Bytes.putInt(out, 4, common);
-    Bytes.putInt(out, 8, base + restartsOffset);
-    Bytes.putInt(out, 12, buckets);
+    Bytes.putInt(out, HEADER_AT, n);
+    Bytes.putInt(out, HEADER_AT + 4, common);
+    Bytes.putInt(out, HEADER_AT + 8, base + restartsOffset);
+    Bytes.putInt(out, HEADER_AT + 12, buckets);
     int words = KEPT_HEADER + 4 * n;
     for (int i = 0; i < n; i++) {
       long k = restartKey(i);
@@ -164,10 +170,10 @@ public final class BlockIterator implements KvIterator {
     if (length < KEPT_HEADER + 4 || length > kept.length) {
       throw new IllegalStateException("kept block too short: " + length + " bytes");
     }
-    int n = Bytes.getInt(kept, 0);
-    int common = Bytes.getInt(kept, 4);
-    int entriesEnd = Bytes.getInt(kept, 8);
-    int hashBuckets = Bytes.getInt(kept, 12);
+    int n = Bytes.getInt(kept, HEADER_AT);
+    int common = Bytes.getInt(kept, HEADER_AT + 4);
+    int entriesEnd = Bytes.getInt(kept, HEADER_AT + 8);
+    int hashBuckets = Bytes.getInt(kept, HEADER_AT + 12);
     // The restart positions and the hash index follow the entries; the block's trailer ends it.
     long hashAt = entriesEnd + 4L * n;
     // The first restart is the block's first entry, at the position the counts derive.

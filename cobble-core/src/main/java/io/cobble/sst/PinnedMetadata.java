@@ -2,6 +2,7 @@ package io.cobble.sst;
 
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
+import io.cobble.cache.BlockRefs;
 import io.cobble.util.ByteReader;
 import java.util.function.IntFunction;
 
@@ -33,8 +34,15 @@ final class PinnedMetadata {
     final int[] firstBlock;
     // Null unless the table keeps its data blocks and partitions are pinned.
     final ResidentBlocks resident;
+    // Null unless the table reads its data blocks through a block cache and partitions are pinned.
+    final BlockRefs refs;
 
-    Blocks(Block top, byte[][] index, byte[][] filter, IntFunction<ResidentBlocks> residentBlocks) {
+    Blocks(
+        Block top,
+        byte[][] index,
+        byte[][] filter,
+        IntFunction<ResidentBlocks> residentBlocks,
+        IntFunction<BlockRefs> blockRefs) {
       this.top = top;
       this.topDecoded = DecodedIndex.top(top);
       this.index = index;
@@ -51,6 +59,7 @@ final class PinnedMetadata {
         indexDecoded = null;
         firstBlock = null;
         resident = null;
+        refs = null;
       } else {
         indexDecoded = new DecodedIndex[index.length];
         firstBlock = new int[index.length];
@@ -61,6 +70,7 @@ final class PinnedMetadata {
           blocks += indexDecoded[i].count();
         }
         resident = residentBlocks == null ? null : residentBlocks.apply(blocks);
+        refs = blockRefs == null ? null : blockRefs.apply(blocks);
       }
     }
   }
@@ -71,6 +81,7 @@ final class PinnedMetadata {
   private final TableReadOptions options;
   private final BlockReader reader;
   private final IntFunction<ResidentBlocks> residentBlocks;
+  private final IntFunction<BlockRefs> blockRefs;
   private volatile Blocks blocks;
 
   /**
@@ -79,6 +90,8 @@ final class PinnedMetadata {
    *
    * @param residentBlocks makes the slots of a table that keeps its data blocks, from the block
    *     count, once partitions are loaded; null for a table that does not
+   * @param blockRefs likewise makes the references to the data blocks a block cache holds for the
+   *     table; null for a table read without a cache or with resident blocks
    */
   PinnedMetadata(
       String name,
@@ -87,13 +100,15 @@ final class PinnedMetadata {
       TableReadOptions options,
       BlockReader reader,
       BlockReader atOpen,
-      IntFunction<ResidentBlocks> residentBlocks) {
+      IntFunction<ResidentBlocks> residentBlocks,
+      IntFunction<BlockRefs> blockRefs) {
     this.name = name;
     this.footer = footer;
     this.bloom = bloom;
     this.options = options;
     this.reader = reader;
     this.residentBlocks = residentBlocks;
+    this.blockRefs = blockRefs;
     if (options.pinTopIndex() && !options.lazyMetadata()) {
       blocks = load(atOpen);
     }
@@ -130,7 +145,7 @@ final class PinnedMetadata {
     Block top = new Block(from.read(footer.topIndex(), "top-level index"));
     int parts = countEntries(top);
     if (!options.pinPartitions() && parts != 1) {
-      return new Blocks(top, null, null, null);
+      return new Blocks(top, null, null, null, null);
     }
     byte[][] index = new byte[parts][];
     byte[][] filter = bloom ? new byte[parts][] : null;
@@ -145,7 +160,7 @@ final class PinnedMetadata {
       }
       i++;
     }
-    return new Blocks(top, index, filter, residentBlocks);
+    return new Blocks(top, index, filter, residentBlocks, blockRefs);
   }
 
   private static int countEntries(Block b) {

@@ -3,6 +3,7 @@ package io.cobble.sst;
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
+import io.cobble.cache.BlockRefs;
 import io.cobble.iterator.KvIterator;
 import io.cobble.storage.DataFile;
 import io.cobble.util.ByteReader;
@@ -91,6 +92,9 @@ public final class Table implements AutoCloseable {
               atOpen,
               options.residentBlocks() && cache != null
                   ? blocks -> new ResidentBlocks(blocks, cache, fileSize)
+                  : null,
+              !options.residentBlocks() && cache != null
+                  ? blocks -> new BlockRefs(blocks, fileNumber, cache)
                   : null);
     } catch (RuntimeException e) {
       closeQuietly();
@@ -456,8 +460,10 @@ public final class Table implements AutoCloseable {
     long dataOffset = 0;
     int dataSize = 0;
     ResidentBlocks resident = null;
+    BlockRefs refs = null;
     int block = 0;
     byte[] kept = null;
+    byte[] cached = null;
     try {
       BlockIterator it = g.it;
       ByteReader r = g.reader;
@@ -481,11 +487,14 @@ public final class Table implements AutoCloseable {
           return false;
         }
         resident = p.resident;
+        refs = p.refs;
+        block = p.firstBlock[ordinal] + entry;
         if (resident != null) {
-          block = p.firstBlock[ordinal] + entry;
           kept = resident.get(block);
+        } else if (refs != null) {
+          cached = refs.pin(block);
         }
-        if (kept == null) {
+        if (kept == null && cached == null) {
           dataOffset = index.dataOffset(entry);
           dataSize = index.dataSize(entry);
         }
@@ -531,23 +540,34 @@ public final class Table implements AutoCloseable {
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "cannot decode block entry: " + e, e);
     }
+    if (cached != null) {
+      try {
+        return searchKept(g.it, cached, BlockCache.cachedLength(cached), key, keyHash, sink);
+      } finally {
+        BlockRefs.unpin(cached);
+      }
+    }
     if (kept != null) {
-      return searchKept(g.it, kept, key, keyHash, sink);
+      return searchKept(g.it, kept, kept.length, key, keyHash, sink);
     }
     if (resident != null && resident.mayKeep()) {
       byte[] read = keptForm(dataOffset, dataSize);
       byte[] now = resident.keep(block, read);
       // Not kept (no room): this read still searches the bytes it read.
-      return searchKept(g.it, now != null ? now : read, key, keyHash, sink);
+      byte[] search = now != null ? now : read;
+      return searchKept(g.it, search, search.length, key, keyHash, sink);
     }
-    return seekData(dataOffset, dataSize, key, keyHash, sink, g);
+    return seekData(dataOffset, dataSize, refs, block, key, keyHash, sink, g);
   }
 
-  /** Searches a block in its {@link BlockIterator#kept kept} form for {@code key}. */
+  /**
+   * Searches a block in its {@link BlockIterator#kept kept} form, the first {@code length} bytes of
+   * {@code kept}, for {@code key}.
+   */
   private boolean searchKept(
-      BlockIterator it, byte[] kept, byte[] key, long keyHash, ValueSink sink) {
+      BlockIterator it, byte[] kept, int length, byte[] key, long keyHash, ValueSink sink) {
     try {
-      it.resetKept(kept);
+      it.resetKept(kept, length);
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "data block: " + e.getMessage(), e);
     }
@@ -564,12 +584,22 @@ public final class Table implements AutoCloseable {
     }
   }
 
-  /** Searches the data block at {@code offset} for {@code key}, pinned in the cache meanwhile. */
+  /**
+   * Searches the data block at {@code offset} (block {@code block} of {@code refs}, when not null)
+   * for {@code key}, pinned in the cache meanwhile.
+   */
   private boolean seekData(
-      long offset, int size, byte[] key, long keyHash, ValueSink sink, GetScratch g) {
+      long offset,
+      int size,
+      BlockRefs refs,
+      int block,
+      byte[] key,
+      long keyHash,
+      ValueSink sink,
+      GetScratch g) {
     BlockCache.Pin pin = g.pin;
     try {
-      loadData(g.it, offset, size, pin);
+      loadData(g.it, offset, size, pin, refs, block);
       return searchBlock(g.it, key, keyHash, sink);
     } finally {
       releaseData(pin);
@@ -600,6 +630,15 @@ public final class Table implements AutoCloseable {
    * read into a new array.
    */
   void loadData(BlockIterator it, long offset, int size, BlockCache.Pin pin) {
+    loadData(it, offset, size, pin, null, 0);
+  }
+
+  /**
+   * As {@link #loadData(BlockIterator, long, int, BlockCache.Pin)} for data block {@code block} of
+   * this table's {@code refs} (null: none), which then reference the block while it is cached.
+   */
+  void loadData(
+      BlockIterator it, long offset, int size, BlockCache.Pin pin, BlockRefs refs, int block) {
     if (cache == null) {
       byte[] data = readBlock(offset, size, "data", false);
       resetOnto(it, data, data.length, "data");
@@ -607,7 +646,7 @@ public final class Table implements AutoCloseable {
     }
     checkHandle(offset, size, "data");
     long cacheKey = BlockCache.key(fileNumber, offset);
-    if (!cache.acquire(cacheKey, pin)) {
+    if (!cache.acquire(cacheKey, pin, refs, block)) {
       Frame f = readFrame(offset, size, "data");
       byte[] raw;
       int rawLength = f.rawLength;
@@ -617,19 +656,28 @@ public final class Table implements AutoCloseable {
       } finally {
         doneFrame(f);
       }
-      byte[] block;
+      byte[] kept;
       int keptLength;
       try {
         keptLength = it.prepareKept(raw, rawLength);
-        block = cache.allocate(cacheKey, keptLength);
-        it.writeKept(block);
+        kept = cache.allocate(cacheKey, keptLength);
+        it.writeKept(kept);
       } catch (RuntimeException e) {
         throw corrupt("data", offset, e);
       }
-      cache.insertPinned(cacheKey, block, keptLength, pin);
+      cache.insertPinned(cacheKey, kept, keptLength, pin, refs, block);
     }
     try {
       it.resetKept(pin.data(), pin.length());
+    } catch (RuntimeException e) {
+      throw new CorruptionException(name, "data block: " + e.getMessage(), e);
+    }
+  }
+
+  /** Points {@code it} at a data block {@link BlockRefs#pin pinned by reference}. */
+  void resetOntoCached(BlockIterator it, byte[] cached) {
+    try {
+      it.resetKept(cached, BlockCache.cachedLength(cached));
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "data block: " + e.getMessage(), e);
     }

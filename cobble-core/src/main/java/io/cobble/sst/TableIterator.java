@@ -3,6 +3,7 @@ package io.cobble.sst;
 import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
+import io.cobble.cache.BlockRefs;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ReadAhead;
@@ -28,6 +29,8 @@ final class TableIterator implements KvIterator {
   private final BlockIterator data = new BlockIterator();
   private final ByteReader reader = new ByteReader();
   private final BlockCache.Pin pin = new BlockCache.Pin();
+  // The data block pinned by reference ({@link BlockRefs}) instead of through the pin, or null.
+  private byte[] pinnedByRef;
   private boolean indexLoaded;
   private boolean dataLoaded;
   private byte[] raBuf;
@@ -108,6 +111,10 @@ final class TableIterator implements KvIterator {
 
   private void unloadData() {
     dataLoaded = false;
+    if (pinnedByRef != null) {
+      BlockRefs.unpin(pinnedByRef);
+      pinnedByRef = null;
+    }
     table.releaseData(pin);
   }
 
@@ -166,9 +173,18 @@ final class TableIterator implements KvIterator {
     topEntry = top;
     entry = at;
     while (topEntry < decoded.topDecoded.count()) {
-      DecodedIndex partition = decoded.indexDecoded[decoded.topDecoded.ordinal(topEntry)];
+      int ordinal = decoded.topDecoded.ordinal(topEntry);
+      DecodedIndex partition = decoded.indexDecoded[ordinal];
       if (entry < partition.count()) {
-        table.loadData(data, partition.dataOffset(entry), partition.dataSize(entry), pin);
+        int block = decoded.firstBlock[ordinal] + entry;
+        BlockRefs refs = decoded.refs;
+        pinnedByRef = refs != null ? refs.pin(block) : null;
+        if (pinnedByRef != null) {
+          table.resetOntoCached(data, pinnedByRef);
+        } else {
+          table.loadData(
+              data, partition.dataOffset(entry), partition.dataSize(entry), pin, refs, block);
+        }
         dataLoaded = true;
         return true;
       }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.cobble.cache.BlockCache;
 import io.cobble.util.Bytes;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -123,8 +124,9 @@ class BlockSeekExactTest {
     assertThrows(
         IllegalStateException.class, () -> new BlockIterator().resetKept(kept, kept.length + 1));
     // Each header field out of step with the array: restart count, common prefix length, entries'
-    // end and hash bucket count.
-    for (int field : new int[] {0, 4, 8, 12}) {
+    // end and hash bucket count (after the bytes the block cache keeps for itself).
+    int at = BlockCache.RESERVED_BYTES;
+    for (int field : new int[] {at, at + 4, at + 8, at + 12}) {
       for (int delta : new int[] {1, -1, 1 << 20}) {
         byte[] bad = kept.clone();
         Bytes.putInt(bad, field, Bytes.getInt(bad, field) + delta);

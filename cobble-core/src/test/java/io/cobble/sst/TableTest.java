@@ -17,7 +17,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -110,12 +113,10 @@ class TableTest {
   }
 
   /**
-   * Data blocks sit in the block cache in the kept form (restart words first), and gets and scans
-   * read the same cached form.
+   * Writes keys {@code 0, step, 2 * step, ...} below {@code n} into a table of 1-KB blocks with a
+   * partitioned index and a bloom filter.
    */
-  @ParameterizedTest(name = "lz4 {0}")
-  @CsvSource({"false", "true"})
-  void theBlockCacheHoldsDataBlocksInTheKeptFormForGetsAndScans(boolean lz4) {
+  private Path writePartitioned(int n, int step, boolean lz4) {
     Path path = dir.resolve("000001.sst");
     TableOptions opts =
         TableOptions.builder()
@@ -126,10 +127,21 @@ class TableTest {
             .lz4(lz4)
             .build();
     TableBuilder b = new TableBuilder(path, opts);
-    for (int i = 0; i < 2_000; i++) {
+    for (int i = 0; i < n; i += step) {
       b.add(key(i), value(i));
     }
     b.finish(1, Long.MAX_VALUE, Long.MAX_VALUE, Collections.emptyMap());
+    return path;
+  }
+
+  /**
+   * Data blocks sit in the block cache in the kept form (restart words first), and gets and scans
+   * read the same cached form.
+   */
+  @ParameterizedTest(name = "lz4 {0}")
+  @CsvSource({"false", "true"})
+  void theBlockCacheHoldsDataBlocksInTheKeptFormForGetsAndScans(boolean lz4) {
+    Path path = writePartitioned(2_000, 1, lz4);
     BlockCache cache = new BlockCache(1 << 20);
     try (Table t = Table.open(path, 1, cache, TableReadOptions.builder().build())) {
       assertArrayEquals(value(0), t.get(key(0), BloomFilter.hash(key(0))));
@@ -153,6 +165,64 @@ class TableTest {
         assertArrayEquals(value(i), t.get(key(i), BloomFilter.hash(key(i))), "key " + i);
       }
     }
+  }
+
+  /**
+   * Gets and cursors that read cached blocks by reference ({@link io.cobble.cache.BlockRefs}) find
+   * the right block of the right index partition while two threads read a table eight times the
+   * cache's size, so blocks keep leaving the cache and their arrays keep being reused.
+   */
+  @Test
+  void readsByReferenceFindTheirBlocksWhileTheCacheChurns() throws Exception {
+    int n = 20_000;
+    Path path = writePartitioned(n, 2, false);
+    BlockCache cache = new BlockCache(Files.size(path) / 8);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    TableReadOptions pinned =
+        TableReadOptions.builder().pinTopIndex(true).pinPartitions(true).build();
+    try (Table t = Table.open(path, 1, cache, pinned)) {
+      assertTrue(t.decodedIndex().indexDecoded.length > 4, "several index partitions");
+      Thread[] readers = new Thread[2];
+      for (int r = 0; r < readers.length; r++) {
+        SplittableRandom random = new SplittableRandom(r);
+        readers[r] =
+            new Thread(
+                () -> {
+                  try {
+                    KvIterator it = t.iterator(0);
+                    for (int round = 0; round < 40_000; round++) {
+                      // Mostly a few hot blocks, so that blocks are hit while cached.
+                      int i = random.nextInt(4) > 0 ? random.nextInt(400) : random.nextInt(n);
+                      byte[] got = t.get(key(i), BloomFilter.hash(key(i)));
+                      if (i % 2 == 0 ? !Arrays.equals(value(i), got) : got != null) {
+                        throw new AssertionError("get of key " + i);
+                      }
+                      it.seek(key(i));
+                      for (int j = i + (i % 2); j < Math.min(n, i + 8); j += 2) {
+                        if (!it.valid()
+                            || !Arrays.equals(key(j), it.key())
+                            || !Arrays.equals(value(j), it.value())) {
+                          throw new AssertionError("scan from key " + i + " at key " + j);
+                        }
+                        it.next();
+                      }
+                    }
+                    it.close();
+                  } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                  }
+                });
+        readers[r].start();
+      }
+      for (Thread reader : readers) {
+        reader.join();
+      }
+    }
+    if (failure.get() != null) {
+      throw new AssertionError(failure.get());
+    }
+    assertTrue(cache.misses() > 1000, "blocks left the cache: " + cache.misses() + " misses");
+    assertTrue(cache.hits() > cache.misses(), "hits " + cache.hits());
   }
 
   /**
