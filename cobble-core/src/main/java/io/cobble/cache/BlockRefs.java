@@ -31,8 +31,8 @@ public final class BlockRefs {
 
   /**
    * Data block {@code block} pinned in its cached array, or null when the cache holds no reference
-   * to it here (read it through the cache, which sets one). Release it with {@link #unpin}; its
-   * bytes are the first {@link BlockCache#cachedLength} after the reserved ones.
+   * to it here (read it through the cache, which sets one). Release it with {@link #unpin}; the
+   * block is the array's first {@link BlockCache#cachedLength} bytes, the reserved ones included.
    */
   public byte[] pin(int block) {
     byte[] a = (byte[]) SLOT.getAcquire(slots, block);
