@@ -566,11 +566,7 @@ public final class Table implements AutoCloseable {
    */
   private boolean searchKept(
       BlockIterator it, byte[] kept, int length, byte[] key, long keyHash, ValueSink sink) {
-    try {
-      it.resetKept(kept, length);
-    } catch (RuntimeException e) {
-      throw new CorruptionException(name, "data block: " + e.getMessage(), e);
-    }
+    resetOntoKept(it, kept, length);
     return searchBlock(it, key, keyHash, sink);
   }
 
@@ -667,17 +663,21 @@ public final class Table implements AutoCloseable {
       }
       cache.insertPinned(cacheKey, kept, keptLength, pin, refs, block);
     }
-    try {
-      it.resetKept(pin.data(), pin.length());
-    } catch (RuntimeException e) {
-      throw new CorruptionException(name, "data block: " + e.getMessage(), e);
-    }
+    resetOntoKept(it, pin.data(), pin.length());
   }
 
   /** Points {@code it} at a data block {@link BlockRefs#pin pinned by reference}. */
   void resetOntoCached(BlockIterator it, byte[] cached) {
+    resetOntoKept(it, cached, BlockCache.cachedLength(cached));
+  }
+
+  /**
+   * Points {@code it} at the data block in {@link BlockIterator#kept kept} form in the first {@code
+   * length} bytes of {@code kept}; a malformed form is a corruption error naming this table.
+   */
+  private void resetOntoKept(BlockIterator it, byte[] kept, int length) {
     try {
-      it.resetKept(cached, BlockCache.cachedLength(cached));
+      it.resetKept(kept, length);
     } catch (RuntimeException e) {
       throw new CorruptionException(name, "data block: " + e.getMessage(), e);
     }
