@@ -52,6 +52,15 @@ public interface KvIterator extends Closeable {
     return valueArray().length;
   }
 
+  /**
+   * How many leading bytes the current key shares with the key this iterator stood on before its
+   * last {@link #next()}; 0 when unknown, and after a seek. A reader that knows how the previous
+   * key compared with a bound skips comparing a key that shares enough of it.
+   */
+  default int sharedWithPrevious() {
+    return 0;
+  }
+
   @Override
   void close();
 }

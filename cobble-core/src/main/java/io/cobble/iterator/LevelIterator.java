@@ -111,6 +111,12 @@ public final class LevelIterator implements KvIterator {
     return current.keyArray();
   }
 
+  /** The file's count: a key that starts a file shares nothing, as the file's first key. */
+  @Override
+  public int sharedWithPrevious() {
+    return current.sharedWithPrevious();
+  }
+
   @Override
   public int keyOffset() {
     return current.keyOffset();

@@ -85,6 +85,9 @@ public final class RowMergingIterator implements AutoCloseable {
   private byte[] onlyRow;
   private int onlyRowOffset;
   private int onlyRowLength;
+  // The first byte at which the only source's current key is below the upper bound (-1: not
+  // known). A next key sharing more bytes than that with it is below the bound too, uncompared.
+  private int belowUpperAt = -1;
 
   /** An iterator over no sources; {@link #reset} it onto some. */
   public RowMergingIterator() {}
@@ -131,6 +134,7 @@ public final class RowMergingIterator implements AutoCloseable {
     this.valid = false;
     this.upper = null;
     this.only = count == 1 ? this.sources[0] : null;
+    this.belowUpperAt = -1;
     return this;
   }
 
@@ -285,6 +289,7 @@ public final class RowMergingIterator implements AutoCloseable {
   /** Takes the sources' new positions: the only source's, or the heap rebuilt over all. */
   private void settle() {
     if (only != null) {
+      belowUpperAt = -1;
       settleOnly();
     } else {
       rebuild();
@@ -303,7 +308,8 @@ public final class RowMergingIterator implements AutoCloseable {
       keyLength = only.keyLength();
       valid =
           upper == null
-              || Bytes.compare(onlyKey, onlyKeyOffset, keyLength, upper, 0, upper.length) < 0;
+              || (belowUpperAt >= 0 && only.sharedWithPrevious() > belowUpperAt)
+              || onlyBelowUpper();
     }
     if (valid) {
       onlyRow = only.valueArray();
@@ -316,6 +322,27 @@ public final class RowMergingIterator implements AutoCloseable {
       // Decoded while moving, as a merge without pass-through decodes.
       decode(row, 0);
     }
+  }
+
+  /**
+   * Compares the only source's current key with the upper bound, noting in {@link #belowUpperAt}
+   * the byte that puts it below.
+   */
+  private boolean onlyBelowUpper() {
+    int m = Bytes.mismatch(onlyKey, onlyKeyOffset, keyLength, upper, 0, upper.length);
+    belowUpperAt = -1;
+    if (m < 0 || m == upper.length) {
+      return false;
+    }
+    if (m == keyLength) {
+      // A proper prefix of the bound: below it, but a longer key sharing it may not be.
+      return true;
+    }
+    if ((onlyKey[onlyKeyOffset + m] & 0xFF) < (upper[m] & 0xFF)) {
+      belowUpperAt = m;
+      return true;
+    }
+    return false;
   }
 
   public boolean valid() {

@@ -30,6 +30,10 @@ public final class BlockIterator implements KvIterator {
   private int commonLength;
   private int wordsOffset;
 
+  // The bytes the current key shares with the entry before it: its shared-prefix length, as the
+  // block stores it.
+  private int sharedWithPrevious;
+
   // What prepareKept measured for writeKept: the raw block's length, the restart keys' common
   // prefix length and where the first restart key lies.
   private int rawLength;
@@ -248,6 +252,7 @@ public final class BlockIterator implements KvIterator {
     }
     System.arraycopy(data, p, key, shared, unshared);
     keyLen = shared + unshared;
+    sharedWithPrevious = shared;
     valueOff = p + unshared;
     valueLen = vlen;
     nextOffset = valueOff + vlen;
@@ -358,6 +363,7 @@ public final class BlockIterator implements KvIterator {
     System.arraycopy(target, 0, key, 0, stopShared);
     System.arraycopy(data, valueOff - stopUnshared, key, stopShared, stopUnshared);
     keyLen = length;
+    sharedWithPrevious = 0;
     nextOffset = valueOff + valueLen;
     valid = true;
   }
@@ -459,6 +465,11 @@ public final class BlockIterator implements KvIterator {
   @Override
   public void next() {
     parseAt(nextOffset);
+  }
+
+  @Override
+  public int sharedWithPrevious() {
+    return sharedWithPrevious;
   }
 
   @Override

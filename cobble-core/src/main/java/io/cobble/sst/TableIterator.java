@@ -315,6 +315,14 @@ final class TableIterator implements KvIterator {
     return data.keyArray();
   }
 
+  /**
+   * The data block's count: a key that starts a block shares nothing (blocks start at a restart).
+   */
+  @Override
+  public int sharedWithPrevious() {
+    return data.sharedWithPrevious();
+  }
+
   @Override
   public int keyOffset() {
     return 0;

@@ -9,6 +9,8 @@ import java.util.List;
 final class SortedListIterator implements KvIterator {
   private final List<byte[][]> entries = new ArrayList<>();
   private int at;
+  // Whether the last move was a next(), after which sharedWithPrevious() reports the true count.
+  private boolean stepped;
   boolean closed;
 
   /** Adds an entry; keys must be added in ascending order. */
@@ -68,11 +70,13 @@ final class SortedListIterator implements KvIterator {
   @Override
   public void seekToFirst() {
     at = 0;
+    stepped = false;
   }
 
   @Override
   public void seek(byte[] target) {
     at = 0;
+    stepped = false;
     while (at < entries.size() && Bytes.compare(entries.get(at)[0], target) < 0) {
       at++;
     }
@@ -86,6 +90,19 @@ final class SortedListIterator implements KvIterator {
   @Override
   public void next() {
     at++;
+    stepped = true;
+  }
+
+  /** Exactly the bytes the current key shares with the previous one, as a block reports them. */
+  @Override
+  public int sharedWithPrevious() {
+    if (!stepped || at == 0 || at >= entries.size()) {
+      return 0;
+    }
+    byte[] previous = entries.get(at - 1)[0];
+    byte[] current = entries.get(at)[0];
+    int m = Arrays.mismatch(previous, current);
+    return m < 0 ? current.length : m;
   }
 
   @Override

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.cache.BlockCache;
 import io.cobble.iterator.KvIterator;
@@ -30,6 +31,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class TableCursorModelTest {
   @TempDir Path dir;
+
+  // Shared bytes the cursors reported over a test's walks: a cursor that reports none would pass.
+  private long sharedReported;
 
   private static byte[] randomKey(Random random) {
     byte[] k = new byte[1 + random.nextInt(12)];
@@ -112,6 +116,7 @@ class TableCursorModelTest {
         cursor.close();
       }
     }
+    assertTrue(sharedReported > 0, "no cursor reported shared bytes");
   }
 
   /** Lazy metadata stays a point read's to load: a scan walks the index blocks until then. */
@@ -132,9 +137,13 @@ class TableCursorModelTest {
     }
   }
 
-  /** Checks up to {@code steps} positions of {@code cursor} against {@code expected}. */
-  private static void walk(
+  /**
+   * Checks up to {@code steps} positions of {@code cursor} against {@code expected}, and that the
+   * bytes it reports a key sharing with the one before it are shared (none after a seek).
+   */
+  private void walk(
       KvIterator cursor, Iterator<Map.Entry<byte[], byte[]>> expected, int steps, String where) {
+    byte[] previous = null;
     for (int i = 0; i < steps; i++) {
       if (!expected.hasNext()) {
         assertEquals(false, cursor.valid(), where + " step " + i + ": past the last entry");
@@ -144,6 +153,17 @@ class TableCursorModelTest {
       assertEquals(true, cursor.valid(), where + " step " + i + ": exhausted early");
       assertArrayEquals(e.getKey(), cursor.key(), where + " step " + i);
       assertArrayEquals(e.getValue(), cursor.value(), where + " step " + i);
+      int shared = cursor.sharedWithPrevious();
+      if (previous == null) {
+        assertEquals(0, shared, where + " step " + i + ": shared bytes after a seek");
+      } else {
+        int m = Arrays.mismatch(previous, e.getKey());
+        assertTrue(
+            shared <= (m < 0 ? previous.length : m),
+            where + " step " + i + ": reports " + shared + " shared bytes, the keys share " + m);
+        sharedReported += shared;
+      }
+      previous = e.getKey();
       cursor.next();
     }
   }

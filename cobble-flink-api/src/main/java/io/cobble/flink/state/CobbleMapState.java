@@ -247,27 +247,50 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   }
 
   /**
-   * The rows of one (key, namespace), read {@link #CHUNK} rows at a time. Each row is decoded into
-   * its element of type {@code T} straight from the scan's buffers as the chunk is read ({@link
-   * ScanCursor#advance}), so no row is copied out of the engine; the cursor is closed before the
-   * first element is handed out, so an abandoned iterator holds no engine resources. {@link
-   * #remove} deletes the row of the last element.
+   * What an iterator copies its chunks into, primitive arrays only: the rows' user keys (row keys
+   * after the prefix) back to back, the i-th ending at {@code keyEnds[i]}, and likewise their
+   * values. An iterator that has handed out its last element leaves them to the state's next
+   * iterator, so a short iteration allocates none of them, and a reused array never holds a
+   * reference to a younger object.
+   */
+  private static final class ChunkBuffers {
+    // Arrays grown past this are not kept for the next iterator.
+    static final int KEEP_MAX = 64 << 10;
+
+    final DataInputDeserializer input = new DataInputDeserializer();
+    byte[] keys = new byte[128];
+    int[] keyEnds = new int[16];
+    byte[] values = new byte[128];
+    int[] valueEnds = new int[16];
+
+    boolean small() {
+      return keys.length <= KEEP_MAX && values.length <= KEEP_MAX;
+    }
+  }
+
+  // Buffers an exhausted iterator left; taken by the next one (iterators of a backend run on its
+  // task thread).
+  private ChunkBuffers spareBuffers;
+
+  /**
+   * The rows of one (key, namespace), read {@link #CHUNK} rows at a time. A chunk's keys and values
+   * are copied out of the scan's buffers (a memtable page or a cached block) and the cursor closed
+   * before the first element is handed out, so an abandoned iterator holds no engine resources;
+   * each element is decoded from the copies as {@link #next} hands it out. {@link #remove} deletes
+   * the row of the last element.
    */
   private abstract class RowIterator<T> implements Iterator<T> {
     final int bucket;
     final byte[] prefix;
-    private final byte[] end;
-    final DataInputDeserializer input = new DataInputDeserializer();
-    private final List<T> chunk = new ArrayList<>();
-    // The chunk's user keys (row keys after the prefix) back to back, the i-th ending at
-    // keyEnds[i].
-    private byte[] chunkKeys = new byte[128];
-    private int[] keyEnds = new int[16];
+    // Null once the iterator has handed out its last element and left them to the state.
+    private ChunkBuffers buffers;
+    private int size;
     private int index;
     private byte[] after;
     private boolean exhausted;
     // The last element handed out and its index in the chunk (-1 before next() and once removed);
-    // when the chunk is reread before a remove, its row key is kept in savedRowKey instead.
+    // when the chunk is reread or the buffers left before a remove, its row key is kept in
+    // savedRowKey instead.
     private T last;
     private int lastIndex = -1;
     private byte[] savedRowKey;
@@ -275,29 +298,50 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     RowIterator(int bucket, byte[] prefix) {
       this.bucket = bucket;
       this.prefix = prefix;
-      this.end = Bytes.successor(prefix);
+      this.buffers = spareBuffers != null ? spareBuffers : new ChunkBuffers();
+      spareBuffers = null;
     }
 
-    /**
-     * The element of one row: its user key and value in place, valid only during the call (a
-     * memtable page or a cached block).
-     */
+    /** The element of one row, decoded from its user key and value. */
     abstract T element(
         byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen);
+
+    /** Whether {@link #element} reads the value: if not, values are not copied. */
+    boolean readsValues() {
+      return true;
+    }
 
     /** Called after the row of {@code element}, the last one handed out, was deleted. */
     void removed(T element) {}
 
     @Override
     public final boolean hasNext() {
-      if (index < chunk.size()) {
+      if (index < size) {
         return true;
       }
-      if (exhausted) {
+      if (buffers == null) {
         return false;
       }
-      readChunk();
-      return !chunk.isEmpty();
+      if (!exhausted) {
+        readChunk();
+        if (size > 0) {
+          return true;
+        }
+      }
+      leaveBuffers();
+      return false;
+    }
+
+    /** Hands the buffers to the state's next iterator, keeping what a later remove() needs. */
+    private void leaveBuffers() {
+      if (lastIndex >= 0) {
+        savedRowKey = rowKeyAt(lastIndex);
+        lastIndex = -1;
+      }
+      if (buffers.small()) {
+        spareBuffers = buffers;
+      }
+      buffers = null;
     }
 
     private void readChunk() {
@@ -305,38 +349,35 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
         savedRowKey = rowKeyAt(lastIndex);
         lastIndex = -1;
       }
-      chunk.clear();
+      ChunkBuffers b = buffers;
+      boolean withValues = readsValues();
+      size = 0;
       index = 0;
       int keyBytes = 0;
+      int valueBytes = 0;
       ScanOptions options = after == null ? FIRST_CHUNK : FIRST_CHUNK.startAfter(after);
-      try (ScanCursor c = db.scan(bucket, family, prefix, end, options)) {
+      try (ScanCursor c = db.scan(bucket, family, prefix, Bytes.successor(prefix), options)) {
         while (c.advance()) {
-          int keyOff = c.keyOffset() + prefix.length;
+          if (b.keyEnds.length == size) {
+            b.keyEnds = Arrays.copyOf(b.keyEnds, 2 * size);
+            b.valueEnds = Arrays.copyOf(b.valueEnds, 2 * size);
+          }
           int keyLen = c.keyLength() - prefix.length;
-          if (chunkKeys.length < keyBytes + keyLen) {
-            chunkKeys = Arrays.copyOf(chunkKeys, Math.max(2 * chunkKeys.length, keyBytes + keyLen));
-          }
-          System.arraycopy(c.keyArray(), keyOff, chunkKeys, keyBytes, keyLen);
+          b.keys = fit(b.keys, keyBytes + keyLen);
+          System.arraycopy(c.keyArray(), c.keyOffset() + prefix.length, b.keys, keyBytes, keyLen);
           keyBytes += keyLen;
-          int n = chunk.size();
-          if (keyEnds.length == n) {
-            keyEnds = Arrays.copyOf(keyEnds, 2 * n);
+          b.keyEnds[size] = keyBytes;
+          if (withValues) {
+            int valueLen = c.valueLength(0);
+            b.values = fit(b.values, valueBytes + valueLen);
+            System.arraycopy(c.valueArray(0), c.valueOffset(0), b.values, valueBytes, valueLen);
+            valueBytes += valueLen;
+            b.valueEnds[size] = valueBytes;
           }
-          keyEnds[n] = keyBytes;
-          chunk.add(
-              element(
-                  c.keyArray(),
-                  keyOff,
-                  keyLen,
-                  c.valueArray(0),
-                  c.valueOffset(0),
-                  c.valueLength(0)));
+          size++;
         }
-      } finally {
-        // The deserializer must not keep a memtable page or a cached block reachable.
-        input.releaseArrays();
       }
-      if (chunk.size() < CHUNK) {
+      if (size < CHUNK) {
         exhausted = true;
       } else {
         after = rowKeyAt(CHUNK - 1);
@@ -345,9 +386,10 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
 
     /** The row key of the chunk's {@code i}-th element: the prefix, then its user key. */
     private byte[] rowKeyAt(int i) {
+      int[] keyEnds = buffers.keyEnds;
       int from = i == 0 ? 0 : keyEnds[i - 1];
       byte[] rowKey = Arrays.copyOf(prefix, prefix.length + keyEnds[i] - from);
-      System.arraycopy(chunkKeys, from, rowKey, prefix.length, keyEnds[i] - from);
+      System.arraycopy(buffers.keys, from, rowKey, prefix.length, keyEnds[i] - from);
       return rowKey;
     }
 
@@ -356,12 +398,20 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       if (!hasNext()) {
         throw new NoSuchElementException();
       }
+      ChunkBuffers b = buffers;
+      int i = index++;
+      int keyFrom = i == 0 ? 0 : b.keyEnds[i - 1];
+      int valueFrom = i == 0 ? 0 : b.valueEnds[i - 1];
+      last =
+          element(
+              b.keys,
+              keyFrom,
+              b.keyEnds[i] - keyFrom,
+              b.values,
+              valueFrom,
+              b.valueEnds[i] - valueFrom);
       savedRowKey = null;
-      lastIndex = index;
-      last = chunk.get(index);
-      // The chunk list is reused: drop the element so a long iteration keeps only the current
-      // chunk.
-      chunk.set(index++, null);
+      lastIndex = i;
       return last;
     }
 
@@ -377,8 +427,15 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       removed(last);
     }
 
+    private byte[] fit(byte[] array, int length) {
+      return array.length >= length
+          ? array
+          : Arrays.copyOf(array, Math.max(2 * array.length, length));
+    }
+
     UK decodeKey(byte[] buf, int off, int len) {
       try {
+        DataInputDeserializer input = buffers.input;
         input.setBuffer(buf, off, len);
         return userKeySerializer.deserialize(input);
       } catch (IOException e) {
@@ -388,6 +445,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
 
     UV decodeValue(byte[] buf, int off, int len) {
       try {
+        DataInputDeserializer input = buffers.input;
         input.setBuffer(buf, off, len);
         return input.readBoolean() ? null : userValueSerializer.deserialize(input);
       } catch (IOException e) {
@@ -417,6 +475,11 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     @Override
     UK element(byte[] key, int keyOff, int keyLen, byte[] value, int valueOff, int valueLen) {
       return decodeKey(key, keyOff, keyLen);
+    }
+
+    @Override
+    boolean readsValues() {
+      return false;
     }
   }
 

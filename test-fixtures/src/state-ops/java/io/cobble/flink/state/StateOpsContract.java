@@ -895,9 +895,11 @@ public abstract class StateOpsContract {
     java.util.Iterator<?> it =
         kind == 0 ? map.keys().iterator() : kind == 1 ? map.values().iterator() : map.iterator();
     assertThrows(IllegalStateException.class, it::remove, "remove before next, " + at);
+    boolean lastRemoved = false;
     for (Integer uk : sortedKeys) {
       Object element = it.next();
       int choice = rnd.nextInt(4);
+      lastRemoved = choice == 0;
       if (choice == 0) {
         it.remove();
         assertThrows(IllegalStateException.class, it::remove, "second remove, " + at);
@@ -917,6 +919,22 @@ public abstract class StateOpsContract {
       }
     }
     assertTrue(!it.hasNext(), "iterator exhausted, " + at);
+    // The exhausted iterator left its buffers to the state's next iterator, which fills them with
+    // another key's map: a remove() now still deletes this iterator's last element.
+    int other = (k + 1) % 12;
+    backend.setCurrentKey(other);
+    int otherSize = 0;
+    for (Map.Entry<Integer, String> e : map.entries()) {
+      otherSize++;
+    }
+    assertEquals(model.getOrDefault(other, new HashMap<>()).size(), otherSize, at);
+    backend.setCurrentKey(k);
+    if (sortedKeys.isEmpty() || lastRemoved) {
+      assertThrows(IllegalStateException.class, it::remove, "remove after exhaustion, " + at);
+    } else {
+      it.remove();
+      expected.remove(sortedKeys.get(sortedKeys.size() - 1));
+    }
     Map<Integer, String> after = new HashMap<>();
     for (Map.Entry<Integer, String> e : map.entries()) {
       after.put(e.getKey(), e.getValue());
