@@ -282,6 +282,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   private abstract class RowIterator<T> implements Iterator<T> {
     final int bucket;
     final byte[] prefix;
+    private final byte[] end;
     // Null once the iterator has handed out its last element and left them to the state.
     private ChunkBuffers buffers;
     private int size;
@@ -298,6 +299,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     RowIterator(int bucket, byte[] prefix) {
       this.bucket = bucket;
       this.prefix = prefix;
+      this.end = Bytes.successor(prefix);
       this.buffers = spareBuffers != null ? spareBuffers : new ChunkBuffers();
       spareBuffers = null;
     }
@@ -334,21 +336,23 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
 
     /** Hands the buffers to the state's next iterator, keeping what a later remove() needs. */
     private void leaveBuffers() {
-      if (lastIndex >= 0) {
-        savedRowKey = rowKeyAt(lastIndex);
-        lastIndex = -1;
-      }
+      saveLastRowKey();
       if (buffers.small()) {
         spareBuffers = buffers;
       }
       buffers = null;
     }
 
-    private void readChunk() {
+    /** Keeps the last element's row key before the buffers it lies in are refilled or left. */
+    private void saveLastRowKey() {
       if (lastIndex >= 0) {
         savedRowKey = rowKeyAt(lastIndex);
         lastIndex = -1;
       }
+    }
+
+    private void readChunk() {
+      saveLastRowKey();
       ChunkBuffers b = buffers;
       boolean withValues = readsValues();
       size = 0;
@@ -356,7 +360,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       int keyBytes = 0;
       int valueBytes = 0;
       ScanOptions options = after == null ? FIRST_CHUNK : FIRST_CHUNK.startAfter(after);
-      try (ScanCursor c = db.scan(bucket, family, prefix, Bytes.successor(prefix), options)) {
+      try (ScanCursor c = db.scan(bucket, family, prefix, end, options)) {
         while (c.advance()) {
           if (b.keyEnds.length == size) {
             b.keyEnds = Arrays.copyOf(b.keyEnds, 2 * size);
