@@ -3,6 +3,7 @@ package io.cobble.row;
 import io.cobble.merge.MergeOperator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ByteWriter;
+import io.cobble.util.Bytes;
 import java.util.Arrays;
 import java.util.function.LongSupplier;
 
@@ -309,6 +310,13 @@ public final class RowState {
    */
   public static boolean inlinePuts(
       ColumnLayout layout, byte[] buf, int off, int len, int[] positions, long[] spans) {
+    if (positions.length == 1 && len > 4) {
+      long span = firstColumnInlinePut(layout, positions[0], buf, off, len);
+      if (span != NOT_INLINE) {
+        spans[0] = span;
+        return true;
+      }
+    }
     for (int i = 0; i < positions.length; i++) {
       MergeOperator op = layout.operator(positions[i]);
       if (op != null && op.elementTtl()) {
@@ -362,6 +370,33 @@ public final class RowState {
       pos = lengthEnd + (int) valueLength;
     }
     return missing == 0;
+  }
+
+  /**
+   * The span of column {@code position}'s value when the row (at least five bytes) starts with it
+   * as a plain PUT of fewer than 128 bytes with one-byte varints, the usual single-column row: its
+   * first five bytes are then the column count, the id, the tag, a zero expiry and the length, read
+   * by one int load and one byte. {@link #NOT_INLINE} for any other row, which the general pass
+   * then reads.
+   */
+  private static long firstColumnInlinePut(
+      ColumnLayout layout, int position, byte[] buf, int off, int len) {
+    int id = layout.id(position);
+    MergeOperator op = layout.operator(position);
+    if (id >= 0x80 || (op != null && op.elementTtl())) {
+      return NOT_INLINE;
+    }
+    int h = Bytes.getInt(buf, off);
+    int count = h >>> 24;
+    int valueLength = buf[off + 4];
+    if (count == 0
+        || count >= 0x80
+        || (h & 0xFFFFFF) != (id << 16 | PUT << 8)
+        || valueLength < 0
+        || valueLength > len - 5) {
+      return NOT_INLINE;
+    }
+    return (long) (off + 5) << 32 | valueLength;
   }
 
   private static int indexOfId(ColumnLayout layout, int[] positions, long id) {

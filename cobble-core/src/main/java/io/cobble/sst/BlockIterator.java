@@ -40,6 +40,10 @@ public final class BlockIterator implements KvIterator {
   private int keptCommon;
   private int keptFirstAt;
   private final ByteReader reader = new ByteReader();
+  // The lengths readHeader read: the entry's shared prefix, unshared key bytes and value.
+  private int headerShared;
+  private int headerUnshared;
+  private int headerValue;
   private byte[] key = new byte[32];
   private int keyLen;
   private int valueOff;
@@ -205,16 +209,11 @@ public final class BlockIterator implements KvIterator {
     if (offset >= restartsOffset) {
       throw new IllegalStateException("restart " + i + " past the entries: " + offset);
     }
-    reader.reset(data, offset, restartsOffset - offset);
-    int shared = reader.readVarInt();
-    int unshared = reader.readVarInt();
-    reader.readVarInt();
-    if (shared > 0) {
-      throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
+    int p = readHeader(offset);
+    if (headerShared > 0) {
+      throw new IllegalStateException("bad shared prefix " + headerShared + " at " + offset);
     }
-    int p = reader.position();
-    reader.skip(unshared);
-    return ((long) p << 32) | unshared;
+    return ((long) p << 32) | headerUnshared;
   }
 
   private BlockIterator reset(byte[] raw, int restartsOffset, int restartCount) {
@@ -232,21 +231,48 @@ public final class BlockIterator implements KvIterator {
     return Bytes.getInt(data, restartTable + i * 4);
   }
 
+  /**
+   * Reads the header of the entry at {@code offset} (below {@link #restartsOffset}): its shared,
+   * unshared and value lengths into {@link #headerShared}, {@link #headerUnshared} and {@link
+   * #headerValue}; returns where its key bytes start. Most entries' three varints are one byte each
+   * and are read by one int load (a block's entries are always followed by at least its restart
+   * count, so the fourth byte exists); others go through the reader. Throws IllegalStateException
+   * when the entry passes the end of the entries.
+   */
+  private int readHeader(int offset) {
+    int h = Bytes.getInt(data, offset);
+    if ((h & 0x80808000) == 0) {
+      headerShared = h >>> 24;
+      headerUnshared = (h >>> 16) & 0xFF;
+      headerValue = (h >>> 8) & 0xFF;
+      int p = offset + 3;
+      if (p + headerUnshared + headerValue > restartsOffset) {
+        throw new IllegalStateException("truncated entry at " + offset);
+      }
+      return p;
+    }
+    reader.reset(data, offset, restartsOffset - offset);
+    headerShared = reader.readVarInt();
+    headerUnshared = reader.readVarInt();
+    headerValue = reader.readVarInt();
+    int p = reader.position();
+    reader.skip(headerUnshared);
+    reader.skip(headerValue);
+    return p;
+  }
+
   private boolean parseAt(int offset) {
     if (offset >= restartsOffset) {
       valid = false;
       return false;
     }
-    reader.reset(data, offset, restartsOffset - offset);
-    int shared = reader.readVarInt();
-    int unshared = reader.readVarInt();
-    int vlen = reader.readVarInt();
+    int p = readHeader(offset);
+    int shared = headerShared;
+    int unshared = headerUnshared;
+    int vlen = headerValue;
     if (shared > keyLen) {
       throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
     }
-    int p = reader.position();
-    reader.skip(unshared);
-    reader.skip(vlen);
     if (key.length < shared + unshared) {
       key = Arrays.copyOf(key, Math.max(shared + unshared, key.length * 2));
     }
@@ -280,17 +306,11 @@ public final class BlockIterator implements KvIterator {
     if (offset >= restartsOffset) {
       return 1;
     }
-    reader.reset(data, offset, restartsOffset - offset);
-    int shared = reader.readVarInt();
-    int unshared = reader.readVarInt();
-    int vlen = reader.readVarInt();
-    if (shared > 0) {
-      throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
+    int p = readHeader(offset);
+    if (headerShared > 0) {
+      throw new IllegalStateException("bad shared prefix " + headerShared + " at " + offset);
     }
-    int p = reader.position();
-    reader.skip(unshared);
-    reader.skip(vlen);
-    return Bytes.compare(data, p, unshared, target, 0, target.length);
+    return Bytes.compare(data, p, headerUnshared, target, 0, target.length);
   }
 
   /** The last restart whose key is below {@code target}, or 0: binary search over the restarts. */
@@ -392,16 +412,13 @@ public final class BlockIterator implements KvIterator {
     // Bytes the previous key (below the target) has in common with the target.
     int matched = 0;
     while (offset < limit) {
-      reader.reset(data, offset, restartsOffset - offset);
-      int shared = reader.readVarInt();
-      int unshared = reader.readVarInt();
-      int vlen = reader.readVarInt();
+      int p = readHeader(offset);
+      int shared = headerShared;
+      int unshared = headerUnshared;
+      int vlen = headerValue;
       if (shared > previousLength) {
         throw new IllegalStateException("bad shared prefix " + shared + " at " + offset);
       }
-      int p = reader.position();
-      reader.skip(unshared);
-      reader.skip(vlen);
       offset = p + unshared + vlen;
       previousLength = shared + unshared;
       if (shared > matched) {

@@ -241,4 +241,83 @@ class RowStateTest {
     byte[] overDefault = merge.encode();
     assertFalse(RowState.mergesToPuts(withDefault, overDefault, 0, overDefault.length, out));
   }
+
+  /**
+   * {@link RowState#inlinePuts} against the decoded row: true exactly when every projected column
+   * is an inline PUT without expiry, with each span on that column's value. Layouts of one column
+   * (the single-column fast path, also with a column id past one varint byte) and of three, rows
+   * with values around the one-byte length limit, expiries, deletes, merges and pointers, each read
+   * at an offset inside a longer array.
+   */
+  @Test
+  void inlinePutsAgreesWithTheDecodedRow() {
+    ColumnLayout single = layout(new Column(0, ColumnSpec.of("v")));
+    ColumnLayout wideId = layout(new Column(200, ColumnSpec.of("v")));
+    Random random = new Random(11);
+    RowState state = new RowState();
+    RowState decoded = new RowState();
+    int inline = 0;
+    for (int i = 0; i < 20_000; i++) {
+      ColumnLayout layout = i % 3 == 0 ? LAYOUT : i % 3 == 1 ? single : wideId;
+      state.reset(layout);
+      for (int c = 0; c < layout.size(); c++) {
+        int kind = random.nextInt(10);
+        if (kind < 6) {
+          byte[] value = new byte[kind < 4 ? random.nextInt(130) : random.nextInt(400)];
+          random.nextBytes(value);
+          // Expiries of one varint byte and of several.
+          long expiry =
+              random.nextInt(4) > 0
+                  ? 0
+                  : random.nextBoolean() ? 1_000_000_007L : 1 + random.nextInt(100);
+          state.set(c, RowState.PUT, value, random.nextInt(20) == 0, expiry, 0);
+        } else if (kind < 8) {
+          state.set(c, RowState.DELETE, null, false, 0, 0);
+        } else if (kind == 8) {
+          state.set(c, RowState.MERGE, new byte[] {1}, false, 0, 12345);
+        }
+      }
+      byte[] encoded = state.encode();
+      int off = random.nextInt(5);
+      byte[] row = new byte[off + encoded.length + random.nextInt(5)];
+      System.arraycopy(encoded, 0, row, off, encoded.length);
+      decoded.decode(layout, encoded);
+      int[] positions =
+          layout.size() == 1 ? new int[] {0} : i % 2 == 0 ? new int[] {0, 2} : new int[] {1};
+      long[] spans = new long[positions.length];
+      boolean expected = true;
+      for (int p : positions) {
+        expected &=
+            decoded.kind(p) == RowState.PUT && !decoded.isPointer(p) && decoded.expiry(p) == 0;
+      }
+      String context = "row " + i + " " + Arrays.toString(encoded);
+      assertEquals(
+          expected,
+          RowState.inlinePuts(layout, row, off, encoded.length, positions, spans),
+          context);
+      if (expected && layout.size() == 1) {
+        // A single-column row cut short anywhere is not one (its value would pass the end).
+        int cut = random.nextInt(encoded.length);
+        assertFalse(
+            RowState.inlinePuts(layout, row, off, cut, positions, new long[1]),
+            context + " cut at " + cut);
+      }
+      if (expected) {
+        inline++;
+        for (int k = 0; k < positions.length; k++) {
+          int from = (int) (spans[k] >>> 32);
+          assertArrayEquals(
+              decoded.value(positions[k]),
+              Arrays.copyOfRange(row, from, from + (int) spans[k]),
+              context);
+        }
+      }
+    }
+    assertTrue(inline > 2_000 && inline < 18_000, "both answers are exercised: " + inline);
+  }
+
+  private static ColumnLayout layout(Column column) {
+    return new ColumnLayout(
+        new FamilySchema(1, "f", Arrays.asList(column), column.id() + 1), name -> null);
+  }
 }
