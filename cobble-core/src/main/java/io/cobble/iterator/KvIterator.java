@@ -61,6 +61,31 @@ public interface KvIterator extends Closeable {
     return 0;
   }
 
+  /**
+   * Whether the iterator stands on an entry, and if so describes it in {@code to}: what {@link
+   * #valid()} and the in-place accessors with {@link #sharedWithPrevious()} give, in one call.
+   */
+  default boolean currentInto(KvEntry to) {
+    if (!valid()) {
+      return false;
+    }
+    to.set(
+        keyArray(),
+        keyOffset(),
+        keyLength(),
+        sharedWithPrevious(),
+        valueArray(),
+        valueOffset(),
+        valueLength());
+    return true;
+  }
+
+  /** {@link #next()}, then {@link #currentInto}. */
+  default boolean nextInto(KvEntry to) {
+    next();
+    return currentInto(to);
+  }
+
   @Override
   void close();
 }

@@ -97,6 +97,17 @@ public final class LevelIterator implements KvIterator {
   }
 
   @Override
+  public boolean currentInto(KvEntry to) {
+    return current != null && current.currentInto(to);
+  }
+
+  @Override
+  public boolean nextInto(KvEntry to) {
+    next();
+    return currentInto(to);
+  }
+
+  @Override
   public byte[] key() {
     return current.key();
   }

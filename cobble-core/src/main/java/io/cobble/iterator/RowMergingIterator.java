@@ -80,6 +80,8 @@ public final class RowMergingIterator implements AutoCloseable {
   // and row are noted once per move, so readers of them make no calls through the source's chain
   // of iterators.
   private KvIterator only;
+  // Where the only source's current entry lies, filled by one call per row.
+  private final KvEntry onlyEntry = new KvEntry();
   private byte[] onlyKey;
   private int onlyKeyOffset;
   private byte[] onlyRow;
@@ -290,31 +292,33 @@ public final class RowMergingIterator implements AutoCloseable {
   private void settle() {
     if (only != null) {
       belowUpperAt = -1;
-      settleOnly();
+      settleOnly(only.currentInto(onlyEntry));
     } else {
       rebuild();
     }
   }
 
   /**
-   * Takes the only source's position as the current row: valid below the upper bound, its row held
-   * encoded in place under pass-through (decoded on demand), else decoded now.
+   * Takes the only source's position, which {@link #onlyEntry} describes when {@code positioned},
+   * as the current row: valid below the upper bound, its row held encoded in place under
+   * pass-through (decoded on demand), else decoded now.
    */
-  private void settleOnly() {
-    valid = only.valid();
+  private void settleOnly(boolean positioned) {
+    KvEntry e = onlyEntry;
+    valid = positioned;
     if (valid) {
-      onlyKey = only.keyArray();
-      onlyKeyOffset = only.keyOffset();
-      keyLength = only.keyLength();
+      onlyKey = e.keyArray;
+      onlyKeyOffset = e.keyOffset;
+      keyLength = e.keyLength;
       valid =
           upper == null
-              || (belowUpperAt >= 0 && only.sharedWithPrevious() > belowUpperAt)
+              || (belowUpperAt >= 0 && e.sharedWithPrevious > belowUpperAt)
               || onlyBelowUpper();
     }
     if (valid) {
-      onlyRow = only.valueArray();
-      onlyRowOffset = only.valueOffset();
-      onlyRowLength = only.valueLength();
+      onlyRow = e.valueArray;
+      onlyRowOffset = e.valueOffset;
+      onlyRowLength = e.valueLength;
     }
     encodedSource = valid && passThrough ? 0 : -1;
     pending = valid && passThrough;
@@ -423,8 +427,7 @@ public final class RowMergingIterator implements AutoCloseable {
 
   public void next() {
     if (only != null) {
-      only.next();
-      settleOnly();
+      settleOnly(only.nextInto(onlyEntry));
     } else {
       advance();
     }
@@ -574,6 +577,7 @@ public final class RowMergingIterator implements AutoCloseable {
     only = null;
     onlyKey = null;
     onlyRow = null;
+    onlyEntry.set(null, 0, 0, 0, null, 0, 0);
     valid = false;
     upper = null;
   }

@@ -1,6 +1,7 @@
 package io.cobble.sst;
 
 import io.cobble.cache.BlockCache;
+import io.cobble.iterator.KvEntry;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.Bytes;
@@ -487,6 +488,15 @@ public final class BlockIterator implements KvIterator {
   @Override
   public int sharedWithPrevious() {
     return sharedWithPrevious;
+  }
+
+  @Override
+  public boolean currentInto(KvEntry to) {
+    if (!valid) {
+      return false;
+    }
+    to.set(key, 0, keyLen, sharedWithPrevious, data, valueOff, valueLen);
+    return true;
   }
 
   @Override

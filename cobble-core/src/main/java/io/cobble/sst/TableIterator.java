@@ -4,6 +4,7 @@ import io.cobble.CobbleException;
 import io.cobble.CorruptionException;
 import io.cobble.cache.BlockCache;
 import io.cobble.cache.BlockRefs;
+import io.cobble.iterator.KvEntry;
 import io.cobble.iterator.KvIterator;
 import io.cobble.util.ByteReader;
 import io.cobble.util.ReadAhead;
@@ -288,6 +289,17 @@ final class TableIterator implements KvIterator {
   @Override
   public boolean valid() {
     return dataLoaded && data.valid();
+  }
+
+  @Override
+  public boolean currentInto(KvEntry to) {
+    return dataLoaded && data.currentInto(to);
+  }
+
+  @Override
+  public boolean nextInto(KvEntry to) {
+    next();
+    return currentInto(to);
   }
 
   @Override
