@@ -101,6 +101,8 @@ public final class LevelIterator implements KvIterator {
     return current != null && current.currentInto(to);
   }
 
+  // As the default does, but here the calls inside bind to this class, not to whichever sources the
+  // default's shared call sites have seen.
   @Override
   public boolean nextInto(KvEntry to) {
     next();

@@ -210,10 +210,7 @@ public final class BlockIterator implements KvIterator {
     if (offset >= restartsOffset) {
       throw new IllegalStateException("restart " + i + " past the entries: " + offset);
     }
-    int p = readHeader(offset);
-    if (headerShared > 0) {
-      throw new IllegalStateException("bad shared prefix " + headerShared + " at " + offset);
-    }
+    int p = readRestartHeader(offset);
     return ((long) p << 32) | headerUnshared;
   }
 
@@ -262,6 +259,15 @@ public final class BlockIterator implements KvIterator {
     return p;
   }
 
+  /** {@link #readHeader} of a restart entry, which shares no prefix with the entry before it. */
+  private int readRestartHeader(int offset) {
+    int p = readHeader(offset);
+    if (headerShared > 0) {
+      throw new IllegalStateException("bad shared prefix " + headerShared + " at " + offset);
+    }
+    return p;
+  }
+
   private boolean parseAt(int offset) {
     if (offset >= restartsOffset) {
       valid = false;
@@ -307,10 +313,7 @@ public final class BlockIterator implements KvIterator {
     if (offset >= restartsOffset) {
       return 1;
     }
-    int p = readHeader(offset);
-    if (headerShared > 0) {
-      throw new IllegalStateException("bad shared prefix " + headerShared + " at " + offset);
-    }
+    int p = readRestartHeader(offset);
     return Bytes.compare(data, p, headerUnshared, target, 0, target.length);
   }
 

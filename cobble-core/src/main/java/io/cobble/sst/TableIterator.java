@@ -296,6 +296,8 @@ final class TableIterator implements KvIterator {
     return dataLoaded && data.currentInto(to);
   }
 
+  // As the default does, but here the calls inside bind to this class, not to whichever sources the
+  // default's shared call sites have seen.
   @Override
   public boolean nextInto(KvEntry to) {
     next();
