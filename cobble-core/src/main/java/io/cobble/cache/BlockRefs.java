@@ -43,6 +43,15 @@ public final class BlockRefs {
     return a;
   }
 
+  /**
+   * The array the cache last referenced for block {@code block}, or null; not pinned, so it may
+   * hold another block by the time it is read: only for reads whose result does not matter, such as
+   * touching its lines ahead of a {@link #pin}.
+   */
+  public byte[] peek(int block) {
+    return (byte[]) SLOT.getAcquire(slots, block);
+  }
+
   /** Releases what {@link #pin} pinned. */
   public static void unpin(byte[] cached) {
     BlockCache.unpinInPlace(cached);

@@ -204,6 +204,32 @@ public final class BlockIterator implements KvIterator {
     return this;
   }
 
+  /**
+   * Copies where this {@link #resetKept kept} block's restarts lie into a table's {@link
+   * RestartHints}: at most {@link RestartHints#PER_BLOCK} restarts, evenly spaced from the first,
+   * each as the first four bytes of its search word (at {@code wordAt} on) and its position in the
+   * kept array (at {@code positionAt} on), then where the entries end. Returns how many restarts it
+   * copied: 0 for a block that is not kept or whose positions do not fit in a char.
+   */
+  int copyRestartHints(int[] words, int wordAt, char[] positions, int positionAt) {
+    if (wordsOffset == 0 || restartCount == 0 || restartsOffset > Character.MAX_VALUE) {
+      return 0;
+    }
+    int k = Math.min(RestartHints.PER_BLOCK, restartCount);
+    for (int j = 0; j < k; j++) {
+      int i = (int) ((long) j * restartCount / k);
+      words[wordAt + j] = (int) (Bytes.getLong(data, wordsOffset + 8 * i) >>> 32);
+      positions[positionAt + j] = (char) restart(i);
+    }
+    positions[positionAt + k] = (char) restartsOffset;
+    return k;
+  }
+
+  /** The restart keys' common prefix length of a {@link #resetKept kept} block. */
+  int keptCommonLength() {
+    return commonLength;
+  }
+
   /** The key of restart {@code i} (restart entries share no prefix): offset << 32 | length. */
   private long restartKey(int i) {
     int offset = restart(i);

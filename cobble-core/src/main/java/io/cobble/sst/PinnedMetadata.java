@@ -36,6 +36,8 @@ final class PinnedMetadata {
     final ResidentBlocks resident;
     // Null unless the table reads its data blocks through a block cache and partitions are pinned.
     final BlockRefs refs;
+    // Null unless resident or refs is set: where each data block's restarts lie.
+    final RestartHints hints;
 
     Blocks(
         Block top,
@@ -60,6 +62,7 @@ final class PinnedMetadata {
         firstBlock = null;
         resident = null;
         refs = null;
+        hints = null;
       } else {
         indexDecoded = new DecodedIndex[index.length];
         firstBlock = new int[index.length];
@@ -71,6 +74,7 @@ final class PinnedMetadata {
         }
         resident = residentBlocks == null ? null : residentBlocks.apply(blocks);
         refs = blockRefs == null ? null : blockRefs.apply(blocks);
+        hints = resident != null || refs != null ? new RestartHints(blocks) : null;
       }
     }
   }

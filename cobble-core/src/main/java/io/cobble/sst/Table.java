@@ -395,6 +395,8 @@ public final class Table implements AutoCloseable {
     final ByteReader reader = new ByteReader();
     final BlockCache.Pin pin = new BlockCache.Pin();
     private final FilterUse bottomFilter = new FilterUse();
+    // What RestartHints.touch loads is summed here, so the loads are kept.
+    int touched;
     private boolean bottom;
 
     /**
@@ -464,6 +466,7 @@ public final class Table implements AutoCloseable {
     int block = 0;
     byte[] kept = null;
     byte[] cached = null;
+    RestartHints hints = null;
     try {
       BlockIterator it = g.it;
       ByteReader r = g.reader;
@@ -488,10 +491,18 @@ public final class Table implements AutoCloseable {
         }
         resident = p.resident;
         refs = p.refs;
+        hints = p.hints;
         block = p.firstBlock[ordinal] + entry;
         if (resident != null) {
           kept = resident.get(block);
+          if (kept != null) {
+            g.touched += hints.touch(block, kept, key, RestartHints.GET_TAIL);
+          }
         } else if (refs != null) {
+          byte[] ahead = refs.peek(block);
+          if (ahead != null) {
+            g.touched += hints.touch(block, ahead, key, RestartHints.GET_TAIL);
+          }
           cached = refs.pin(block);
         }
         if (kept == null && cached == null) {
@@ -555,7 +566,11 @@ public final class Table implements AutoCloseable {
       byte[] now = resident.keep(block, read);
       // Not kept (no room): this read still searches the bytes it read.
       byte[] search = now != null ? now : read;
-      return searchKept(g.it, search, search.length, key, keyHash, sink);
+      resetOntoKept(g.it, search, search.length);
+      if (now != null) {
+        hints.fill(block, g.it);
+      }
+      return searchBlock(g.it, key, keyHash, sink);
     }
     return seekData(dataOffset, dataSize, refs, block, key, keyHash, sink, g);
   }
@@ -664,6 +679,12 @@ public final class Table implements AutoCloseable {
       cache.insertPinned(cacheKey, kept, keptLength, pin, refs, block);
     }
     resetOntoKept(it, pin.data(), pin.length());
+    if (refs != null) {
+      PinnedMetadata.Blocks p = metadata.loaded();
+      if (p != null && p.hints != null) {
+        p.hints.fill(block, it);
+      }
+    }
   }
 
   /** Points {@code it} at a data block {@link BlockRefs#pin pinned by reference}. */
@@ -753,6 +774,12 @@ public final class Table implements AutoCloseable {
     } catch (IOException ignored) {
       // Nothing useful to do; the descriptor is released either way.
     }
+  }
+
+  /** Data blocks whose restarts this table has recorded ({@link RestartHints}). */
+  int hintedBlocks() {
+    PinnedMetadata.Blocks p = metadata.loaded();
+    return p == null || p.hints == null ? 0 : p.hints.hintedBlocks();
   }
 
   /** Bytes of data blocks this table keeps in memory ({@link ResidentBlocks}); 0 if none. */

@@ -49,6 +49,8 @@ final class TableIterator implements KvIterator {
   private PinnedMetadata.Blocks decoded;
   private int topEntry;
   private int entry;
+  // What RestartHints.touch loads is summed here, so the loads are kept.
+  private int touched;
 
   TableIterator(Table table, int readAhead) {
     this.table = table;
@@ -262,10 +264,12 @@ final class TableIterator implements KvIterator {
       decoded = decodedIndex();
       if (decoded != null) {
         int t = decoded.topDecoded.lowerBound(target);
-        int at =
-            t < decoded.topDecoded.count()
-                ? decoded.indexDecoded[decoded.topDecoded.ordinal(t)].lowerBound(target)
-                : 0;
+        int at = 0;
+        if (t < decoded.topDecoded.count()) {
+          int ordinal = decoded.topDecoded.ordinal(t);
+          at = decoded.indexDecoded[ordinal].lowerBound(target);
+          touchAhead(ordinal, at, target);
+        }
         if (loadDecoded(t, at)) {
           data.seek(target);
         }
@@ -283,6 +287,21 @@ final class TableIterator implements KvIterator {
       skipEmpty();
     } catch (RuntimeException e) {
       throw wrap(e);
+    }
+  }
+
+  /**
+   * Touches the lines of data block {@code at} of partition {@code ordinal} that a seek to {@code
+   * target} walks ({@link RestartHints}), before {@link #loadDecoded} pins the block.
+   */
+  private void touchAhead(int ordinal, int at, byte[] target) {
+    BlockRefs refs = decoded.refs;
+    if (refs != null && at < decoded.indexDecoded[ordinal].count()) {
+      int block = decoded.firstBlock[ordinal] + at;
+      byte[] ahead = refs.peek(block);
+      if (ahead != null) {
+        touched += decoded.hints.touch(block, ahead, target, RestartHints.SCAN_TAIL);
+      }
     }
   }
 
