@@ -5,24 +5,25 @@ import io.cobble.storage.StorageInput;
 import io.cobble.storage.StorageOutput;
 import io.cobble.storage.StoragePath;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
-import java.util.stream.Stream;
 
 /** {@link Storage} on a local or mounted file system. */
 public final class FileStorage implements Storage {
@@ -121,17 +122,40 @@ public final class FileStorage implements Storage {
     if (!Files.isDirectory(start)) {
       return paths;
     }
-    try (Stream<Path> walk = Files.walk(start)) {
-      walk.filter(Files::isRegularFile)
-          .filter(file -> !file.getFileName().toString().startsWith(TEMP_PREFIX))
-          .map(this::relative)
-          .filter(relative -> relative.startsWith(prefix))
-          .sorted()
-          .forEach(paths::add);
-    } catch (UncheckedIOException e) {
-      // A concurrent delete under the walk; the listing is a snapshot, so report what it hit.
-      throw e.getCause();
-    }
+    Files.walkFileTree(
+        start,
+        new SimpleFileVisitor<Path>() {
+          @Override
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+            String relative = relative(file);
+            if ((attrs.isRegularFile() || (attrs.isSymbolicLink() && Files.isRegularFile(file)))
+                && !file.getFileName().toString().startsWith(TEMP_PREFIX)
+                && relative.startsWith(prefix)) {
+              paths.add(relative);
+            }
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+            // Gone between its directory's listing and reading its attributes: a temporary file
+            // a concurrent writer renamed, or a file another writer deleted. Like an object
+            // store's listing, this one may or may not name what changes while it runs.
+            if (e instanceof NoSuchFileException) {
+              return FileVisitResult.CONTINUE;
+            }
+            throw e;
+          }
+
+          @Override
+          public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+            if (e != null && !(e instanceof NoSuchFileException)) {
+              throw e;
+            }
+            return FileVisitResult.CONTINUE;
+          }
+        });
+    paths.sort(null);
     return paths;
   }
 

@@ -318,6 +318,43 @@ class FileStorageTest {
   }
 
   @Test
+  void aListingPassesOverFilesThatVanishWhileItWalks() throws Exception {
+    try (Storage storage =
+        StorageProviders.open(
+            dir.resolve("churn").toString(), StorageOptions.of(Map.of("fsync", "false")))) {
+      storage.publishAtomically("shards/g0/stable", new byte[] {1});
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicReference<Throwable> churnFailure = new AtomicReference<>();
+      // Another writer publishing (a temporary file renamed) and deleting beside the listed one.
+      Thread churn =
+          new Thread(
+              () -> {
+                try {
+                  for (int i = 0; !stop.get(); i++) {
+                    String path = "shards/g0/snapshot-" + (i % 8);
+                    storage.publishAtomically(path, new byte[64]);
+                    storage.delete(path);
+                  }
+                } catch (Throwable t) {
+                  churnFailure.set(t);
+                }
+              });
+      churn.start();
+      try {
+        for (int i = 0; i < 3_000; i++) {
+          List<String> listed = storage.list("shards/");
+          assertTrue(listed.contains("shards/g0/stable"), listed.toString());
+          assertTrue(listed.stream().noneMatch(p -> p.contains(".cobble-tmp.")), listed.toString());
+        }
+      } finally {
+        stop.set(true);
+        churn.join();
+      }
+      assertEquals(null, churnFailure.get());
+    }
+  }
+
+  @Test
   void fsyncCanBeTurnedOffAndBadValuesAreRejected() throws IOException {
     try (Storage storage =
         StorageProviders.open(
