@@ -221,7 +221,9 @@ public final class PointReader {
       int levels = tree.searchedLevels();
       for (int i = 0; i < level0; i++) {
         FileMeta f = tree.level0Holding(i, sstKey);
-        if (f != null && s.fold(f, sstKey, hash, false) && s.isFinal(projection)) {
+        // With no deeper level, the oldest level-0 file is the tree's bottom.
+        boolean bottom = levels == 1 && i == level0 - 1;
+        if (f != null && s.fold(f, sstKey, hash, bottom) && s.isFinal(projection)) {
           return true;
         }
       }
