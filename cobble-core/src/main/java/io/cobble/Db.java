@@ -639,6 +639,22 @@ public final class Db implements AutoCloseable {
    *     names a column the family does not have
    */
   public ScanCursor scan(int bucket, String family, byte[] start, byte[] end, ScanOptions options) {
+    return openScan(bucket, family, start, end, false, options);
+  }
+
+  /**
+   * {@link #scan} over the rows of the bucket whose keys start with {@code prefix}: the same rows
+   * as a scan from {@code prefix} to its successor, with both bounds built in buffers the scan
+   * reuses (a state backend's per-key scans would otherwise allocate them each time).
+   *
+   * @throws IllegalArgumentException as {@link #scan} does
+   */
+  public ScanCursor scanPrefix(int bucket, String family, byte[] prefix, ScanOptions options) {
+    return openScan(bucket, family, Objects.requireNonNull(prefix, "prefix"), null, true, options);
+  }
+
+  private ScanCursor openScan(
+      int bucket, String family, byte[] start, byte[] end, boolean prefix, ScanOptions options) {
     checkOpen();
     checkBucket(bucket);
     ColumnLayout layout = layouts.require(family);
@@ -649,7 +665,8 @@ public final class Db implements AutoCloseable {
     }
     Version v = versions.acquire();
     try {
-      return new ScanCursor(v, loader, clock, layout, bucket, start, end, projection, options);
+      return new ScanCursor(
+          v, loader, clock, layout, bucket, start, end, prefix, projection, options);
     } catch (RuntimeException e) {
       v.unref();
       throw e;
@@ -671,11 +688,9 @@ public final class Db implements AutoCloseable {
     if (start != null && end != null && Bytes.compare(start, end) > 0) {
       throw new IllegalArgumentException("scan start is after end");
     }
-    byte[] lo = RangeProbe.treeKey(bucket, start == null ? Bytes.EMPTY : start);
-    byte[] hi = end != null ? RangeProbe.treeKey(bucket, end) : RangeProbe.bucketEnd(bucket);
     Version v = versions.acquire();
     try {
-      return !RangeProbe.anyLive(v, layout, loader, lo, hi, clock);
+      return !RangeProbe.anyLive(v, layout, loader, bucket, start, end, clock);
     } finally {
       v.unref();
     }

@@ -1,6 +1,7 @@
 package io.cobble;
 
 import io.cobble.iterator.RowMergingIterator;
+import io.cobble.read.ScanBounds;
 import io.cobble.read.ScanSources;
 import io.cobble.row.ColumnLayout;
 import io.cobble.row.RowState;
@@ -55,6 +56,10 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
   private long[] spans;
   private byte[][] decoded;
 
+  /**
+   * A cursor over the rows of {@code bucket} with keys in {@code [start, end)}, or, when {@code
+   * prefix} is set, over those whose keys start with {@code start} ({@code end} is then unused).
+   */
   ScanCursor(
       Version version,
       ValueLoader loader,
@@ -63,6 +68,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
       int bucket,
       byte[] start,
       byte[] end,
+      boolean prefix,
       int[] projection,
       ScanOptions options) {
     this.loader = loader;
@@ -72,17 +78,17 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
     this.projection = projection;
     this.maxRows = options.maxRows();
     this.resumeAfter = options.resumeAfter();
-    byte[] endKey =
-        end != null
-            ? treeKey(bucket, end)
-            : Bytes.successor(new byte[] {(byte) (bucket >>> 8), (byte) bucket});
     byte[] from = resumeAfter != null ? resumeAfter : start != null ? start : Bytes.EMPTY;
     if (start != null && Bytes.compare(from, start) < 0) {
       from = start;
     }
     this.sources = ScanSources.acquire();
     try {
-      byte[] seekKey = treeKey(bucket, from);
+      // The bounds live in the sources' buffers, which this cursor holds until it closes.
+      ScanBounds bounds = sources.bounds();
+      byte[] endKey =
+          prefix ? bounds.hiAfterPrefix(bucket, start, start.length) : bounds.hi(bucket, end);
+      byte[] seekKey = bounds.lo(bucket, from, from.length);
       // Pass-through keeps a row one source decides encoded, so advance() reads its values where
       // they lie; row() decodes it for hasNext(), the same row either way.
       merged =
@@ -95,14 +101,6 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
       sources.release();
       throw e;
     }
-  }
-
-  private static byte[] treeKey(int bucket, byte[] key) {
-    byte[] out = new byte[2 + key.length];
-    out[0] = (byte) (bucket >>> 8);
-    out[1] = (byte) bucket;
-    System.arraycopy(key, 0, out, 2, key.length);
-    return out;
   }
 
   @Override
@@ -164,7 +162,7 @@ public final class ScanCursor implements Iterator<Row>, AutoCloseable {
         throw new IllegalStateException("this cursor is read as an iterator, with next()");
       }
       positions = projection != null ? projection : allPositions(layout.size());
-      spans = new long[positions.length];
+      spans = sources.spans(positions.length);
     }
     if (atRow) {
       atRow = false;

@@ -257,7 +257,8 @@ class PrefixFilterScanModelTest {
       for (FileMeta f : files) {
         for (int b = 0; b < 2; b++) {
           for (int p = 0; p < PREFIXES; p++) {
-            byte[] lo = io.cobble.read.RangeProbe.treeKey(b, bytes(prefix(p)));
+            byte[] prefix = bytes(prefix(p));
+            byte[] lo = new io.cobble.read.ScanBounds().lo(b, prefix, prefix.length);
             if (!f.table().mayHoldRange(lo, Bytes.successor(lo))) {
               ruledOut++;
             }

@@ -36,33 +36,27 @@ public final class RangeProbe {
   // The probe's time, read from the clock at the first row that expires (-1 until then): one time
   // for the whole probe, and no clock read (tens of ns on some VMs) for rows that never expire.
   private long now;
-  // The range of anyLiveWithPrefix, rebuilt per probe and reallocated only when its length changes.
-  private byte[] prefixLo = Bytes.EMPTY;
-  private byte[] prefixHi = Bytes.EMPTY;
 
   private RangeProbe() {}
 
-  /** The tree key of {@code key} in {@code bucket}: the two bucket bytes, then the key. */
-  public static byte[] treeKey(int bucket, byte[] key) {
-    byte[] out = new byte[2 + key.length];
-    out[0] = (byte) (bucket >>> 8);
-    out[1] = (byte) bucket;
-    System.arraycopy(key, 0, out, 2, key.length);
-    return out;
-  }
-
-  /** The first tree key after every key of {@code bucket}. */
-  public static byte[] bucketEnd(int bucket) {
-    return Bytes.successor(new byte[] {(byte) (bucket >>> 8), (byte) bucket});
-  }
-
   /**
-   * Whether a live row has a tree key in {@code [lo, hi)} ({@code hi} null = unbounded) in {@code
-   * version}, judged at one time of {@code clock}, which is read only if a row found expires.
+   * Whether a live row of {@code bucket} has a key in {@code [start, end)} (null = unbounded) in
+   * {@code version}, judged at one time of {@code clock}, which is read only if a row found
+   * expires. The range's tree keys are built in this thread's buffers.
    */
   public static boolean anyLive(
-      Version version, ColumnLayout layout, ValueLoader loader, byte[] lo, byte[] hi, Clock clock) {
-    return PROBES.get().probeAt(version, layout, loader, lo, hi, clock);
+      Version version,
+      ColumnLayout layout,
+      ValueLoader loader,
+      int bucket,
+      byte[] start,
+      byte[] end,
+      Clock clock) {
+    RangeProbe p = PROBES.get();
+    ScanBounds bounds = p.sources.bounds();
+    byte[] from = start == null ? Bytes.EMPTY : start;
+    byte[] lo = bounds.lo(bucket, from, from.length);
+    return p.probeAt(version, layout, loader, lo, bounds.hi(bucket, end), clock);
   }
 
   /**
@@ -78,21 +72,9 @@ public final class RangeProbe {
       int prefixLength,
       Clock clock) {
     RangeProbe p = PROBES.get();
-    byte[] lo = p.prefixLo.length == 2 + prefixLength ? p.prefixLo : new byte[2 + prefixLength];
-    lo[0] = (byte) (bucket >>> 8);
-    lo[1] = (byte) bucket;
-    System.arraycopy(prefix, 0, lo, 2, prefixLength);
-    p.prefixLo = lo;
-    // The first key after the prefix's keys, the bucket bytes included: an all-0xFF prefix ends at
-    // the bucket's end.
-    int hiLength = Bytes.successorLength(lo, lo.length);
-    byte[] hi = null;
-    if (hiLength > 0) {
-      hi = p.prefixHi.length == hiLength ? p.prefixHi : new byte[hiLength];
-      System.arraycopy(lo, 0, hi, 0, hiLength);
-      hi[hiLength - 1]++;
-      p.prefixHi = hi;
-    }
+    ScanBounds bounds = p.sources.bounds();
+    byte[] lo = bounds.lo(bucket, prefix, prefixLength);
+    byte[] hi = bounds.hiAfterPrefix(bucket, prefix, prefixLength);
     return p.probeAt(version, layout, loader, lo, hi, clock);
   }
 

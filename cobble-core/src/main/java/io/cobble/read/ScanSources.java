@@ -40,6 +40,9 @@ public final class ScanSources {
   private int sourceCount;
   // The memtable key prefix of the last family opened: the prefix iterators only read it.
   private byte[] family = {-1, -1};
+  // A scan's bounds and in-place value spans, held while the set serves it: reused by the next.
+  private final ScanBounds bounds = new ScanBounds();
+  private long[] spans = new long[0];
 
   private ScanSources(boolean pooled) {
     this.pooled = pooled;
@@ -183,6 +186,22 @@ public final class ScanSources {
     return from < files.size() && (hi == null || Bytes.compare(files.get(from).smallest(), hi) < 0)
         ? from
         : -1;
+  }
+
+  /**
+   * Buffers for the tree keys that bound the scan this set serves: they stay valid until the set is
+   * released, and the next scan builds its own in them.
+   */
+  public ScanBounds bounds() {
+    return bounds;
+  }
+
+  /** An array of at least {@code n} longs for the scan this set serves, valid until release. */
+  public long[] spans(int n) {
+    if (spans.length < n) {
+      spans = new long[n];
+    }
+    return spans;
   }
 
   /** The sources the last {@link #open} chose, newest first; valid until {@link #release}. */

@@ -226,6 +226,11 @@ public final class ReadOnlyDb implements AutoCloseable {
     return db.scan(bucket, family, start, end, options);
   }
 
+  /** {@link Db#scanPrefix}: the rows whose keys start with {@code prefix}. */
+  public ScanCursor scanPrefix(int bucket, String family, byte[] prefix, ScanOptions options) {
+    return db.scanPrefix(bucket, family, prefix, options);
+  }
+
   @Override
   public void close() {
     try {

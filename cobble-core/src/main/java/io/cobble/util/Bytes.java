@@ -136,25 +136,15 @@ public final class Bytes {
 
   /** Smallest key strictly greater than every key with prefix {@code a}, or null if none. */
   public static byte[] successor(byte[] a) {
-    int length = successorLength(a, a.length);
+    int length = a.length;
+    while (length > 0 && a[length - 1] == (byte) 0xFF) {
+      length--;
+    }
     if (length == 0) {
       return null;
     }
     byte[] out = Arrays.copyOf(a, length);
     out[length - 1]++;
     return out;
-  }
-
-  /**
-   * The length of {@link #successor} of the first {@code length} bytes of {@code a}: those bytes
-   * without their trailing 0xFF bytes, whose last byte the successor increments; 0 when they are
-   * all 0xFF (no successor).
-   */
-  public static int successorLength(byte[] a, int length) {
-    int n = length;
-    while (n > 0 && a[n - 1] == (byte) 0xFF) {
-      n--;
-    }
-    return n;
   }
 }

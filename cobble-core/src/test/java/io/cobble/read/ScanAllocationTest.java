@@ -4,12 +4,17 @@ import static io.cobble.read.AllocationProbe.allocatedBy;
 import static io.cobble.read.AllocationRows.key;
 import static io.cobble.read.AllocationRows.value;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cobble.Config;
+import io.cobble.Db;
+import io.cobble.ScanCursor;
+import io.cobble.ScanOptions;
 import io.cobble.SingleDb;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -37,6 +42,9 @@ class ScanAllocationTest {
    * one-column array (24 B), the 11-byte key (32 B) and the 100-byte value (120 B).
    */
   private static final int CALLER_ROW = 224;
+
+  /** The cursor object a prefix scan hands its caller, with compressed references. */
+  private static final int CURSOR = 96;
 
   @TempDir Path dir;
 
@@ -110,6 +118,47 @@ class ScanAllocationTest {
         assertArrayEquals(value(KEYS - 1), cursor.next().getValue());
         assertFalse(cursor.hasNext());
       }
+    }
+  }
+
+  /**
+   * A per-key prefix scan read in place (a state backend's map iteration) allocates its cursor and
+   * no bounds or spans: those live in the thread's scan set, reused by each scan. Two new tree keys
+   * and a spans array per scan (about 90 bytes) show above the bound.
+   */
+  @Test
+  void prefixScansReadInPlaceAllocateOnlyTheirCursor() {
+    Config config = Config.builder().set("sst.block-size", BLOCK).build();
+    try (SingleDb single = SingleDb.open(dir, config)) {
+      for (int i = 0; i < KEYS; i++) {
+        single.put(key(i), value(i));
+      }
+      single.flush();
+      single.db().compactAll();
+      single.db().waitForCompactions();
+      Db db = single.db();
+      // "key0001234" and its ten keys "key00012340".."key00012349".
+      byte[][] prefixes = new byte[SEEKS][];
+      Random r = new Random(8);
+      for (int i = 0; i < SEEKS; i++) {
+        prefixes[i] = Arrays.copyOf(key(r.nextInt(KEYS / ROWS) * ROWS), 10);
+      }
+      int[] rows = new int[1];
+      long bytes =
+          allocatedBy(
+              () -> {
+                for (byte[] prefix : prefixes) {
+                  try (ScanCursor c = db.scanPrefix(0, "default", prefix, ScanOptions.DEFAULT)) {
+                    while (c.advance()) {
+                      rows[0] += c.valueLength(0);
+                    }
+                  }
+                }
+              });
+      assertEquals(2L * SEEKS * ROWS * AllocationRows.VALUE, rows[0], "every row read, twice");
+      double perScan = (double) bytes / SEEKS;
+      System.out.printf("ScanAllocationTest: a prefix scan read in place %.1f B%n", perScan);
+      assertTrue(perScan <= CURSOR, "a prefix scan allocated " + perScan + " B");
     }
   }
 }

@@ -3,7 +3,6 @@ package io.cobble.flink.state;
 import io.cobble.Row;
 import io.cobble.ScanCursor;
 import io.cobble.ScanOptions;
-import io.cobble.util.Bytes;
 import io.cobble.util.ValueSink;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -43,6 +42,19 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   private static final ValueSink IGNORE = (buf, off, len) -> {};
   private UV readValue;
   private final ValueSink valueReader = (buf, off, len) -> readValue = decodeValue(buf, off, len);
+  // The views entries(), keys() and values() hand out: each iterator() reads the current key and
+  // namespace when it is called, so one view per state serves them all (no allocation per call).
+  private final Iterable<Map.Entry<UK, UV>> entries = this::iterator;
+  private final Iterable<UK> keys =
+      () -> {
+        writePrefix(currentNamespace);
+        return new KeyIterator(bucket(), keyOut.getCopyOfBuffer());
+      };
+  private final Iterable<UV> values =
+      () -> {
+        writePrefix(currentNamespace);
+        return new ValueIterator(bucket(), keyOut.getCopyOfBuffer());
+      };
 
   CobbleMapState(
       CobbleKeyedStateCore<K> core,
@@ -173,23 +185,17 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
 
   @Override
   public Iterable<Map.Entry<UK, UV>> entries() {
-    return this::iterator;
+    return entries;
   }
 
   @Override
   public Iterable<UK> keys() {
-    return () -> {
-      writePrefix(currentNamespace);
-      return new KeyIterator(bucket(), keyOut.getCopyOfBuffer());
-    };
+    return keys;
   }
 
   @Override
   public Iterable<UV> values() {
-    return () -> {
-      writePrefix(currentNamespace);
-      return new ValueIterator(bucket(), keyOut.getCopyOfBuffer());
-    };
+    return values;
   }
 
   @Override
@@ -213,7 +219,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     while (true) {
       List<byte[]> keys = new ArrayList<>();
       ScanOptions options = ScanOptions.defaults().maxRows(CHUNK).startAfter(after);
-      try (ScanCursor c = db.scan(bucket, family, prefix, Bytes.successor(prefix), options)) {
+      try (ScanCursor c = db.scanPrefix(bucket, family, prefix, options)) {
         while (c.hasNext()) {
           keys.add(c.next().key());
         }
@@ -232,8 +238,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   byte[] serializedValue(int keyGroup, byte[] prefix) throws IOException {
     DataOutputSerializer out = new DataOutputSerializer(128);
     boolean any = false;
-    try (ScanCursor c =
-        db.scan(keyGroup, family, prefix, Bytes.successor(prefix), ScanOptions.defaults())) {
+    try (ScanCursor c = db.scanPrefix(keyGroup, family, prefix, ScanOptions.defaults())) {
       while (c.hasNext()) {
         Row row = c.next();
         byte[] key = row.key();
@@ -282,7 +287,6 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   private abstract class RowIterator<T> implements Iterator<T> {
     final int bucket;
     final byte[] prefix;
-    private final byte[] end;
     // Null once the iterator has handed out its last element and left them to the state.
     private ChunkBuffers buffers;
     private int size;
@@ -299,7 +303,6 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
     RowIterator(int bucket, byte[] prefix) {
       this.bucket = bucket;
       this.prefix = prefix;
-      this.end = Bytes.successor(prefix);
       this.buffers = spareBuffers != null ? spareBuffers : new ChunkBuffers();
       spareBuffers = null;
     }
@@ -360,7 +363,7 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
       int keyBytes = 0;
       int valueBytes = 0;
       ScanOptions options = after == null ? FIRST_CHUNK : FIRST_CHUNK.startAfter(after);
-      try (ScanCursor c = db.scan(bucket, family, prefix, end, options)) {
+      try (ScanCursor c = db.scanPrefix(bucket, family, prefix, options)) {
         while (c.advance()) {
           if (b.keyEnds.length == size) {
             b.keyEnds = Arrays.copyOf(b.keyEnds, 2 * size);

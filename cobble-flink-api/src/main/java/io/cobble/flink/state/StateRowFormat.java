@@ -1,6 +1,5 @@
 package io.cobble.flink.state;
 
-import io.cobble.util.Bytes;
 import java.io.IOException;
 import java.util.List;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -25,11 +24,6 @@ public final class StateRowFormat {
     RowKeys.writeSized(out, scratch, keySerializer, key);
     RowKeys.writeSized(out, scratch, namespaceSerializer, namespace);
     return out.getCopyOfBuffer();
-  }
-
-  /** The smallest key after every row key that starts with {@code prefix}; null if none. */
-  public static byte[] prefixEnd(byte[] prefix) {
-    return Bytes.successor(prefix);
   }
 
   public static <T> T decodeValue(byte[] raw, TypeSerializer<T> serializer) throws IOException {

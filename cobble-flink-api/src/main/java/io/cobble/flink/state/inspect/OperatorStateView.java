@@ -101,11 +101,10 @@ public final class OperatorStateView implements AutoCloseable {
     Map<UK, UV> entries = new LinkedHashMap<>();
     try (ScanCursor c =
         shardOf(key)
-            .scan(
+            .scanPrefix(
                 keyGroup(key),
                 CheckpointedShard.stateFamily(state),
                 prefix,
-                StateRowFormat.prefixEnd(prefix),
                 ScanOptions.defaults())) {
       while (c.hasNext()) {
         Row row = c.next();
