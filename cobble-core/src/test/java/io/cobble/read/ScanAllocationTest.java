@@ -58,12 +58,7 @@ class ScanAllocationTest {
             .set("sst.compression", "none,lz4")
             .build();
     try (SingleDb db = SingleDb.open(dir, config)) {
-      for (int i = 0; i < KEYS; i++) {
-        db.put(key(i), value(i));
-      }
-      db.flush();
-      db.db().compactAll();
-      db.db().waitForCompactions();
+      fillAndCompact(db);
       byte[][] starts = new byte[SEEKS][];
       Random r = new Random(7);
       for (int i = 0; i < SEEKS; i++) {
@@ -130,12 +125,7 @@ class ScanAllocationTest {
   void prefixScansReadInPlaceAllocateOnlyTheirCursor() {
     Config config = Config.builder().set("sst.block-size", BLOCK).build();
     try (SingleDb single = SingleDb.open(dir, config)) {
-      for (int i = 0; i < KEYS; i++) {
-        single.put(key(i), value(i));
-      }
-      single.flush();
-      single.db().compactAll();
-      single.db().waitForCompactions();
+      fillAndCompact(single);
       Db db = single.db();
       // "key0001234" and its ten keys "key00012340".."key00012349".
       byte[][] prefixes = new byte[SEEKS][];
@@ -160,5 +150,15 @@ class ScanAllocationTest {
       System.out.printf("ScanAllocationTest: a prefix scan read in place %.1f B%n", perScan);
       assertTrue(perScan <= CURSOR, "a prefix scan allocated " + perScan + " B");
     }
+  }
+
+  /** The {@link #KEYS} rows, flushed and compacted into one level. */
+  private static void fillAndCompact(SingleDb db) {
+    for (int i = 0; i < KEYS; i++) {
+      db.put(key(i), value(i));
+    }
+    db.flush();
+    db.db().compactAll();
+    db.db().waitForCompactions();
   }
 }

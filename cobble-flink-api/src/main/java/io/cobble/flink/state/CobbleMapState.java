@@ -44,13 +44,13 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
   private final ValueSink valueReader = (buf, off, len) -> readValue = decodeValue(buf, off, len);
   // The views entries(), keys() and values() hand out: each iterator() reads the current key and
   // namespace when it is called, so one view per state serves them all (no allocation per call).
-  private final Iterable<Map.Entry<UK, UV>> entries = this::iterator;
-  private final Iterable<UK> keys =
+  private final Iterable<Map.Entry<UK, UV>> entriesView = this::iterator;
+  private final Iterable<UK> keysView =
       () -> {
         writePrefix(currentNamespace);
         return new KeyIterator(bucket(), keyOut.getCopyOfBuffer());
       };
-  private final Iterable<UV> values =
+  private final Iterable<UV> valuesView =
       () -> {
         writePrefix(currentNamespace);
         return new ValueIterator(bucket(), keyOut.getCopyOfBuffer());
@@ -185,17 +185,17 @@ final class CobbleMapState<K, N, UK, UV> extends AbstractCobbleState<K, N, Map<U
 
   @Override
   public Iterable<Map.Entry<UK, UV>> entries() {
-    return entries;
+    return entriesView;
   }
 
   @Override
   public Iterable<UK> keys() {
-    return keys;
+    return keysView;
   }
 
   @Override
   public Iterable<UV> values() {
-    return values;
+    return valuesView;
   }
 
   @Override
