@@ -188,6 +188,7 @@ public final class AdaptiveMemTable extends MemTable {
   @Override
   public void seal() {
     sealed = true;
+    delegate.seal();
   }
 
   @Override

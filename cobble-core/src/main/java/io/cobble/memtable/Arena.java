@@ -177,6 +177,13 @@ final class Arena {
     return Bytes.hash(page, off + 8, Bytes.getInt(page, off));
   }
 
+  /** Adds the record's key, read in place, to {@code shape}. */
+  void addKeyTo(long addr, KeyShape shape) {
+    byte[] page = pages[(int) (addr >>> 32)];
+    int off = offset(addr);
+    shape.add(page, off + 8, Bytes.getInt(page, off));
+  }
+
   /**
    * Writes the key's first {@code maxWords * 8} bytes into {@code dst[at]} to {@code dst[at +
    * maxWords - 1]} as big-endian words, zero-padded past its end, and returns its full length.

@@ -14,7 +14,8 @@ import java.util.Objects;
  * address), so a get never needs key order; it walks its bucket newest first and folds the key's
  * deltas it finds. Ordered access (flush, scans) sorts a snapshot and folds equal keys; the flush
  * thread does that for a sealed memtable, and the sorted snapshot is kept while nothing is
- * appended.
+ * appended. The writer notes which key bytes vary ({@link KeyShape}) as it appends, so the flush's
+ * sort packs those bytes without a first pass over the arena to find them.
  *
  * <p>The index is built on the first get, not by the appends: linking a record into a bucket of a
  * large index is a cache miss per put, and a memtable that is never read by key (a SQL sink's)
@@ -76,6 +77,9 @@ public class VecMemTable extends MemTable {
   private int count;
   private int sorts;
   private volatile Snapshot snapshot;
+  // The appended keys' varying bytes, gathered by the writer; the sort reads it once sealed.
+  private final KeyShape shape = new KeyShape();
+  private volatile boolean sealed;
 
   public VecMemTable(long id, RowCombiner combiner) {
     this(id, combiner, 0);
@@ -119,6 +123,7 @@ public class VecMemTable extends MemTable {
     }
     long addr = arena.add(key, keyLen, row, 0, rowLen);
     recs[c] = replacesOlder ? addr | Arena.REPLACES_OLDER : addr;
+    shape.add(key, 0, keyLen);
     Index ix = index;
     if (ix != null) {
       ix = linkUpTo(ix, recs, c);
@@ -177,6 +182,11 @@ public class VecMemTable extends MemTable {
     return index;
   }
 
+  @Override
+  public void seal() {
+    sealed = true;
+  }
+
   /** Whether a get has built the point-read index (for tests: puts alone never do). */
   boolean indexed() {
     return index != null;
@@ -213,7 +223,8 @@ public class VecMemTable extends MemTable {
    * stored.
    */
   private Snapshot build(int count) {
-    long[] sorted = SortedRecords.sortPacked(arena, records, count);
+    // Once sealed, every put happened before this read of the writer's shape.
+    long[] sorted = SortedRecords.sortPacked(arena, records, count, sealed ? shape : null);
     long[] keys = new long[count];
     byte[][] values = null;
     int unique = 0;

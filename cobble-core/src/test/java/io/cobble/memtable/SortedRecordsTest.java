@@ -172,6 +172,123 @@ class SortedRecordsTest {
     }
   }
 
+  /**
+   * Keys of a Flink map state (family, two-byte bucket, eight-byte key, eight-byte user key) vary
+   * in a few bytes, which fit one long beside a record's index: they sort on one word per record,
+   * in exactly the order of a stable sort, duplicates in insertion order. Some rounds leave bytes
+   * inside the varying span constant (a pass that has nothing to move) and some draw counts at the
+   * boundary where the index bits just fit or just do not.
+   */
+  @Test
+  void narrowSpansSortOnOneWordLikeAStableSort() {
+    Random r = new Random(20261207);
+    for (int round = 0; round < 40; round++) {
+      int keyCount = 1 + r.nextInt(round % 4 == 0 ? 70_000 : 3_000);
+      int userKeys = 1 + r.nextInt(12);
+      byte[][] pool = new byte[keyCount * userKeys][];
+      boolean gaps = r.nextBoolean();
+      for (int k = 0; k < keyCount; k++) {
+        for (int u = 0; u < userKeys; u++) {
+          byte[] key = new byte[19];
+          key[0] = 7;
+          key[2] = (byte) r.nextInt(2);
+          Bytes.putLong(key, 3, gaps ? (long) r.nextInt(256) << 16 | k & 0xFF : k);
+          Bytes.putLong(key, 11, u);
+          pool[k * userKeys + u] = key;
+        }
+      }
+      int count =
+          round % 4 == 0 ? (r.nextBoolean() ? 1 << 16 : (1 << 16) + 1) : 17 + r.nextInt(6000);
+      Arena arena = new Arena();
+      byte[][] keys = new byte[count][];
+      long[] addrs = addRecords(r, arena, pool, keys);
+      Integer[] expected = new Integer[count];
+      Arrays.setAll(expected, i -> i);
+      Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
+      long[] packed = SortedRecords.sortPacked(arena, addrs, count);
+      for (int i = 0; i < count; i++) {
+        assertEquals(
+            (int) expected[i], insertedAt(arena, packed, i), "round " + round + ", at " + i);
+      }
+      SortedRecords.release(packed);
+    }
+  }
+
+  /**
+   * A shape gathered over more keys than those sorted (varying in more positions) packs them just
+   * as exactly: the order of a stable sort, with keys of one shape whose lengths may differ.
+   */
+  @Test
+  void aShapeOverMoreKeysSortsExactly() {
+    Random r = new Random(20261209);
+    for (int round = 0; round < 100; round++) {
+      int count = 2 + r.nextInt(round < 30 ? 40 : 4000);
+      byte[][] pool = fewVaryingPool(r, 1 + r.nextInt(count));
+      Arena arena = new Arena();
+      byte[][] keys = new byte[count][];
+      long[] addrs = addRecords(r, arena, pool, keys);
+      KeyShape shape = new KeyShape();
+      for (byte[] k : pool) {
+        shape.add(k, 0, k.length);
+      }
+      Integer[] expected = new Integer[count];
+      Arrays.setAll(expected, i -> i);
+      Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
+      long[] packed = SortedRecords.sortPacked(arena, addrs, count, shape);
+      for (int i = 0; i < count; i++) {
+        assertEquals(
+            (int) expected[i], insertedAt(arena, packed, i), "round " + round + ", at " + i);
+      }
+      SortedRecords.release(packed);
+    }
+  }
+
+  /**
+   * A vec memtable's writer gathers its keys' shape as it appends, from a reused buffer longer than
+   * the key with stale bytes after it; once sealed, the flush's sort uses that shape and reads the
+   * rows of a sorted-map model, in its order, for keys of one shape (which pack) and of any shape.
+   */
+  @Test
+  void aSealedVecMemTableSortsOnTheShapeItsWriterGathered() {
+    Random r = new Random(20261208);
+    for (int round = 0; round < 80; round++) {
+      int size = 1 + r.nextInt(round < 20 ? 30 : 3000);
+      byte[][] pool = round % 3 == 0 ? keyPool(r, size) : fewVaryingPool(r, size);
+      VecMemTable m = new VecMemTable(1, (key, older, newer) -> newer);
+      TreeMap<byte[], byte[]> model = new TreeMap<>(Bytes::compare);
+      byte[] buffer = new byte[KeyShape.MAX_WORDS * 8 + 16];
+      int puts = 1 + r.nextInt(round < 20 ? 60 : 6000);
+      for (int i = 0; i < puts; i++) {
+        byte[] k = pool[r.nextInt(pool.length)];
+        r.nextBytes(buffer);
+        System.arraycopy(k, 0, buffer, 0, k.length);
+        byte[] v = new byte[4];
+        Bytes.putInt(v, 0, i);
+        m.put(buffer, k.length, v, v.length);
+        model.put(k, v);
+      }
+      m.seal();
+      KvIterator it = m.iterator();
+      it.seekToFirst();
+      for (Map.Entry<byte[], byte[]> e : model.entrySet()) {
+        assertArrayEquals(e.getKey(), it.key(), "round " + round);
+        assertArrayEquals(e.getValue(), it.value(), "round " + round);
+        it.next();
+      }
+      assertFalse(it.valid());
+    }
+  }
+
+  /** The one-word sort takes varying bytes of the first word whose span fits beside the index. */
+  @Test
+  void oneWordFitsOnlyFirstWordSpansBesideTheIndex() {
+    assertTrue(SortedRecords.fitsOneWord(new int[] {0, 1, 2, 3, 4}, 1 << 20));
+    assertTrue(SortedRecords.fitsOneWord(new int[] {2, 7}, 1 << 16));
+    assertFalse(SortedRecords.fitsOneWord(new int[] {2, 7}, (1 << 16) + 1));
+    assertFalse(SortedRecords.fitsOneWord(new int[] {3, 8}, 100));
+    assertFalse(SortedRecords.fitsOneWord(new int[0], 100));
+  }
+
   /** Keys longer than the scanned words, or varying in too many positions, are not packed. */
   @Test
   void manyVaryingBytesOrLongKeysAreNotPacked() {
@@ -185,7 +302,7 @@ class SortedRecordsTest {
     assertFalse(SortedRecords.packVaryingBytes(arena, addrs, 20, new long[60]));
     Arena longKeys = new Arena();
     for (int i = 0; i < 2; i++) {
-      byte[] k = new byte[SortedRecords.MAX_SCANNED_WORDS * 8 + 1];
+      byte[] k = new byte[KeyShape.MAX_WORDS * 8 + 1];
       k[0] = (byte) i;
       addrs[i] = longKeys.add(k, k.length, Bytes.EMPTY, 0, 0);
     }
@@ -246,7 +363,7 @@ class SortedRecordsTest {
    * in zeros then, so a shorter key can equal a longer one's zero-padded form).
    */
   private static byte[][] fewVaryingPool(Random r, int size) {
-    int maxLen = 1 + r.nextInt(SortedRecords.MAX_SCANNED_WORDS * 8);
+    int maxLen = 1 + r.nextInt(KeyShape.MAX_WORDS * 8);
     byte[] template = new byte[maxLen];
     for (int j = 0; j < maxLen; j++) {
       template[j] = ALPHABET[r.nextInt(ALPHABET.length)];
