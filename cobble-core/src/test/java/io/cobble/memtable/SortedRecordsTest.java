@@ -202,14 +202,8 @@ class SortedRecordsTest {
       Arena arena = new Arena();
       byte[][] keys = new byte[count][];
       long[] addrs = addRecords(r, arena, pool, keys);
-      Integer[] expected = new Integer[count];
-      Arrays.setAll(expected, i -> i);
-      Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
       long[] packed = SortedRecords.sortPacked(arena, addrs, count);
-      for (int i = 0; i < count; i++) {
-        assertEquals(
-            (int) expected[i], insertedAt(arena, packed, i), "round " + round + ", at " + i);
-      }
+      assertStableOrder(arena, keys, packed, count, round);
       SortedRecords.release(packed);
     }
   }
@@ -231,14 +225,8 @@ class SortedRecordsTest {
       for (byte[] k : pool) {
         shape.add(k, 0, k.length);
       }
-      Integer[] expected = new Integer[count];
-      Arrays.setAll(expected, i -> i);
-      Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
       long[] packed = SortedRecords.sortPacked(arena, addrs, count, shape);
-      for (int i = 0; i < count; i++) {
-        assertEquals(
-            (int) expected[i], insertedAt(arena, packed, i), "round " + round + ", at " + i);
-      }
+      assertStableOrder(arena, keys, packed, count, round);
       SortedRecords.release(packed);
     }
   }
@@ -330,15 +318,24 @@ class SortedRecordsTest {
    */
   private static long[] sortAndCheck(
       Random r, Arena arena, long[] addrs, byte[][] keys, int count, int round) {
+    int passes = r.nextBoolean() ? SortedRecords.MAX_RADIX_PASSES : 0;
+    long[] packed = SortedRecords.sortPacked(arena, addrs, count, passes);
+    assertStableOrder(arena, keys, packed, count, round);
+    return packed;
+  }
+
+  /**
+   * Checks that {@code packed} holds the records in the order of a stable sort of their keys (each
+   * record's value is its insertion index).
+   */
+  private static void assertStableOrder(
+      Arena arena, byte[][] keys, long[] packed, int count, int round) {
     Integer[] expected = new Integer[count];
     Arrays.setAll(expected, i -> i);
     Arrays.sort(expected, (x, y) -> lexicographic(keys[x], keys[y]));
-    int passes = r.nextBoolean() ? SortedRecords.MAX_RADIX_PASSES : 0;
-    long[] packed = SortedRecords.sortPacked(arena, addrs, count, passes);
     for (int i = 0; i < count; i++) {
       assertEquals((int) expected[i], insertedAt(arena, packed, i), "round " + round + ", at " + i);
     }
-    return packed;
   }
 
   /** The insertion index (the value) of the record at sorted position {@code i}. */
