@@ -20,9 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link RestartHints}: the range a hint gives for a target holds the first entry at or after it,
- * starting at the hinted restart just below the target and ending at the one just above it, against
- * entry offsets parsed from the raw block here; and tables record hints for the blocks they read
- * through the block cache and for the blocks they keep.
+ * starting at the hinted restart just below the target and ending at the one just above it (by the
+ * four key bytes a hint keeps), against entry offsets parsed from the raw block here; and tables
+ * record hints for the blocks they read through the block cache and for the blocks they keep.
  */
 class RestartHintsTest {
   @TempDir Path dir;
@@ -75,13 +75,17 @@ class RestartHintsTest {
         while (entry < n && Bytes.compare(sorted.get(entry), target) < 0) {
           entry++;
         }
+        // Hints keep four key bytes after the common prefix: restarts are placed by those alone,
+        // so a restart whose four bytes tie with the target's bounds the range on both sides.
+        int t = word(target, common);
         int below = 0;
         while (below + 1 < hinted
-            && Bytes.compare(sorted.get(hintedEntries[below + 1]), target) < 0) {
+            && Integer.compareUnsigned(word(sorted.get(hintedEntries[below + 1]), common), t) < 0) {
           below++;
         }
         int above = below + 1;
-        while (above < hinted && Bytes.compare(sorted.get(hintedEntries[above]), target) <= 0) {
+        while (above < hinted
+            && Integer.compareUnsigned(word(sorted.get(hintedEntries[above]), common), t) <= 0) {
           above++;
         }
         long range = hints.range(block, target);
@@ -97,6 +101,15 @@ class RestartHintsTest {
       hints.touch(block, new byte[7], sorted.get(0), RestartHints.SCAN_TAIL);
     }
     assertTrue(sampled > 50, "blocks with more restarts than hinted: " + sampled);
+  }
+
+  /** The four key bytes after {@code common}, big-endian, zero past the key's end. */
+  private static int word(byte[] key, int common) {
+    int w = 0;
+    for (int i = 0; i < 4; i++) {
+      w = w << 8 | (common + i < key.length ? key[common + i] & 0xFF : 0);
+    }
+    return w;
   }
 
   @Test
