@@ -1,6 +1,7 @@
 package io.cobble.compaction;
 
 import io.cobble.row.ColumnLayout;
+import io.cobble.row.PlainRow;
 import io.cobble.row.RowState;
 import io.cobble.sst.Table;
 import io.cobble.sst.TableBuilder;
@@ -37,6 +38,7 @@ public final class OutputWriter implements AutoCloseable {
   private final long separationThreshold;
   private final Opener opener;
   private final ByteWriter rowBuf = new ByteWriter(256);
+  private final PlainRow plain = new PlainRow();
   private final List<FileMeta> outputs = new ArrayList<>();
   private final List<ValueLogFile> vlogs = new ArrayList<>();
   private TableBuilder builder;
@@ -80,9 +82,9 @@ public final class OutputWriter implements AutoCloseable {
 
   /**
    * Adds an encoded row (the memtable's form) under a key, both given as slices, skipping a row
-   * with no column. A row {@link RowState#plainExpiry} vouches for is copied into the table as it
-   * is, without decoding it into {@code scratch} and encoding it again, and without a copy of its
-   * own; {@code row} must then stay unchanged.
+   * with no column. A {@link PlainRow} is copied into the table as it is, without decoding it into
+   * {@code scratch} and encoding it again, and without a copy of its own; {@code row} must then
+   * stay unchanged.
    */
   public void addEncoded(
       byte[] key,
@@ -94,28 +96,21 @@ public final class OutputWriter implements AutoCloseable {
       int rowLen,
       RowState scratch,
       ByteReader reader) {
-    long expiry = RowState.plainExpiry(layout, row, rowOff, rowLen, separationThreshold);
-    if (expiry == RowState.NOT_PLAIN) {
+    if (!plain.read(layout, row, rowOff, rowLen, separationThreshold)) {
       scratch.decode(layout, row, rowOff, rowLen, reader);
       if (!scratch.isEmpty()) {
         add(Arrays.copyOfRange(key, keyOff, keyOff + keyLen), scratch);
       }
       return;
     }
-    cutBefore(key, keyOff);
-    startTable();
-    noteExpiry(expiry);
-    noteMergeWriteTime(row, rowOff, rowLen);
-    builder.add(key, keyOff, keyLen, row, rowOff, rowLen);
-    afterAdd();
+    addPlain(key, keyOff, keyLen, row, rowOff, rowLen);
   }
 
   /**
    * Adds an encoded row as it is, under a key given as the {@code keyLen} bytes of {@code key} at
-   * {@code keyOff}, when {@link RowState#plainExpiry} (at the bottom of the tree: {@link
-   * RowState#plainBottomExpiry} with {@code dropBefore}, after {@link RowState#mergesToPuts})
-   * vouches that decoding it and writing the result would store the same bytes; otherwise adds
-   * nothing and returns false.
+   * {@code keyOff}, when {@link PlainRow} (at the bottom of the tree: {@link PlainRow#readBottom}
+   * with {@code dropBefore}, after {@link RowState#mergesToPuts}) vouches that decoding it and
+   * writing the result would store the same bytes; otherwise adds nothing and returns false.
    */
   public boolean addIfPlain(
       byte[] key,
@@ -127,31 +122,32 @@ public final class OutputWriter implements AutoCloseable {
       int rowLen,
       boolean bottom,
       long dropBefore) {
-    long expiry =
+    boolean isPlain =
         bottom
-            ? RowState.plainBottomExpiry(
-                layout, row, rowOff, rowLen, separationThreshold, dropBefore)
-            : RowState.plainExpiry(layout, row, rowOff, rowLen, separationThreshold);
-    if (expiry == RowState.NOT_PLAIN
-        && bottom
-        && RowState.mergesToPuts(layout, row, rowOff, rowLen, rowBuf)) {
+            ? plain.readBottom(layout, row, rowOff, rowLen, separationThreshold, dropBefore)
+            : plain.read(layout, row, rowOff, rowLen, separationThreshold);
+    if (!isPlain && bottom && RowState.mergesToPuts(layout, row, rowOff, rowLen, rowBuf)) {
       // A list merge at the bottom becomes a put of the same bytes: rewritten here, not decoded.
       row = rowBuf.array();
       rowOff = 0;
       rowLen = rowBuf.size();
-      expiry =
-          RowState.plainBottomExpiry(layout, row, rowOff, rowLen, separationThreshold, dropBefore);
+      isPlain = plain.readBottom(layout, row, rowOff, rowLen, separationThreshold, dropBefore);
     }
-    if (expiry == RowState.NOT_PLAIN) {
+    if (!isPlain) {
       return false;
     }
+    addPlain(key, keyOff, keyLen, row, rowOff, rowLen);
+    return true;
+  }
+
+  /** Stores a row {@link #plain} has just read as it is. */
+  private void addPlain(byte[] key, int keyOff, int keyLen, byte[] row, int rowOff, int rowLen) {
     cutBefore(key, keyOff);
     startTable();
-    noteExpiry(expiry);
-    noteMergeWriteTime(row, rowOff, rowLen);
+    noteExpiry(plain.expiry());
+    minMergeWriteTime = Math.min(minMergeWriteTime, plain.minMergeWriteTime());
     builder.add(key, keyOff, keyLen, row, rowOff, rowLen);
     afterAdd();
-    return true;
   }
 
   public void add(byte[] key, RowState row) {
@@ -222,12 +218,6 @@ public final class OutputWriter implements AutoCloseable {
     } else {
       maxExpiry = Math.max(maxExpiry, rowExpiry);
     }
-  }
-
-  /** Folds the merge write times of a row stored as it is into the file's oldest one. */
-  private void noteMergeWriteTime(byte[] row, int rowOff, int rowLen) {
-    minMergeWriteTime =
-        Math.min(minMergeWriteTime, RowState.plainMinMergeWriteTime(row, rowOff, rowLen));
   }
 
   private void afterAdd() {

@@ -408,95 +408,6 @@ public final class RowState {
     return -1;
   }
 
-  /** What {@link #plainExpiry} returns for a row it cannot vouch for. */
-  public static final long NOT_PLAIN = Long.MIN_VALUE;
-
-  /**
-   * For an encoded row whose columns are PUT, MERGE or DELETE values held inline, each at most
-   * {@code maxValueLength} bytes long ({@code 0}: any length), listed in layout order and all still
-   * in the layout, at least one of them: the {@link #maxExpiry} a {@link #decode} would report.
-   * Such a row is what {@link #encode} would write after decoding it, so it can be stored as it is
-   * (a flushed batch of list operands is copied once, into the table). {@link #NOT_PLAIN} for any
-   * other row. Reads without decoding or allocating.
-   */
-  public static long plainExpiry(
-      ColumnLayout layout, byte[] buf, int off, int len, long maxValueLength) {
-    return plain(layout, buf, off, len, maxValueLength, false, 0);
-  }
-
-  /**
-   * As {@link #plainExpiry} for a row a compaction writes at the bottom of the tree, where deletes
-   * and values expired at or before {@code dropBefore} are dropped and merges become puts: {@link
-   * #NOT_PLAIN} also when a column is a DELETE, a MERGE or a PUT with such an expiry, since the
-   * bottom does not store that row as it is.
-   */
-  public static long plainBottomExpiry(
-      ColumnLayout layout, byte[] buf, int off, int len, long maxValueLength, long dropBefore) {
-    return plain(layout, buf, off, len, maxValueLength, true, dropBefore);
-  }
-
-  private static long plain(
-      ColumnLayout layout,
-      byte[] buf,
-      int off,
-      int len,
-      long maxValueLength,
-      boolean bottom,
-      long dropBefore) {
-    int end = off + len;
-    int pos = varintEnd(buf, off, end);
-    if (pos > end) {
-      return NOT_PLAIN;
-    }
-    long n = varint(buf, off);
-    if (n < 1 || n > layout.size()) {
-      return NOT_PLAIN;
-    }
-    long max = -1;
-    int lastPosition = -1;
-    for (long k = 0; k < n; k++) {
-      int idEnd = varintEnd(buf, pos, end);
-      if (idEnd >= end) {
-        return NOT_PLAIN;
-      }
-      long id = varint(buf, pos);
-      int position = id >= 0 && id <= Integer.MAX_VALUE ? layout.position((int) id) : -1;
-      if (position <= lastPosition) {
-        return NOT_PLAIN;
-      }
-      lastPosition = position;
-      int tag = buf[idEnd];
-      pos = idEnd + 1;
-      if (tag == PUT || (tag == MERGE && !bottom)) {
-        int expiryEnd = varintEnd(buf, pos, end);
-        int writeTimeEnd = tag == MERGE ? varintEnd(buf, expiryEnd, end) : expiryEnd;
-        int lengthEnd = varintEnd(buf, writeTimeEnd, end);
-        if (lengthEnd > end) {
-          return NOT_PLAIN;
-        }
-        long expiry = varint(buf, pos);
-        long valueLength = varint(buf, writeTimeEnd);
-        if (bottom && expiry != 0 && expiry <= dropBefore) {
-          return NOT_PLAIN;
-        }
-        if (valueLength < 0
-            || valueLength > end - lengthEnd
-            || (maxValueLength > 0 && valueLength > maxValueLength)) {
-          return NOT_PLAIN;
-        }
-        if (expiry == 0) {
-          max = 0;
-        } else if (max != 0) {
-          max = Math.max(max, expiry);
-        }
-        pos = lengthEnd + (int) valueLength;
-      } else if (tag != DELETE || bottom) {
-        return NOT_PLAIN;
-      }
-    }
-    return pos == end ? max : NOT_PLAIN;
-  }
-
   /**
    * Writes to {@code out} the row {@link #resolveBottom} and {@link #encode} would make of an
    * encoded row whose MERGE columns have no default: each MERGE becomes a PUT of the same bytes,
@@ -551,34 +462,8 @@ public final class RowState {
     return pos == end;
   }
 
-  /**
-   * The oldest write time of the MERGE columns of a row {@link #plainExpiry} vouched for ({@link
-   * Long#MAX_VALUE} when it has none): what a table records for {@link #writeTime}s it stores.
-   */
-  public static long plainMinMergeWriteTime(byte[] buf, int off, int len) {
-    int end = off + len;
-    int pos = varintEnd(buf, off, end);
-    long n = varint(buf, off);
-    long min = Long.MAX_VALUE;
-    for (long k = 0; k < n; k++) {
-      pos = varintEnd(buf, pos, end);
-      int tag = buf[pos++];
-      if (tag == DELETE) {
-        continue;
-      }
-      pos = varintEnd(buf, pos, end);
-      if (tag == MERGE) {
-        min = Math.min(min, varint(buf, pos));
-        pos = varintEnd(buf, pos, end);
-      }
-      int lengthEnd = varintEnd(buf, pos, end);
-      pos = lengthEnd + (int) varint(buf, pos);
-    }
-    return min;
-  }
-
   /** The position after the varint at {@code pos}, or {@code end + 1} when it is cut off. */
-  private static int varintEnd(byte[] buf, int pos, int end) {
+  static int varintEnd(byte[] buf, int pos, int end) {
     for (int i = pos; i < end && i < pos + 10; i++) {
       if (buf[i] >= 0) {
         return i + 1;
@@ -588,7 +473,7 @@ public final class RowState {
   }
 
   /** The varint at {@code pos}, which {@link #varintEnd} found complete. */
-  private static long varint(byte[] buf, int pos) {
+  static long varint(byte[] buf, int pos) {
     long result = 0;
     for (int shift = 0; ; shift += 7) {
       int b = buf[pos++];

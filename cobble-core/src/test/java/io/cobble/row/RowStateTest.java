@@ -82,9 +82,10 @@ class RowStateTest {
    * merges become puts there. Seed: -Dcobble.test.seed.
    */
   @Test
-  void plainExpiryVouchesExactlyForRowsThatReencodeUnchanged() {
+  void aPlainRowIsExactlyOneThatReencodesUnchanged() {
     long seed = Long.getLong("cobble.test.seed", System.nanoTime());
     Random random = new Random(seed);
+    PlainRow plainRow = new PlainRow();
     RowState state = new RowState();
     RowState decoded = new RowState();
     ByteReader reader = new ByteReader();
@@ -126,19 +127,17 @@ class RowStateTest {
       w.writeByte(0x55);
       state.encode(w);
       byte[] row = Arrays.copyOf(w.array(), w.size() + 3);
-      long expiry = RowState.plainExpiry(LAYOUT, row, 1, w.size() - 1, limit);
       String what = "row " + i + " (seed " + seed + ")";
-      assertEquals(expectPlain, expiry != RowState.NOT_PLAIN, what);
       assertEquals(
           expectPlain && onlyPuts,
-          RowState.plainBottomExpiry(LAYOUT, row, 1, w.size() - 1, limit, -1) != RowState.NOT_PLAIN,
+          plainRow.readBottom(LAYOUT, row, 1, w.size() - 1, limit, -1),
           "bottom: " + what);
+      assertEquals(expectPlain, plainRow.read(LAYOUT, row, 1, w.size() - 1, limit), what);
       if (expectPlain) {
         plain++;
-        assertEquals(
-            minMergeTime, RowState.plainMinMergeWriteTime(row, 1, w.size() - 1), "merge " + what);
+        assertEquals(minMergeTime, plainRow.minMergeWriteTime(), "merge " + what);
         decoded.decode(LAYOUT, row, 1, w.size() - 1, reader);
-        assertEquals(decoded.maxExpiry(), expiry, what);
+        assertEquals(decoded.maxExpiry(), plainRow.expiry(), what);
         ByteWriter again = new ByteWriter(16);
         decoded.encode(again);
         assertArrayEquals(
@@ -154,9 +153,11 @@ class RowStateTest {
     state.set(0, RowState.PUT, new byte[200], false, 0, 0);
     state.set(2, RowState.DELETE, null, false, 0, 0);
     byte[] row = state.encode();
-    assertEquals(0, RowState.plainExpiry(LAYOUT, row, 0, row.length, 0));
+    PlainRow plainRow = new PlainRow();
+    assertTrue(plainRow.read(LAYOUT, row, 0, row.length, 0));
+    assertEquals(0, plainRow.expiry());
     for (int cut = 0; cut < row.length; cut += 7) {
-      assertEquals(RowState.NOT_PLAIN, RowState.plainExpiry(LAYOUT, row, 0, cut, 0), "cut " + cut);
+      assertFalse(plainRow.read(LAYOUT, row, 0, cut, 0), "cut " + cut);
     }
     ColumnLayout dropped =
         new ColumnLayout(
@@ -166,9 +167,8 @@ class RowStateTest {
                 Arrays.asList(new Column(1, ColumnSpec.of("b")), new Column(2, ColumnSpec.of("c"))),
                 3),
             name -> null);
-    assertEquals(
-        RowState.NOT_PLAIN,
-        RowState.plainExpiry(dropped, row, 0, row.length, 0),
+    assertFalse(
+        plainRow.read(dropped, row, 0, row.length, 0),
         "a row holding a dropped column is re-encoded without it");
   }
 
